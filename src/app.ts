@@ -1,0 +1,30 @@
+import express, { type Express } from "express";
+import type { Logger } from "./logger";
+import type { ReadinessProbe } from "./health/readiness";
+import { healthRoutes } from "./health/routes";
+import { errorHandler, notFound } from "./http/errors";
+import { requestLogging } from "./http/request-logging";
+
+/** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
+export interface AppDependencies {
+  logger: Logger;
+  readiness: ReadinessProbe;
+}
+
+/** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
+export function buildApp(deps: AppDependencies): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", false);
+
+  app.use(requestLogging(deps.logger));
+  app.use(healthRoutes(deps.readiness));
+
+  // Routes that verify signatures over the raw body are mounted before any JSON parser.
+
+  app.use(express.json({ limit: "100kb" }));
+
+  app.use(notFound);
+  app.use(errorHandler);
+  return app;
+}

@@ -1,0 +1,139 @@
+import { z } from "zod";
+
+/**
+ * The one place that reads process.env. Everything else receives a parsed, typed Config.
+ * Outside production every integration has an embedded stand-in, so an empty environment is
+ * valid; in production the stand-ins are forbidden and the real endpoints become required.
+ */
+
+const duration = z.string().regex(/^\d+(ms|s|m|h|d|w)$/, 'must be a duration such as "30s", "1h" or "14d"');
+
+const optionalUrl = z.url().optional();
+
+const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
+
+const schema = z.object({
+  NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default("0.0.0.0"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  PUBLIC_URL: optionalUrl,
+  DATA_DIR: z.string().default(".data"),
+
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
+    .optional(),
+
+  STRIPE_SECRET_KEY: z
+    .string()
+    .regex(/^(sk|rk)_/, "must start with sk_ or rk_")
+    .optional(),
+  STRIPE_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^whsec_/, "must start with whsec_")
+    .optional(),
+  STRIPE_API_BASE: optionalUrl,
+  STRIPE_SANDBOX_PORT: z.coerce.number().int().min(0).max(65535).default(12111),
+  PAYMENT_CAPTURE: z.enum(["manual", "automatic"]).default("manual"),
+
+  INNGEST_DEV: z.string().optional(),
+  INNGEST_BASE_URL: optionalUrl,
+  INNGEST_EVENT_KEY: z.string().min(1).optional(),
+  INNGEST_SIGNING_KEY: z
+    .string()
+    .regex(/^signkey-/, "must start with signkey-")
+    .optional(),
+  INNGEST_SIGNING_KEY_FALLBACK: z
+    .string()
+    .regex(/^signkey-/, "must start with signkey-")
+    .optional(),
+  INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
+  INNGEST_RUN_URL_TEMPLATE: z.string().default("http://localhost:8288/run?runID={runId}"),
+  LOCAL_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8288),
+  LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
+
+  CANCEL_WINDOW: duration.default("1h"),
+  REVIEW_DELAY: duration.default("14d"),
+  REVIEW_AFTER_DELIVERY: duration.default("3d"),
+
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
+    .optional(),
+  EMAIL_FROM: z.string().default("Shop <orders@shop.example>"),
+  SLACK_WEBHOOK_URL: optionalUrl,
+  ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+});
+
+type Env = z.infer<typeof schema>;
+
+export type Config = Readonly<
+  Env & {
+    isProduction: boolean;
+    /** True when no DATABASE_URL is given: start the embedded PGlite database. */
+    useEmbeddedDatabase: boolean;
+  }
+>;
+
+/** Variables that must be set in production, where no embedded stand-in may start. */
+const requiredInProduction = [
+  "DATABASE_URL",
+  "STRIPE_SECRET_KEY",
+  "STRIPE_WEBHOOK_SECRET",
+  "INNGEST_SIGNING_KEY",
+  "SMTP_URL",
+  "SLACK_WEBHOOK_URL",
+  "ADMIN_API_TOKEN",
+  "CARRIER_WEBHOOK_SECRET",
+] as const satisfies readonly (keyof Env)[];
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+    this.name = "ConfigError";
+  }
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const input = Object.fromEntries(Object.keys(schema.shape).map((key) => [key, emptyAsUndefined(env[key])]));
+  const result = schema.safeParse(input);
+  const problems: string[] = result.success
+    ? []
+    : result.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+
+  if (result.success && result.data.NODE_ENV === "production") {
+    const values = result.data;
+    for (const name of requiredInProduction) {
+      if (values[name] === undefined) problems.push(`${name}: required when NODE_ENV=production`);
+    }
+    if (values.INNGEST_EVENT_KEY === undefined && values.INNGEST_BASE_URL === undefined) {
+      problems.push(
+        "INNGEST_EVENT_KEY: required when NODE_ENV=production (or INNGEST_BASE_URL for self-hosted Inngest)",
+      );
+    }
+    if (values.INNGEST_DEV !== undefined) {
+      problems.push("INNGEST_DEV: must not be set when NODE_ENV=production");
+    }
+    if (values.STRIPE_API_BASE !== undefined) {
+      problems.push(
+        "STRIPE_API_BASE: must not be set when NODE_ENV=production (it points Stripe at a stand-in)",
+      );
+    }
+  }
+
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
+
+  const values = result.data;
+  return Object.freeze({
+    ...values,
+    isProduction: values.NODE_ENV === "production",
+    useEmbeddedDatabase: values.DATABASE_URL === undefined,
+  });
+}
+
+/** Reads the process environment once, at boot. */
+export function loadConfig(): Config {
+  return parseConfig(process.env);
+}

@@ -1,0 +1,48 @@
+/**
+ * The application's one error type. Domain code throws AppError with a business code;
+ * the HTTP layer maps the code to a status through httpStatusByCode and nowhere else.
+ */
+export const httpStatusByCode = {
+  validation_failed: 400,
+  invalid_json: 400,
+  invalid_signature: 400,
+  unknown_sku: 400,
+  invalid_quantity: 400,
+  empty_order: 400,
+  invalid_email: 400,
+  unauthorized: 401,
+  not_found: 404,
+  order_not_found: 404,
+  route_not_found: 404,
+  insufficient_stock: 409,
+  order_not_cancellable: 409,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+  upstream_unavailable: 502,
+  not_ready: 503,
+} as const;
+
+export type ErrorCode = keyof typeof httpStatusByCode;
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: unknown;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "AppError";
+    this.code = code;
+    this.details = options.details;
+  }
+
+  get httpStatus(): number {
+    return httpStatusByCode[this.code];
+  }
+}
+
+export function isAppError(error: unknown): error is AppError {
+  return error instanceof AppError;
+}

@@ -1,0 +1,95 @@
+import { ConfigError, parseConfig } from "../src/config";
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    parseConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("config", () => {
+  it("runs on embedded defaults with an empty environment outside production", () => {
+    const config = parseConfig({});
+    expect(config).toMatchObject({
+      NODE_ENV: "development",
+      PORT: 3000,
+      LOG_LEVEL: "info",
+      PAYMENT_CAPTURE: "manual",
+      CANCEL_WINDOW: "1h",
+      REVIEW_DELAY: "14d",
+      REVIEW_AFTER_DELIVERY: "3d",
+      useEmbeddedDatabase: true,
+      isProduction: false,
+    });
+  });
+
+  it("treats empty strings as unset", () => {
+    expect(parseConfig({ DATABASE_URL: "", PORT: "" })).toMatchObject({
+      useEmbeddedDatabase: true,
+      PORT: 3000,
+    });
+  });
+
+  it("names every missing variable at once in production", () => {
+    const problems = problemsOf({ NODE_ENV: "production" });
+    const names = problems.map((p) => p.split(":")[0]);
+    expect(names).toEqual([
+      "DATABASE_URL",
+      "STRIPE_SECRET_KEY",
+      "STRIPE_WEBHOOK_SECRET",
+      "INNGEST_SIGNING_KEY",
+      "SMTP_URL",
+      "SLACK_WEBHOOK_URL",
+      "ADMIN_API_TOKEN",
+      "CARRIER_WEBHOOK_SECRET",
+      "INNGEST_EVENT_KEY",
+    ]);
+  });
+
+  it("accepts a complete production environment with self-hosted Inngest instead of an event key", () => {
+    const config = parseConfig({
+      NODE_ENV: "production",
+      DATABASE_URL: "postgresql://app@db:5432/shop",
+      STRIPE_SECRET_KEY: "sk_live_123",
+      STRIPE_WEBHOOK_SECRET: "whsec_123",
+      INNGEST_SIGNING_KEY: "signkey-prod-abc",
+      INNGEST_BASE_URL: "http://inngest:8288",
+      SMTP_URL: "smtp://mail:587",
+      SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
+      ADMIN_API_TOKEN: "a-long-admin-token-value",
+      CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
+    });
+    expect(config.isProduction).toBe(true);
+    expect(config.useEmbeddedDatabase).toBe(false);
+  });
+
+  it("reports every malformed variable with the reason", () => {
+    const problems = problemsOf({
+      PORT: "eighty",
+      DATABASE_URL: "mysql://nope",
+      PAYMENT_CAPTURE: "later",
+      REVIEW_DELAY: "two weeks",
+      STRIPE_WEBHOOK_SECRET: "secret",
+    });
+    expect(problems.map((p) => p.split(":")[0]).sort()).toEqual(
+      ["DATABASE_URL", "PAYMENT_CAPTURE", "PORT", "REVIEW_DELAY", "STRIPE_WEBHOOK_SECRET"].sort(),
+    );
+  });
+
+  it("refuses stand-in switches in production", () => {
+    const problems = problemsOf({
+      NODE_ENV: "production",
+      INNGEST_DEV: "1",
+      STRIPE_API_BASE: "http://127.0.0.1:12111",
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^INNGEST_DEV:/),
+        expect.stringMatching(/^STRIPE_API_BASE:/),
+      ]),
+    );
+  });
+});

@@ -1,0 +1,98 @@
+import express from "express";
+import request from "supertest";
+import { buildApp } from "../../src/app";
+import { createDatabaseReadiness } from "../../src/health/readiness";
+import { errorHandler } from "../../src/http/errors";
+import { createLogger } from "../../src/logger";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+const logger = createLogger({ level: "silent" });
+
+describe("HTTP basics", () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+
+  it("answers /healthz and /readyz when the database is migrated", async () => {
+    const app = buildApp({ logger, readiness: await createDatabaseReadiness(database.db) });
+
+    await request(app).get("/healthz").expect(200, { status: "ok" });
+    const ready = await request(app).get("/readyz").expect(200);
+    expect(ready.body).toEqual({
+      status: "ready",
+      checks: { database: { ok: true }, migrations: { ok: true } },
+    });
+  });
+
+  it("is not ready while a migration is pending", async () => {
+    const empty = await createTestDatabase({ migrated: false });
+    try {
+      await empty.db.$executeRawUnsafe(
+        `CREATE TABLE "_prisma_migrations" (migration_name text, finished_at timestamptz, rolled_back_at timestamptz)`,
+      );
+      const app = buildApp({ logger, readiness: await createDatabaseReadiness(empty.db) });
+      const res = await request(app).get("/readyz").expect(503);
+      expect(res.body.error.code).toBe("not_ready");
+      expect(res.body.checks.migrations.detail).toMatch(/^pending: /);
+    } finally {
+      await empty.drop();
+    }
+  });
+
+  it("is not ready when the database cannot be reached", async () => {
+    const gone = await createTestDatabase();
+    const readiness = await createDatabaseReadiness(gone.db);
+    await gone.drop();
+    const app = buildApp({ logger, readiness });
+
+    const res = await request(app).get("/readyz").expect(503);
+    expect(res.body).toMatchObject({ error: { code: "not_ready" }, checks: { database: { ok: false } } });
+  });
+
+  it("answers unknown routes with the JSON error envelope and a request id", async () => {
+    const app = buildApp({ logger, readiness: await createDatabaseReadiness(database.db) });
+    const res = await request(app).get("/no/such/route").expect(404);
+    expect(res.body).toEqual({
+      error: { code: "route_not_found", message: "No route for GET /no/such/route" },
+    });
+    expect(res.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("keeps a sane caller-supplied request id and replaces an unsafe one", async () => {
+    const app = buildApp({ logger, readiness: await createDatabaseReadiness(database.db) });
+    const kept = await request(app).get("/healthz").set("X-Request-Id", "edge-1234");
+    expect(kept.headers["x-request-id"]).toBe("edge-1234");
+    const replaced = await request(app).get("/healthz").set("X-Request-Id", "bad id <script>");
+    expect(replaced.headers["x-request-id"]).not.toBe("bad id <script>");
+  });
+
+  it("turns malformed JSON into a 400 without reaching any handler", async () => {
+    const app = buildApp({ logger, readiness: await createDatabaseReadiness(database.db) });
+    const res = await request(app)
+      .post("/anything")
+      .set("Content-Type", "application/json")
+      .send("{not json");
+    expect(res.status).toBe(400);
+    expect(res.body.error.code).toBe("invalid_json");
+  });
+
+  it("hides the message of unexpected errors from clients", async () => {
+    const app = express();
+    app.use(
+      (req, _res, next) => {
+        (req as unknown as { log: typeof logger }).log = logger;
+        next();
+      },
+      () => {
+        throw new Error("connection string postgres://secret@db leaked");
+      },
+    );
+    app.use(errorHandler);
+    const res = await request(app).get("/").expect(500);
+    expect(res.body.error.code).toBe("internal_error");
+    expect(JSON.stringify(res.body)).not.toMatch(/secret/);
+  });
+});

@@ -1,0 +1,94 @@
+import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
+import type { InventoryRepository } from "../../src/inventory/inventory";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+describe("stock reservations", () => {
+  let database: TestDatabase;
+  let inventory: InventoryRepository;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    inventory = createPrismaInventoryRepository(database.db);
+  });
+  afterAll(() => database.drop());
+
+  async function createProduct(sku: string, stockOnHand: number): Promise<void> {
+    await database.db.product.create({
+      data: { sku, name: sku, unitPrice: 1000, currency: "usd", stockOnHand },
+    });
+  }
+
+  async function createOrder(): Promise<string> {
+    const order = await database.db.order.create({
+      data: { customerId: "cus_test", email: "buyer@example.com", currency: "usd", total: 1000 },
+    });
+    return order.id;
+  }
+
+  async function stockOf(sku: string): Promise<number> {
+    const product = await database.db.product.findUniqueOrThrow({ where: { sku } });
+    return product.stockOnHand;
+  }
+
+  it("lets exactly the available quantity through when 60 orders race for 17 units", async () => {
+    await createProduct("RACE-1", 17);
+    const orderIds = await Promise.all(Array.from({ length: 60 }, () => createOrder()));
+
+    const outcomes = await Promise.all(
+      orderIds.map((id) => inventory.reserve(id, [{ sku: "RACE-1", quantity: 1 }])),
+    );
+
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(17);
+    expect(outcomes.filter((o) => !o.ok)).toHaveLength(43);
+    expect(await stockOf("RACE-1")).toBe(0);
+    expect(await database.db.stockReservation.count({ where: { sku: "RACE-1" } })).toBe(17);
+  });
+
+  it("reserves all lines of an order or none", async () => {
+    await createProduct("PAIR-A", 5);
+    await createProduct("PAIR-B", 1);
+    const orderId = await createOrder();
+
+    const outcome = await inventory.reserve(orderId, [
+      { sku: "PAIR-A", quantity: 2 },
+      { sku: "PAIR-B", quantity: 3 },
+    ]);
+
+    expect(outcome).toEqual({ ok: false, reason: "out_of_stock", sku: "PAIR-B", requested: 3, available: 1 });
+    expect(await stockOf("PAIR-A")).toBe(5);
+    expect(await database.db.stockReservation.count({ where: { orderId } })).toBe(0);
+  });
+
+  it("takes stock once however often the same order reserves", async () => {
+    await createProduct("REPEAT-1", 10);
+    const orderId = await createOrder();
+    const lines = [{ sku: "REPEAT-1", quantity: 4 }];
+
+    const results = await Promise.all([inventory.reserve(orderId, lines), inventory.reserve(orderId, lines)]);
+    const again = await inventory.reserve(orderId, lines);
+
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(again).toEqual({ ok: true, reserved: lines });
+    expect(await stockOf("REPEAT-1")).toBe(6);
+  });
+
+  it("returns stock once however often the order is released", async () => {
+    await createProduct("RELEASE-1", 10);
+    const orderId = await createOrder();
+    await inventory.reserve(orderId, [{ sku: "RELEASE-1", quantity: 3 }]);
+
+    const [first, second] = await Promise.all([inventory.release(orderId), inventory.release(orderId)]);
+    const third = await inventory.release(orderId);
+
+    expect([...first, ...second]).toEqual([{ sku: "RELEASE-1", quantity: 3 }]);
+    expect(third).toEqual([]);
+    expect(await stockOf("RELEASE-1")).toBe(10);
+  });
+
+  it("refuses negative stock in the database itself", async () => {
+    await createProduct("GUARD-1", 1);
+    await expect(
+      database.db.product.update({ where: { sku: "GUARD-1" }, data: { stockOnHand: { decrement: 2 } } }),
+    ).rejects.toThrow(/products_stock_on_hand_non_negative/);
+  });
+});

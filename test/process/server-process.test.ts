@@ -1,0 +1,50 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { runToExit, startServer } from "../support/server-process";
+
+jest.setTimeout(60_000);
+
+describe("the server process", () => {
+  it("refuses to start in production with an empty environment, naming every missing variable", async () => {
+    const result = await runToExit({ NODE_ENV: "production" });
+
+    expect(result.code).toBe(1);
+    for (const name of [
+      "DATABASE_URL",
+      "STRIPE_SECRET_KEY",
+      "STRIPE_WEBHOOK_SECRET",
+      "INNGEST_SIGNING_KEY",
+      "INNGEST_EVENT_KEY",
+      "SMTP_URL",
+      "SLACK_WEBHOOK_URL",
+      "ADMIN_API_TOKEN",
+      "CARRIER_WEBHOOK_SECRET",
+    ]) {
+      expect(result.stderr).toContain(`${name}: required`);
+    }
+    expect(result.stdout).not.toMatch(/embedded|listening/);
+  });
+
+  it("boots on the embedded PGlite database with no configuration, then shuts down on SIGTERM", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "of-embedded-"));
+    try {
+      const server = await startServer({
+        DATA_DIR: dataDir,
+        STRIPE_SANDBOX_PORT: "0",
+        LOCAL_ENGINE_PORT: "0",
+      });
+      const ready = await fetch(`${server.url}/readyz`);
+      expect(ready.status).toBe(200);
+      const products = await fetch(`${server.url}/healthz`);
+      expect(await products.json()).toEqual({ status: "ok" });
+
+      const code = await server.stop("SIGTERM");
+      expect(code).toBe(0);
+      expect(server.output()).toContain("embedded PostgreSQL (PGlite) started");
+      expect(server.output()).toContain("shutdown complete");
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

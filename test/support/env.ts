@@ -1,0 +1,13 @@
+/** Where the tests find PostgreSQL: TEST_DATABASE_URL, or the server on this machine. */
+export const adminDatabaseUrl =
+  // eslint-disable-next-line no-restricted-properties -- tests are configured by the environment too
+  process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+
+/** A migrated database that every test file copies (CREATE DATABASE ... TEMPLATE). */
+export const templateDatabaseName = "order_fulfillment_test_template";
+
+export function databaseUrl(name: string): string {
+  const url = new URL(adminDatabaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
