@@ -1,0 +1,28 @@
+import { Inngest } from "inngest";
+import type { Config } from "../config";
+
+export const inngestAppId = "shop";
+
+export type InngestClient = Inngest;
+
+/**
+ * The one Inngest client. Mode and endpoints come from our config rather than the SDK's own
+ * environment lookup, so that config.ts stays the single source of truth:
+ * - Inngest Cloud: INNGEST_EVENT_KEY + INNGEST_SIGNING_KEY;
+ * - self-hosted Inngest: INNGEST_BASE_URL + INNGEST_SIGNING_KEY (+ event key);
+ * - dev: INNGEST_DEV (the Inngest dev server) or `baseUrl` of the local engine started by server.ts.
+ */
+export function createInngestClient(config: Config, options: { localEngineUrl?: string } = {}): Inngest {
+  const devServerUrl =
+    config.INNGEST_DEV && /^https?:\/\//.test(config.INNGEST_DEV) ? config.INNGEST_DEV : undefined;
+  const isDev =
+    options.localEngineUrl !== undefined || (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0");
+  return new Inngest({
+    id: inngestAppId,
+    isDev,
+    baseUrl: options.localEngineUrl ?? devServerUrl ?? config.INNGEST_BASE_URL,
+    eventKey: config.INNGEST_EVENT_KEY ?? (isDev ? "local" : undefined),
+    signingKey: config.INNGEST_SIGNING_KEY,
+    signingKeyFallback: config.INNGEST_SIGNING_KEY_FALLBACK,
+  });
+}

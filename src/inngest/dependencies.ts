@@ -1,0 +1,52 @@
+import type { InventoryRepository } from "../inventory/inventory";
+import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
+import type { OrderRepository } from "../orders/order-repository";
+import type { Timeline } from "../orders/timeline";
+import type { PaymentGateway } from "../payments/payment-gateway";
+import type { PaymentRepository } from "../payments/payment-repository";
+
+/** Books a shipment for an order once; repeating it returns the same booking. */
+export interface ShipmentBooking {
+  book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ShipmentNotice>;
+  findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
+}
+
+export interface RunFailureAlert {
+  functionId: string;
+  runId: string;
+  orderId?: string;
+  customerId?: string;
+  error: { name: string; message: string };
+}
+
+export interface OpsAlert {
+  title: string;
+  orderId?: string;
+  runId?: string;
+  fields: Record<string, string>;
+}
+
+/** Ops alerts. Delivery problems are logged by the implementation and never thrown. */
+export interface OpsAlerts {
+  runFailed(alert: RunFailureAlert): Promise<void>;
+  attention(alert: OpsAlert): Promise<void>;
+}
+
+export interface WorkflowSettings {
+  cancelWindow: string;
+  reviewDelay: string;
+  reviewAfterDelivery: string;
+}
+
+/** Everything the Inngest functions touch, built in src/wiring.ts. */
+export interface WorkflowDependencies {
+  orders: OrderRepository;
+  timeline: Timeline;
+  inventory: InventoryRepository;
+  payments: PaymentGateway;
+  paymentRecords: PaymentRepository;
+  shipments: ShipmentBooking;
+  messages: CustomerMessages;
+  alerts: OpsAlerts;
+  settings: WorkflowSettings;
+}

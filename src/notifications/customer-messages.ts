@@ -1,0 +1,33 @@
+/**
+ * The e-mails the workflow sends, one method each. Every method is idempotent by its e-mail
+ * key (`shipped-<orderId>`, ...): calling it again after a successful send sends nothing.
+ */
+export interface EmailOutcome {
+  idempotencyKey: string;
+  status: "sent" | "already-sent";
+  messageId: string;
+}
+
+export interface ShipmentNotice {
+  carrier: string;
+  trackingNumber: string;
+  trackingUrl: string;
+}
+
+export type PaymentSettlement = "refunded" | "voided" | "none";
+
+export interface CustomerMessages {
+  shipped(orderId: string, shipment: ShipmentNotice): Promise<EmailOutcome>;
+  reviewRequest(orderId: string): Promise<EmailOutcome>;
+  paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
+  outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
+  cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
+}
+
+export const emailKeys = {
+  shipped: (orderId: string) => `shipped-${orderId}`,
+  reviewRequest: (orderId: string) => `review-${orderId}`,
+  paymentFailed: (orderId: string) => `payment-failed-${orderId}`,
+  outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
+  cancelled: (orderId: string) => `cancelled-${orderId}`,
+} as const;

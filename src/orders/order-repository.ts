@@ -1,0 +1,110 @@
+import type { Database } from "../db/client";
+import type { OrderStatus } from "../generated/prisma/enums";
+
+export type { OrderStatus };
+
+export interface OrderLineView {
+  sku: string;
+  name: string;
+  unitPrice: number;
+  quantity: number;
+}
+
+export interface FulfilmentOrder {
+  id: string;
+  customerId: string;
+  email: string;
+  status: OrderStatus;
+  currency: string;
+  total: number;
+  paymentIntentId: string | null;
+  claimId: string | null;
+  cancelRequestedAt: Date | null;
+  createdAt: Date;
+  lines: OrderLineView[];
+  hasShipment: boolean;
+}
+
+export type ClaimOutcome =
+  | { claimed: true }
+  | { claimed: false; reason: "claimed-by-another-run" | "cancel-requested" | "not-payable" | "not-found" };
+
+/** Statuses from which fulfilment may start: the money is authorized or already taken. */
+export const payableStatuses: readonly OrderStatus[] = ["authorized", "paid"];
+
+export interface OrderRepository {
+  findForFulfilment(orderId: string): Promise<FulfilmentOrder | null>;
+  /**
+   * Gives the order to one fulfilment run: it takes `claimId` only when it has none (and is
+   * payable and not being cancelled) or already has this one. One conditional UPDATE decides,
+   * so two runs racing for the same order cannot both win, whenever they run.
+   */
+  claim(orderId: string, claimId: string): Promise<ClaimOutcome>;
+  /** Moves the order to `to` only from one of `from`; returns whether it moved. */
+  transition(orderId: string, from: readonly OrderStatus[], to: OrderStatus): Promise<boolean>;
+  flagForOps(orderId: string, reason: string): Promise<void>;
+  /** Marks a cancellation request; false when the order is past the point of cancelling. */
+  requestCancellation(orderId: string, cancellableFrom: readonly OrderStatus[]): Promise<boolean>;
+}
+
+export function createOrderRepository(db: Database): OrderRepository {
+  return {
+    async findForFulfilment(orderId) {
+      const order = await db.order.findUnique({
+        where: { id: orderId },
+        include: { lines: { orderBy: { sku: "asc" } }, shipment: { select: { id: true } } },
+      });
+      if (!order) return null;
+      return {
+        id: order.id,
+        customerId: order.customerId,
+        email: order.email,
+        status: order.status,
+        currency: order.currency,
+        total: order.total,
+        paymentIntentId: order.paymentIntentId,
+        claimId: order.claimId,
+        cancelRequestedAt: order.cancelRequestedAt,
+        createdAt: order.createdAt,
+        lines: order.lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
+        hasShipment: order.shipment !== null,
+      };
+    },
+
+    async claim(orderId, claimId) {
+      const taken = await db.order.updateMany({
+        where: {
+          id: orderId,
+          OR: [{ claimId }, { claimId: null, cancelRequestedAt: null, status: { in: [...payableStatuses] } }],
+        },
+        data: { claimId },
+      });
+      if (taken.count > 0) return { claimed: true };
+      const order = await db.order.findUnique({ where: { id: orderId } });
+      if (!order) return { claimed: false, reason: "not-found" };
+      if (order.claimId !== null) return { claimed: false, reason: "claimed-by-another-run" };
+      if (order.cancelRequestedAt !== null) return { claimed: false, reason: "cancel-requested" };
+      return { claimed: false, reason: "not-payable" };
+    },
+
+    async transition(orderId, from, to) {
+      const moved = await db.order.updateMany({
+        where: { id: orderId, status: { in: [...from] } },
+        data: { status: to },
+      });
+      return moved.count > 0;
+    },
+
+    async flagForOps(orderId, reason) {
+      await db.order.updateMany({ where: { id: orderId }, data: { attentionReason: reason } });
+    },
+
+    async requestCancellation(orderId, cancellableFrom) {
+      const marked = await db.order.updateMany({
+        where: { id: orderId, status: { in: [...cancellableFrom] }, shipment: { is: null } },
+        data: { cancelRequestedAt: new Date() },
+      });
+      return marked.count > 0;
+    },
+  };
+}

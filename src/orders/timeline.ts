@@ -1,0 +1,58 @@
+import type { Database, Prisma } from "../db/client";
+
+export interface TimelineEntry {
+  kind: string;
+  detail: Record<string, unknown>;
+  runId: string | null;
+  at: Date;
+}
+
+export interface Timeline {
+  /**
+   * Appends an entry. With a run id it is written once per (order, kind, run): a retried step
+   * that already recorded its outcome records nothing more.
+   */
+  record(orderId: string, kind: string, detail?: Record<string, unknown>, runId?: string): Promise<void>;
+  list(orderId: string): Promise<TimelineEntry[]>;
+  /** The run that claimed the order, from its `claimed` entry. */
+  claimingRunOf(orderId: string): Promise<string | null>;
+  /** The order a run worked on, from any entry it wrote. */
+  orderOfRun(runId: string): Promise<string | null>;
+}
+
+export function createTimeline(db: Database): Timeline {
+  return {
+    async record(orderId, kind, detail = {}, runId) {
+      await db.orderTimelineEntry.createMany({
+        data: [{ orderId, kind, detail: detail as Prisma.InputJsonValue, runId: runId ?? null }],
+        skipDuplicates: true,
+      });
+    },
+
+    async list(orderId) {
+      const rows = await db.orderTimelineEntry.findMany({
+        where: { orderId },
+        orderBy: [{ createdAt: "asc" }, { id: "asc" }],
+      });
+      return rows.map((row) => ({
+        kind: row.kind,
+        detail: row.detail as Record<string, unknown>,
+        runId: row.runId,
+        at: row.createdAt,
+      }));
+    },
+
+    async claimingRunOf(orderId) {
+      const entry = await db.orderTimelineEntry.findFirst({
+        where: { orderId, kind: "claimed" },
+        orderBy: { id: "asc" },
+      });
+      return entry?.runId ?? null;
+    },
+
+    async orderOfRun(runId) {
+      const entry = await db.orderTimelineEntry.findFirst({ where: { runId }, select: { orderId: true } });
+      return entry?.orderId ?? null;
+    },
+  };
+}
