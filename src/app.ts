@@ -1,4 +1,4 @@
-import express, { type Express } from "express";
+import express, { type Express, type RequestHandler } from "express";
 import type { Logger } from "./logger";
 import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
@@ -9,6 +9,8 @@ import { requestLogging } from "./http/request-logging";
 export interface AppDependencies {
   logger: Logger;
   readiness: ReadinessProbe;
+  /** POST /api/carrier/webhook (src/shipping/carrier-webhook.ts); reads its body raw. */
+  carrierWebhook?: RequestHandler;
 }
 
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
@@ -21,6 +23,7 @@ export function buildApp(deps: AppDependencies): Express {
   app.use(healthRoutes(deps.readiness));
 
   // Routes that verify signatures over the raw body are mounted before any JSON parser.
+  if (deps.carrierWebhook) app.use(deps.carrierWebhook);
 
   app.use(express.json({ limit: "100kb" }));
 

@@ -1,3 +1,4 @@
+import type { Alerter } from "../alerts";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { OrderRepository } from "../orders/order-repository";
@@ -9,27 +10,6 @@ import type { PaymentRepository } from "../payments/payment-repository";
 export interface ShipmentBooking {
   book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ShipmentNotice>;
   findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
-}
-
-export interface RunFailureAlert {
-  functionId: string;
-  runId: string;
-  orderId?: string;
-  customerId?: string;
-  error: { name: string; message: string };
-}
-
-export interface OpsAlert {
-  title: string;
-  orderId?: string;
-  runId?: string;
-  fields: Record<string, string>;
-}
-
-/** Ops alerts. Delivery problems are logged by the implementation and never thrown. */
-export interface OpsAlerts {
-  runFailed(alert: RunFailureAlert): Promise<void>;
-  attention(alert: OpsAlert): Promise<void>;
 }
 
 export interface WorkflowSettings {
@@ -47,6 +27,6 @@ export interface WorkflowDependencies {
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
   messages: CustomerMessages;
-  alerts: OpsAlerts;
+  alerts: Alerter;
   settings: WorkflowSettings;
 }

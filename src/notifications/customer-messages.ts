@@ -31,3 +31,15 @@ export const emailKeys = {
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
 } as const;
+
+const customerSafeReasons: Record<string, string> = {
+  declined: "Your card was declined.",
+  authentication_required: "Your bank asked for an authentication that was not completed.",
+  authorization_expired: "The hold on your card expired before we could take the payment.",
+};
+
+/** The reason to show a customer, from a `<reason>: <detail>` failure message; never internal text. */
+export function customerSafeReason(failure: string): string | undefined {
+  const code = /(?:^|\s)(declined|authentication_required|authorization_expired):/.exec(failure)?.[1];
+  return code ? customerSafeReasons[code] : undefined;
+}

@@ -21,6 +21,8 @@ export interface FulfilmentOrder {
   claimId: string | null;
   cancelRequestedAt: Date | null;
   createdAt: Date;
+  /** When shop/order.placed was accepted: roughly when the fulfilment run started. */
+  placedAt: Date | null;
   lines: OrderLineView[];
   hasShipment: boolean;
 }
@@ -66,6 +68,7 @@ export function createOrderRepository(db: Database): OrderRepository {
         claimId: order.claimId,
         cancelRequestedAt: order.cancelRequestedAt,
         createdAt: order.createdAt,
+        placedAt: order.placedEventSentAt,
         lines: order.lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
         hasShipment: order.shipment !== null,
       };

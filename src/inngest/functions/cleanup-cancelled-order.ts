@@ -55,11 +55,10 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
         await step.run("alert-shipped-order-cancelled", async () => {
           await deps.orders.flagForOps(orderId, "cancelled after the shipment was booked");
           await deps.timeline.record(orderId, "cancel-needs-ops", { cancelledRunId }, runId);
-          await deps.alerts.attention({
+          await deps.alerts.notify({
             title: "Order cancelled after its shipment was booked",
-            orderId,
             runId: cancelledRunId,
-            fields: { action: "Stop the parcel with the carrier, then refund by hand" },
+            fields: { orderId, action: "Stop the parcel with the carrier, then refund by hand" },
           });
         });
         return { orderId, outcome: "needs-ops" as const };

@@ -1,0 +1,46 @@
+import { IncomingWebhook, type IncomingWebhookSendArguments } from "@slack/webhook";
+import type { Logger } from "../logger";
+import { runUrl, type Alerter } from "./alerter";
+import { noticeMessage, runFailedMessage } from "./slack-message";
+
+export function createSlackAlerter(options: {
+  webhookUrl: string;
+  runUrlTemplate: string;
+  logger: Logger;
+  /** A hung Slack must not hold a failure handler for long. */
+  timeoutMs?: number;
+}): Alerter {
+  const { runUrlTemplate, logger } = options;
+  const webhook = new IncomingWebhook(options.webhookUrl, { timeout: options.timeoutMs ?? 5_000 });
+
+  async function deliver(
+    message: IncomingWebhookSendArguments,
+    context: Record<string, unknown>,
+  ): Promise<void> {
+    try {
+      await webhook.send(message);
+      logger.info(context, "alert delivered to Slack");
+    } catch (error) {
+      // The webhook URL is a secret: log the failure and the alert, never the URL.
+      logger.error(
+        { err: error, alert: context, text: message.text },
+        "alert could not be delivered to Slack",
+      );
+    }
+  }
+
+  return {
+    runFailed(failure) {
+      return deliver(runFailedMessage(failure, runUrl(runUrlTemplate, failure.runId)), {
+        kind: "run-failed",
+        functionId: failure.functionId,
+        runId: failure.runId,
+        orderId: failure.orderId,
+      });
+    },
+    notify(notice) {
+      const link = notice.runId === undefined ? undefined : runUrl(runUrlTemplate, notice.runId);
+      return deliver(noticeMessage(notice, link), { kind: "notice", title: notice.title });
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { Database } from "../db/client";
+import type { EmailSender } from "./email-sender";
+import {
+  emailKeys,
+  customerSafeReason,
+  type CustomerMessages,
+  type EmailOutcome,
+  type PaymentSettlement,
+} from "./customer-messages";
+import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
+
+/** CustomerMessages on top of the idempotent sender: loads the order, renders, sends once per key. */
+export function createOrderEmails(deps: { db: Database; sender: EmailSender; publicUrl: string }): CustomerMessages {
+  const { db, sender, publicUrl } = deps;
+
+  async function loadOrder(orderId: string): Promise<{ email: string; summary: OrderSummary }> {
+    const order = await db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { lines: { orderBy: { sku: "asc" } } },
+    });
+    return { email: order.email, summary: toOrderSummary(order) };
+  }
+
+  function settlementOf(settlement: PaymentSettlement, order: OrderSummary): CancellationSettlement {
+    if (settlement === "refunded") return { kind: "refunded", amount: order.total };
+    return settlement === "voided" ? { kind: "authorization-voided" } : { kind: "not-charged" };
+  }
+
+  async function send<Name extends keyof typeof emailTemplates>(
+    orderId: string,
+    idempotencyKey: string,
+    template: Name,
+    content: (order: OrderSummary) => Parameters<(typeof emailTemplates)[Name]>[0],
+  ): Promise<EmailOutcome> {
+    const order = await loadOrder(orderId);
+    const render = emailTemplates[template] as (input: ReturnType<typeof content>) => ReturnType<(typeof emailTemplates)[Name]>;
+    const result = await sender.send({
+      idempotencyKey,
+      orderId,
+      template,
+      to: order.email,
+      content: render(content(order.summary)),
+    });
+    return { idempotencyKey, ...result };
+  }
+
+  return {
+    shipped: (orderId, shipment) =>
+      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({ order, ...shipment })),
+    reviewRequest: (orderId) =>
+      send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({ order, publicUrl })),
+    paymentFailed: (orderId, failure) =>
+      send(orderId, emailKeys.paymentFailed(orderId), "paymentFailed", (order) => {
+        const reason = customerSafeReason(failure);
+        return reason ? { order, reason } : { order };
+      }),
+    outOfStock: (orderId, sku) =>
+      send(orderId, emailKeys.outOfStock(orderId), "outOfStock", (order) => ({ order, unavailable: [sku] })),
+    cancelled: (orderId, settlement) =>
+      send(orderId, emailKeys.cancelled(orderId), "orderCancelled", (order) => ({
+        order,
+        settlement: settlementOf(settlement, order),
+      })),
+  };
+}

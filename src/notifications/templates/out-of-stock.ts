@@ -1,0 +1,32 @@
+import { html } from "./html";
+import { htmlDocument, orderLinesHtml, orderLinesText, orderReference } from "./layout";
+import { formatMoney } from "./money";
+import type { EmailContent, OrderSummary } from "./types";
+
+export interface OutOfStockInput {
+  order: OrderSummary;
+  /** Names of the items that ran out; the whole order is cancelled either way. */
+  unavailable: readonly string[];
+}
+
+export function outOfStock(input: OutOfStockInput): EmailContent {
+  const reference = orderReference(input.order.orderId);
+  const amount = formatMoney(input.order.total, input.order.currency);
+  const subject = `Sorry, we could not fulfil order ${reference}`;
+  const missing = input.unavailable.length > 0 ? input.unavailable.join(", ") : "some items";
+  const text = [
+    `We are sorry: ${missing} sold out before we could reserve it for your order ${reference}, so we have cancelled the order.`,
+    `The hold of ${amount} on your card has been released and you have not been charged.`,
+    "",
+    orderLinesText(input.order),
+  ].join("\n");
+  const body = html`<p>
+      We are sorry: ${missing} sold out before we could reserve it for your order
+      <strong>${reference}</strong>, so we have cancelled the order.
+    </p>
+    <p>
+      The hold of <strong>${amount}</strong> on your card has been released and you have not been charged.
+    </p>
+    ${orderLinesHtml(input.order)}`;
+  return { subject, text, html: htmlDocument(subject, body) };
+}

@@ -1,0 +1,37 @@
+import { Router } from "express";
+import { z } from "zod";
+import type { Database } from "../db/client";
+import { AppError } from "../errors";
+import { requireBearerToken } from "../http/bearer-auth";
+import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
+import { findOrderDetails } from "./order-details";
+
+const orderId = z.uuid();
+const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
+
+function parseOrderId(value: unknown): string {
+  const parsed = orderId.safeParse(value);
+  if (!parsed.success) throw new AppError("order_not_found", `Order ${String(value)} does not exist`);
+  return parsed.data;
+}
+
+export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminToken: string }): Router {
+  const router = Router();
+  router.use(requireBearerToken(deps.adminToken));
+
+  router.get("/:id", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    const details = await findOrderDetails(deps.db, id);
+    if (!details) throw new AppError("order_not_found", `Order ${id} does not exist`);
+    res.json(details);
+  });
+
+  router.post("/:id/cancel", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    const body = cancelBody.safeParse(req.body ?? {});
+    if (!body.success) throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
+    res.status(202).json(await requestOrderCancellation(deps, id, body.data.reason));
+  });
+
+  return router;
+}

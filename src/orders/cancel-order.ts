@@ -1,0 +1,38 @@
+import { AppError } from "../errors";
+import { orderCancelled } from "../inngest/events";
+import type { EventPublisher } from "../inngest/publisher";
+import type { OrderRepository, OrderStatus } from "./order-repository";
+
+/** Paid orders whose parcel is not booked yet; after that only ops can stop it. */
+const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+
+export interface CancelOrderDeps {
+  orders: OrderRepository;
+  publisher: EventPublisher;
+  cancelWindowMs: number;
+  now?: () => Date;
+}
+
+/**
+ * Asks the fulfilment run to stop. The run's cancelOn listens for CANCEL_WINDOW after it starts;
+ * past that window, or once shipped or finished, the answer is 409 and nothing changes.
+ */
+export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: string, reason?: string) {
+  const order = await deps.orders.findForFulfilment(orderId);
+  if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+  const now = deps.now?.() ?? new Date();
+  if (!cancellableStatuses.includes(order.status) || order.hasShipment) {
+    throw new AppError("order_not_cancellable", `Order ${orderId} is ${order.status} and can no longer be cancelled`);
+  }
+  const windowOpenedAt = order.placedAt ?? order.createdAt;
+  if (now.getTime() - windowOpenedAt.getTime() > deps.cancelWindowMs) {
+    throw new AppError("order_not_cancellable", `Order ${orderId} is past its cancellation window`);
+  }
+  if (order.cancelRequestedAt === null) {
+    const marked = await deps.orders.requestCancellation(orderId, cancellableStatuses);
+    if (!marked) throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
+  }
+  const event = orderCancelled.create({ orderId, ...(reason ? { reason } : {}) });
+  await deps.publisher.publish({ name: event.name, data: event.data, id: `order-cancelled-${orderId}` });
+  return { orderId, status: "cancellation_requested" as const };
+}

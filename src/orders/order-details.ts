@@ -1,0 +1,57 @@
+import type { Database } from "../db/client";
+
+/** The admin view of one order: everything that happened to it, in one read. */
+export async function findOrderDetails(db: Database, orderId: string) {
+  const order = await db.order.findUnique({
+    where: { id: orderId },
+    include: {
+      lines: { orderBy: { sku: "asc" } },
+      reservations: { orderBy: { sku: "asc" } },
+      payment: true,
+      shipment: true,
+      emails: { orderBy: { createdAt: "asc" } },
+      timeline: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
+    },
+  });
+  if (!order) return null;
+  return {
+    id: order.id,
+    customerId: order.customerId,
+    email: order.email,
+    status: order.status,
+    currency: order.currency,
+    total: order.total,
+    checkoutSessionId: order.checkoutSessionId,
+    paymentIntentId: order.paymentIntentId,
+    attentionReason: order.attentionReason,
+    cancelRequestedAt: order.cancelRequestedAt,
+    createdAt: order.createdAt,
+    updatedAt: order.updatedAt,
+    lines: order.lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
+    reservations: order.reservations.map(({ sku, quantity, status }) => ({ sku, quantity, status })),
+    payment: order.payment && {
+      status: order.payment.status,
+      providerId: order.payment.providerId,
+      amountAuthorized: order.payment.amountAuthorized,
+      amountCaptured: order.payment.amountCaptured,
+      amountRefunded: order.payment.amountRefunded,
+    },
+    shipment: order.shipment && {
+      carrier: order.shipment.carrier,
+      trackingNumber: order.shipment.trackingNumber,
+      trackingUrl: order.shipment.trackingUrl,
+      status: order.shipment.status,
+      deliveredAt: order.shipment.deliveredAt,
+    },
+    emails: order.emails.map(({ idempotencyKey, template, status, messageId, sentAt }) => ({
+      idempotencyKey,
+      template,
+      status,
+      messageId,
+      sentAt,
+    })),
+    timeline: order.timeline.map(({ kind, detail, runId, createdAt }) => ({ kind, detail, runId, at: createdAt })),
+  };
+}
+
+export type OrderDetails = NonNullable<Awaited<ReturnType<typeof findOrderDetails>>>;

@@ -1,0 +1,64 @@
+import type { Database } from "../db/client";
+import { AppError } from "../errors";
+import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
+
+function toRecord(row: {
+  orderId: string;
+  carrier: string;
+  trackingNumber: string;
+  trackingUrl: string;
+  status: "booked" | "delivered";
+  deliveredAt: Date | null;
+}): ShipmentRecord {
+  return {
+    orderId: row.orderId,
+    carrier: row.carrier,
+    trackingNumber: row.trackingNumber,
+    trackingUrl: row.trackingUrl,
+    status: row.status,
+    deliveredAt: row.deliveredAt,
+  };
+}
+
+export function createShipmentRepository(db: Database): ShipmentRepository {
+  async function findByOrderId(orderId: string): Promise<ShipmentRecord | null> {
+    const row = await db.shipment.findUnique({ where: { orderId } });
+    return row ? toRecord(row) : null;
+  }
+
+  return {
+    async recordBooked(orderId, booking) {
+      // ON CONFLICT DO NOTHING: two concurrent recordings of one order leave one row, no error.
+      await db.shipment.createMany({ data: [{ orderId, ...booking }], skipDuplicates: true });
+      const recorded = await findByOrderId(orderId);
+      if (!recorded) {
+        throw new AppError(
+          "conflict",
+          `tracking number ${booking.trackingNumber} is already used by another order`,
+        );
+      }
+      return recorded;
+    },
+
+    findByOrderId,
+
+    async findByTrackingNumber(trackingNumber) {
+      const row = await db.shipment.findUnique({ where: { trackingNumber } });
+      return row ? toRecord(row) : null;
+    },
+
+    async markDelivered(ref, at) {
+      // Conditional on `booked`, so concurrent webhook deliveries flip the row once.
+      const flipped = await db.shipment.updateMany({
+        where: { ...ref, status: "booked" },
+        data: { status: "delivered", deliveredAt: at },
+      });
+      const row =
+        "orderId" in ref
+          ? await db.shipment.findUnique({ where: { orderId: ref.orderId } })
+          : await db.shipment.findUnique({ where: { trackingNumber: ref.trackingNumber } });
+      if (!row) return { outcome: "not-found" };
+      return { outcome: flipped.count === 1 ? "delivered" : "already-delivered", shipment: toRecord(row) };
+    },
+  };
+}

@@ -1,0 +1,29 @@
+export interface ShippingAddress {
+  name?: string;
+  line1: string;
+  line2?: string;
+  city: string;
+  postalCode: string;
+  /** ISO 3166-1 alpha-2. */
+  country: string;
+}
+
+export interface ShipmentRequest {
+  orderId: string;
+  address?: ShippingAddress;
+  lines: readonly { sku: string; quantity: number }[];
+}
+
+export interface CarrierBooking {
+  carrier: string;
+  trackingNumber: string;
+  trackingUrl: string;
+}
+
+/**
+ * A carrier that books parcels. createShipment is idempotent per order: asking again for an order
+ * that is already booked returns that booking and books nothing, so a retried step is harmless.
+ */
+export interface ShippingProvider {
+  createShipment(request: ShipmentRequest): Promise<CarrierBooking>;
+}

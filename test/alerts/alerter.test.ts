@@ -1,0 +1,183 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseConfig } from "../../src/config";
+import { createAlerter, createLogAlerter, createSlackAlerter, type RunFailure } from "../../src/alerts";
+import { createLogger } from "../../src/logger";
+
+interface LogLine {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+function capturedLogger() {
+  const lines: LogLine[] = [];
+  const logger = createLogger({
+    level: "info",
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+  });
+  return { logger, lines, errors: () => lines.filter((line) => line.level === 50) };
+}
+
+interface SlackStandIn {
+  url: string;
+  bodies: unknown[];
+  answerWith(status: number): void;
+  close(): Promise<void>;
+}
+
+/** Stands in for Slack's incoming-webhook endpoint: records each JSON body, answers "ok" (or a chosen status). */
+async function startSlackStandIn(): Promise<SlackStandIn> {
+  const bodies: unknown[] = [];
+  let status = 200;
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
+      res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "internal_error");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/services/T000/B000/secret`,
+    bodies,
+    answerWith(next) {
+      status = next;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+const failure: RunFailure = {
+  functionId: "shop-fulfill-order",
+  runId: "01JRUN000000000000000000AB",
+  orderId: "3f1c2a9e-7b4d-4c1e-9a2b-5d6e7f801234",
+  customerId: "cus_123",
+  error: { name: "NonRetriableError", message: "Card declined: <insufficient_funds> & more" },
+};
+const runUrlTemplate = "https://app.inngest.com/env/production/runs/{runId}";
+
+describe("Slack alerter", () => {
+  let slack: SlackStandIn;
+
+  beforeEach(async () => {
+    slack = await startSlackStandIn();
+  });
+  afterEach(() => slack.close());
+
+  it("posts the function, run, order, customer, error and a link to the run", async () => {
+    const { logger, errors } = capturedLogger();
+    const alerter = createSlackAlerter({ webhookUrl: slack.url, runUrlTemplate, logger });
+
+    await alerter.runFailed(failure);
+
+    expect(slack.bodies).toHaveLength(1);
+    const body = slack.bodies[0] as { text: string; blocks: unknown[] };
+    const runLink = "https://app.inngest.com/env/production/runs/01JRUN000000000000000000AB";
+    for (const expected of [
+      "shop-fulfill-order",
+      "01JRUN000000000000000000AB",
+      failure.orderId,
+      "cus_123",
+      "NonRetriableError",
+      "Card declined: <insufficient_funds> & more",
+      runLink,
+    ]) {
+      expect(body.text).toContain(expected);
+    }
+    const blocks = JSON.stringify(body.blocks);
+    expect(blocks).toContain("Card declined: &lt;insufficient_funds&gt; &amp; more");
+    expect(blocks).toContain(`<${runLink}|Open the run>`);
+    expect(blocks).toContain("cus_123");
+    expect(errors()).toHaveLength(0);
+  });
+
+  it("sends generic notices with their fields", async () => {
+    const { logger } = capturedLogger();
+    const alerter = createSlackAlerter({ webhookUrl: slack.url, runUrlTemplate, logger });
+
+    await alerter.notify({
+      title: "Shipped order cancelled",
+      fields: { Order: "o-1", Amount: 1250 },
+      runId: "r-9",
+    });
+
+    const body = slack.bodies[0] as { text: string };
+    expect(body.text).toContain("Shipped order cancelled");
+    expect(body.text).toContain("Order: o-1");
+    expect(body.text).toContain("Amount: 1250");
+    expect(body.text).toContain("https://app.inngest.com/env/production/runs/r-9");
+  });
+
+  it("logs an error and does not throw when Slack answers 500", async () => {
+    const { logger, errors } = capturedLogger();
+    const alerter = createSlackAlerter({ webhookUrl: slack.url, runUrlTemplate, logger });
+    slack.answerWith(500);
+
+    await expect(alerter.runFailed(failure)).resolves.toBeUndefined();
+
+    expect(slack.bodies).toHaveLength(1);
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]?.msg).toBe("alert could not be delivered to Slack");
+    expect(JSON.stringify(errors()[0])).not.toContain("/services/T000");
+  });
+
+  it("logs an error and does not throw when nothing listens at the webhook URL", async () => {
+    const { logger, errors } = capturedLogger();
+    await slack.close();
+    const alerter = createSlackAlerter({ webhookUrl: slack.url, runUrlTemplate, logger });
+
+    await expect(alerter.runFailed(failure)).resolves.toBeUndefined();
+
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]).toMatchObject({ alert: { kind: "run-failed", runId: failure.runId } });
+    expect(JSON.stringify(errors()[0])).not.toContain("/services/T000");
+  });
+});
+
+describe("log alerter", () => {
+  it("logs run failures at error level with the run link", async () => {
+    const { logger, errors } = capturedLogger();
+    const alerter = createLogAlerter({ runUrlTemplate: "http://localhost:8288/run?runID={runId}", logger });
+
+    await alerter.runFailed(failure);
+
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]).toMatchObject({
+      msg: "ALERT run failed: shop-fulfill-order",
+      alert: {
+        functionId: "shop-fulfill-order",
+        runId: failure.runId,
+        orderId: failure.orderId,
+        customerId: "cus_123",
+        error: failure.error,
+        runUrl: `http://localhost:8288/run?runID=${failure.runId}`,
+      },
+    });
+  });
+
+  it("is what createAlerter builds without SLACK_WEBHOOK_URL outside production", async () => {
+    const { logger, errors } = capturedLogger();
+    const alerter = createAlerter(parseConfig({}), logger);
+
+    await alerter.notify({ title: "Authorization expires soon", fields: { Order: "o-2" } });
+
+    expect(errors()).toEqual([
+      expect.objectContaining({ msg: "ALERT Authorization expires soon", component: "alerts" }),
+    ]);
+  });
+
+  it("createAlerter posts to Slack when SLACK_WEBHOOK_URL is set", async () => {
+    const slack = await startSlackStandIn();
+    try {
+      const { logger } = capturedLogger();
+      const alerter = createAlerter(parseConfig({ SLACK_WEBHOOK_URL: slack.url }), logger);
+      await alerter.runFailed(failure);
+      expect(slack.bodies).toHaveLength(1);
+    } finally {
+      await slack.close();
+    }
+  });
+});

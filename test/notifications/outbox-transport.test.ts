@@ -1,0 +1,87 @@
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { simpleParser } from "mailparser";
+import { parseConfig } from "../../src/config";
+import { createLogger } from "../../src/logger";
+import { createEmailTransport } from "../../src/notifications/create-email-transport";
+import { createEmailSender } from "../../src/notifications/email-sender";
+import { createOutboxTransport } from "../../src/notifications/outbox-transport";
+import { orderCancelled } from "../../src/notifications/templates";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+const logger = createLogger({ level: "silent" });
+
+describe("outbox transport", () => {
+  let database: TestDatabase;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    dataDir = await mkdtemp(path.join(os.tmpdir(), "outbox-test-"));
+  });
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true });
+    await database.drop();
+  });
+
+  it("writes one parseable .eml per e-mail, however often it is sent", async () => {
+    const outbox = path.join(dataDir, "outbox");
+    const transport = createOutboxTransport(outbox);
+    const sender = createEmailSender({
+      db: database.db,
+      transport,
+      from: "Shop <orders@shop.example>",
+      logger,
+    });
+    const order = await database.db.order.create({
+      data: { customerId: "cus_outbox", email: "buyer@example.com", currency: "eur", total: 1250 },
+    });
+    const content = orderCancelled({
+      order: {
+        orderId: order.id,
+        currency: "eur",
+        total: 1250,
+        lines: [{ name: "Tea", quantity: 1, unitPrice: 1250 }],
+      },
+      settlement: { kind: "refunded", amount: 1250 },
+    });
+    const request = {
+      idempotencyKey: `cancelled-${order.id}`,
+      orderId: order.id,
+      template: "orderCancelled" as const,
+      to: "buyer@example.com",
+      content,
+    };
+
+    await sender.send(request);
+    await sender.send(request);
+
+    const files = await readdir(outbox);
+    expect(files).toEqual([`cancelled-${order.id}@shop.example.eml`]);
+    const raw = await readFile(path.join(outbox, files[0] ?? ""));
+    expect(raw.toString("latin1")).toContain("\r\n");
+    const mail = await simpleParser(raw);
+    expect(mail.messageId).toBe(`<cancelled-${order.id}@shop.example>`);
+    expect(mail.subject).toBe(content.subject);
+    expect(mail.to).toMatchObject({ value: [{ address: "buyer@example.com" }] });
+    expect(mail.text).toContain("€12.50");
+    expect(mail.html).toContain("€12.50");
+
+    const row = await database.db.emailMessage.findUniqueOrThrow({
+      where: { idempotencyKey: request.idempotencyKey },
+    });
+    expect(row).toMatchObject({ status: "sent", providerMessageId: path.join(outbox, files[0] ?? "") });
+    transport.close();
+  });
+
+  it("is chosen without SMTP_URL outside production, and SMTP with it", () => {
+    const outbox = createEmailTransport(parseConfig({ DATA_DIR: dataDir }), logger);
+    const smtp = createEmailTransport(parseConfig({ SMTP_URL: "smtp://127.0.0.1:2525" }), logger);
+
+    expect(outbox.kind).toBe("outbox");
+    expect(smtp.kind).toBe("smtp");
+    outbox.close();
+    smtp.close();
+  });
+});

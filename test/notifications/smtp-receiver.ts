@@ -1,0 +1,52 @@
+import type { AddressInfo } from "node:net";
+import { simpleParser, type ParsedMail } from "mailparser";
+import { SMTPServer } from "smtp-server";
+
+export interface SmtpReceiver {
+  url: string;
+  /** Messages the server accepted, parsed. */
+  accepted: ParsedMail[];
+  /** Messages the server received and then refused with a 451. */
+  refused: ParsedMail[];
+  /** The next `count` messages are refused after their data has been read. */
+  refuseNext(count: number): void;
+  close(): Promise<void>;
+}
+
+/** A real SMTP server on a free port that keeps what it receives, standing in for the mail provider. */
+export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+  const accepted: ParsedMail[] = [];
+  const refused: ParsedMail[] = [];
+  let toRefuse = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ["STARTTLS", "AUTH"],
+    logger: false,
+    onData(stream, _session, callback) {
+      simpleParser(stream).then(
+        (mail) => {
+          if (toRefuse > 0) {
+            toRefuse -= 1;
+            refused.push(mail);
+            callback(Object.assign(new Error("Mailbox temporarily unavailable"), { responseCode: 451 }));
+            return;
+          }
+          accepted.push(mail);
+          callback();
+        },
+        (error: Error) => callback(error),
+      );
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    accepted,
+    refused,
+    refuseNext(count) {
+      toRefuse = count;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}

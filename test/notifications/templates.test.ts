@@ -1,0 +1,157 @@
+import { messageIdFor, senderDomain } from "../../src/notifications/message-id";
+import {
+  emailTemplates,
+  escapeHtml,
+  formatMoney,
+  orderCancelled,
+  outOfStock,
+  paymentFailed,
+  reviewRequest,
+  shipped,
+  toOrderSummary,
+  type OrderSummary,
+} from "../../src/notifications/templates";
+
+const orderId = "3f1c2a9e-7b4d-4c1e-9a2b-5d6e7f801234";
+const order: OrderSummary = {
+  orderId,
+  currency: "usd",
+  total: 4597,
+  lines: [
+    { name: 'Mug <b>"Bold"</b> & Co\'s', quantity: 2, unitPrice: 1299 },
+    { name: "Tea", quantity: 1, unitPrice: 1999 },
+  ],
+};
+
+describe("money formatting", () => {
+  it("formats minor units with the currency's own number of decimals", () => {
+    expect(formatMoney(4597, "usd")).toBe("$45.97");
+    expect(formatMoney(1250, "EUR")).toBe("€12.50");
+    expect(formatMoney(1500, "jpy")).toBe("¥1,500");
+    expect(formatMoney(12345, "kwd")).toBe("KWD\u00a012.345");
+    expect(formatMoney(0, "usd")).toBe("$0.00");
+  });
+});
+
+describe("HTML escaping", () => {
+  it("escapes every markup character", () => {
+    expect(escapeHtml(`<a href="x" onclick='y'>&</a>`)).toBe(
+      "&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;&lt;/a&gt;",
+    );
+  });
+
+  it("never lets order data inject markup into any template", () => {
+    const rendered = [
+      shipped({
+        order,
+        carrier: "<i>carrier</i>",
+        trackingNumber: "SBX<1>",
+        trackingUrl: "https://t.example/?a=1&b=2",
+      }),
+      reviewRequest({ order, publicUrl: "https://shop.example" }),
+      paymentFailed({ order, reason: "<script>alert(1)</script>" }),
+      outOfStock({ order, unavailable: ["<img src=x>"] }),
+      orderCancelled({ order, settlement: { kind: "authorization-voided" } }),
+    ];
+    for (const { html } of rendered) {
+      expect(html).not.toMatch(/<(b|i|script|img)[\s>]/);
+      expect(html).toContain("Mug &lt;b&gt;&quot;Bold&quot;&lt;/b&gt; &amp; Co&#39;s");
+    }
+    expect(rendered[0]?.html).toContain('href="https://t.example/?a=1&amp;b=2"');
+    expect(rendered[2]?.html).toContain("&lt;script&gt;alert(1)&lt;/script&gt;");
+  });
+
+  it("refuses to link to anything but http(s)", () => {
+    expect(() =>
+      shipped({ order, carrier: "x", trackingNumber: "1", trackingUrl: "javascript:alert(1)" }),
+    ).toThrow(/javascript:/);
+  });
+});
+
+describe("templates", () => {
+  it("shipped: tracking number and link, lines and total", () => {
+    const email = shipped({
+      order,
+      carrier: "sandbox",
+      trackingNumber: "SBXABC123",
+      trackingUrl: "https://shop.example/track/SBXABC123",
+    });
+    expect(email.subject).toBe("Your order 3F1C2A9E is on its way");
+    for (const part of [email.text, email.html]) {
+      expect(part).toContain("SBXABC123");
+      expect(part).toContain("https://shop.example/track/SBXABC123");
+      expect(part).toContain("$25.98");
+      expect(part).toContain("$45.97");
+    }
+    expect(email.html).toContain('<a href="https://shop.example/track/SBXABC123">');
+  });
+
+  it("review request: links to the review page under PUBLIC_URL", () => {
+    const email = reviewRequest({ order, publicUrl: "https://shop.example/base/" });
+    const url = `https://shop.example/base/orders/${orderId}/review`;
+    expect(email.text).toContain(url);
+    expect(email.html).toContain(`href="${url}"`);
+  });
+
+  it("payment failed: the amount and that nothing was charged", () => {
+    const email = paymentFailed({ order });
+    expect(email.subject).toContain("could not take payment");
+    expect(email.text).toContain("$45.97");
+    expect(email.text).toContain("not been charged");
+    expect(email.text).not.toContain("Reason");
+  });
+
+  it("out of stock: what ran out", () => {
+    const email = outOfStock({ order, unavailable: ["Tea"] });
+    expect(email.text).toContain("Tea sold out");
+    expect(email.html).toContain("$45.97");
+  });
+
+  it("cancelled: says whether the payment was refunded or the hold released", () => {
+    const refunded = orderCancelled({ order, settlement: { kind: "refunded", amount: 4597 } });
+    const voided = orderCancelled({ order, settlement: { kind: "authorization-voided" } });
+    expect(refunded.text).toContain("refunded $45.97");
+    expect(voided.text).toContain("never charged");
+    expect(voided.text).not.toContain("refunded");
+    const unpaid = orderCancelled({ order, settlement: { kind: "not-charged" } });
+    expect(unpaid.text).toContain("You have not been charged");
+    expect(unpaid.text).not.toContain("hold");
+  });
+
+  it("every template is registered by the name stored with the e-mail", () => {
+    expect(Object.keys(emailTemplates).sort()).toEqual(
+      ["orderCancelled", "outOfStock", "paymentFailed", "reviewRequest", "shipped"].sort(),
+    );
+  });
+
+  it("builds the summary from an order row with lines", () => {
+    const summary = toOrderSummary({
+      id: orderId,
+      currency: "usd",
+      total: 1299,
+      lines: [{ name: "Mug", quantity: 1, unitPrice: 1299, sku: "MUG" } as never],
+    });
+    expect(summary).toEqual({
+      orderId,
+      currency: "usd",
+      total: 1299,
+      lines: [{ name: "Mug", quantity: 1, unitPrice: 1299 }],
+    });
+  });
+});
+
+describe("Message-ID", () => {
+  it("is derived from the idempotency key and the sender's domain", () => {
+    expect(senderDomain("Shop <Orders@Shop.Example>")).toBe("shop.example");
+    expect(senderDomain("orders@shop.example")).toBe("shop.example");
+    expect(messageIdFor(`shipped-${orderId}`, "Shop <orders@shop.example>")).toBe(
+      `<shipped-${orderId}@shop.example>`,
+    );
+  });
+
+  it("hashes keys that are not valid inside a Message-ID", () => {
+    const id = messageIdFor("weird key <with> spaces", "orders@shop.example");
+    expect(id).toMatch(/^<[0-9a-f]{40}@shop\.example>$/);
+    expect(messageIdFor("weird key <with> spaces", "orders@shop.example")).toBe(id);
+  });
+});
