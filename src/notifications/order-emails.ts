@@ -10,7 +10,11 @@ import {
 import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
 
 /** CustomerMessages on top of the idempotent sender: loads the order, renders, sends once per key. */
-export function createOrderEmails(deps: { db: Database; sender: EmailSender; publicUrl: string }): CustomerMessages {
+export function createOrderEmails(deps: {
+  db: Database;
+  sender: EmailSender;
+  publicUrl: string;
+}): CustomerMessages {
   const { db, sender, publicUrl } = deps;
 
   async function loadOrder(orderId: string): Promise<{ email: string; summary: OrderSummary }> {
@@ -33,7 +37,9 @@ export function createOrderEmails(deps: { db: Database; sender: EmailSender; pub
     content: (order: OrderSummary) => Parameters<(typeof emailTemplates)[Name]>[0],
   ): Promise<EmailOutcome> {
     const order = await loadOrder(orderId);
-    const render = emailTemplates[template] as (input: ReturnType<typeof content>) => ReturnType<(typeof emailTemplates)[Name]>;
+    const render = emailTemplates[template] as (
+      input: ReturnType<typeof content>,
+    ) => ReturnType<(typeof emailTemplates)[Name]>;
     const result = await sender.send({
       idempotencyKey,
       orderId,

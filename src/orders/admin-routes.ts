@@ -29,7 +29,8 @@ export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminTo
   router.post("/:id/cancel", async (req, res) => {
     const id = parseOrderId(req.params.id);
     const body = cancelBody.safeParse(req.body ?? {});
-    if (!body.success) throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
+    if (!body.success)
+      throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
     res.status(202).json(await requestOrderCancellation(deps, id, body.data.reason));
   });
 

@@ -22,7 +22,10 @@ export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: s
   if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
   const now = deps.now?.() ?? new Date();
   if (!cancellableStatuses.includes(order.status) || order.hasShipment) {
-    throw new AppError("order_not_cancellable", `Order ${orderId} is ${order.status} and can no longer be cancelled`);
+    throw new AppError(
+      "order_not_cancellable",
+      `Order ${orderId} is ${order.status} and can no longer be cancelled`,
+    );
   }
   const windowOpenedAt = order.placedAt ?? order.createdAt;
   if (now.getTime() - windowOpenedAt.getTime() > deps.cancelWindowMs) {

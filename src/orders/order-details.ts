@@ -50,7 +50,12 @@ export async function findOrderDetails(db: Database, orderId: string) {
       messageId,
       sentAt,
     })),
-    timeline: order.timeline.map(({ kind, detail, runId, createdAt }) => ({ kind, detail, runId, at: createdAt })),
+    timeline: order.timeline.map(({ kind, detail, runId, createdAt }) => ({
+      kind,
+      detail,
+      runId,
+      at: createdAt,
+    })),
   };
 }
 
