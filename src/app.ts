@@ -1,4 +1,4 @@
-import express, { type Express, type RequestHandler } from "express";
+import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "./logger";
 import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
@@ -11,6 +11,10 @@ export interface AppDependencies {
   readiness: ReadinessProbe;
   /** POST /api/carrier/webhook (src/shipping/carrier-webhook.ts); reads its body raw. */
   carrierWebhook?: RequestHandler;
+  /** Inngest's serve() handler and where to mount it. */
+  inngestServe?: { path: string; handler: RequestHandler };
+  /** /api/orders: the admin view and cancellation. */
+  orderAdmin?: Router;
 }
 
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
@@ -25,7 +29,14 @@ export function buildApp(deps: AppDependencies): Express {
   // Routes that verify signatures over the raw body are mounted before any JSON parser.
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
 
+  // Memoised step results travel in every call from Inngest, so its body limit is generous.
+  if (deps.inngestServe) {
+    app.use(deps.inngestServe.path, express.json({ limit: "16mb" }), deps.inngestServe.handler);
+  }
+
   app.use(express.json({ limit: "100kb" }));
+
+  if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
 
   app.use(notFound);
   app.use(errorHandler);

@@ -28,10 +28,11 @@ async function main(): Promise<void> {
   const logger = createLogger({ level: config.LOG_LEVEL });
 
   const standIns = await startStandIns(config, logger);
-  const migration = await migrate(standIns.databaseUrl);
+  const { endpoints } = standIns;
+  const migration = await migrate(endpoints.databaseUrl);
   if (migration.applied.length > 0) logger.info({ applied: migration.applied }, "migrations applied");
 
-  const services = await createServices({ config, logger, databaseUrl: standIns.databaseUrl });
+  const services = await createServices({ config, logger, endpoints });
   if (standIns.embeddedDatabase) {
     const added = await seedDemoCatalogIfEmpty(services.db);
     if (added > 0) logger.info({ products: added }, "demo catalog seeded");
@@ -46,6 +47,7 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === "object" && address !== null ? address.port : config.PORT;
   logger.info({ port }, "order-fulfillment listening");
+  await standIns.attachApp(`http://127.0.0.1:${port}`);
 
   installShutdown(server, logger, async () => {
     await services.close();

@@ -1,31 +1,123 @@
+import { serve } from "inngest/express";
+import type { Inngest } from "inngest";
+import { createAlerter, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
 import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
+import { createInngestClient } from "./inngest/client";
+import type { WorkflowDependencies } from "./inngest/dependencies";
+import { createFunctions } from "./inngest/functions";
+import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
+import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import type { Logger } from "./logger";
+import { createEmailSender, createEmailTransport } from "./notifications";
+import { createOrderEmails } from "./notifications/order-emails";
+import { orderAdminRoutes } from "./orders/admin-routes";
+import { createOrderRepository } from "./orders/order-repository";
+import { createTimeline } from "./orders/timeline";
+import { createPaymentRepository } from "./payments/payment-repository";
+import { createStripeClient, type StripeClient } from "./payments/stripe-client";
+import { createStripePaymentGateway } from "./payments/stripe-payment-gateway";
+import { durationMs } from "./shared/duration";
+import {
+  carrierWebhookRouter,
+  createShipmentBooking,
+  createShipmentRepository,
+  createShippingProvider,
+  publicBaseUrl,
+} from "./shipping";
 
 /**
  * Builds every adapter and service from the configuration with plain factory functions.
- * The result is what buildApp() takes, plus what the process must close on shutdown.
+ * `endpoints` carries what server.ts resolved at start: real services from the config, or the
+ * embedded stand-ins it started in their place.
  */
+export interface ResolvedEndpoints {
+  databaseUrl: string;
+  stripeSecretKey: string;
+  stripeApiBase?: string;
+  stripeWebhookSecret: string;
+  /** Set when the local Inngest-compatible engine runs in place of Inngest. */
+  localEngineUrl?: string;
+  adminToken: string;
+  carrierWebhookSecret: string;
+}
+
 export interface Services extends AppDependencies {
+  config: Config;
   db: Database;
+  inngest: Inngest;
+  stripe: StripeClient;
+  publisher: EventPublisher;
+  alerts: Alerter;
+  workflow: WorkflowDependencies;
   close(): Promise<void>;
 }
 
 export async function createServices(options: {
   config: Config;
   logger: Logger;
-  databaseUrl: string;
+  endpoints: ResolvedEndpoints;
 }): Promise<Services> {
-  const { logger, databaseUrl } = options;
-  const db = createDatabase(databaseUrl);
+  const { config, logger, endpoints } = options;
+  const db = createDatabase(endpoints.databaseUrl);
   const readiness = await createDatabaseReadiness(db);
+  const stripe = createStripeClient({ secretKey: endpoints.stripeSecretKey, apiBase: endpoints.stripeApiBase });
+  const inngest = createInngestClient(config, { localEngineUrl: endpoints.localEngineUrl, logger });
+  const publisher = createInngestPublisher(inngest);
+
+  const orders = createOrderRepository(db);
+  const emailTransport = createEmailTransport(config, logger);
+  const sender = createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger });
+  const shipmentRecords = createShipmentRepository(db);
+  const alerts = createAlerter(config, logger);
+
+  const workflow: WorkflowDependencies = {
+    orders,
+    timeline: createTimeline(db),
+    inventory: createPrismaInventoryRepository(db),
+    payments: createStripePaymentGateway(stripe),
+    paymentRecords: createPaymentRepository(db),
+    shipments: createShipmentBooking({ provider: createShippingProvider(config), shipments: shipmentRecords }),
+    messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
+    alerts,
+    settings: {
+      cancelWindow: config.CANCEL_WINDOW,
+      reviewDelay: config.REVIEW_DELAY,
+      reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
+    },
+  };
+
   return {
+    config,
     logger,
     db,
     readiness,
+    stripe,
+    inngest,
+    publisher,
+    alerts,
+    workflow,
+    inngestServe: {
+      path: config.INNGEST_SERVE_PATH,
+      handler: serve({ client: inngest, functions: createFunctions(inngest, workflow) }),
+    },
+    carrierWebhook: carrierWebhookRouter({
+      secret: endpoints.carrierWebhookSecret,
+      shipments: shipmentRecords,
+      logger,
+      publish: (event) => publisher.publish(event),
+    }),
+    orderAdmin: orderAdminRoutes({
+      db,
+      orders,
+      publisher,
+      adminToken: endpoints.adminToken,
+      cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+    }),
     async close() {
+      emailTransport.close?.();
       await db.$disconnect();
     },
   };

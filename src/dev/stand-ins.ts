@@ -1,32 +1,93 @@
+import { randomBytes } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
+import path from "node:path";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
+import type { ResolvedEndpoints } from "../wiring";
 import { startEmbeddedPostgres } from "./embedded-postgres";
+import { createStripeSandbox, generateWebhookSecret } from "./stripe-sandbox";
 
 /**
- * Starts the embedded stand-ins for whatever the configuration leaves unset, so that
- * `npm start` works offline with no configuration. Production never gets here with a gap:
- * config validation requires every real endpoint there, and this function refuses anyway.
+ * Starts an embedded stand-in for whatever the configuration leaves unset, so that `npm start`
+ * works offline with no configuration. Production never gets here with a gap: config validation
+ * requires every real endpoint there, and this function refuses anyway.
  */
 export interface StandIns {
-  databaseUrl: string;
+  endpoints: ResolvedEndpoints;
   embeddedDatabase: boolean;
+  /** Points the stand-ins at the running app (webhook deliveries, engine sync). */
+  attachApp(appUrl: string): Promise<void>;
   stop(): Promise<void>;
 }
 
+const sandboxSecretKey = "sk_test_sandbox";
+
+function devSecret(): string {
+  return randomBytes(24).toString("base64url");
+}
+
 export async function startStandIns(config: Config, logger: Logger): Promise<StandIns> {
-  if (config.isProduction && config.useEmbeddedDatabase) {
-    throw new Error("Refusing to start embedded stand-ins with NODE_ENV=production");
-  }
   const stops: (() => Promise<void>)[] = [];
+  const onAttach: ((appUrl: string) => Promise<void>)[] = [];
+  const refuseInProduction = (what: string) => {
+    if (config.isProduction) throw new Error(`Refusing to start the embedded ${what} with NODE_ENV=production`);
+  };
+
   let databaseUrl = config.DATABASE_URL;
   if (databaseUrl === undefined) {
+    refuseInProduction("database");
     const embedded = await startEmbeddedPostgres({ dataDir: config.DATA_DIR, logger });
     stops.push(embedded.stop);
     databaseUrl = embedded.url;
   }
+
+  const stripeWebhookSecret = config.STRIPE_WEBHOOK_SECRET ?? generateWebhookSecret();
+  let stripeSecretKey = config.STRIPE_SECRET_KEY;
+  let stripeApiBase = config.STRIPE_API_BASE;
+  if (stripeSecretKey === undefined) {
+    refuseInProduction("Stripe stand-in");
+    const sandbox = createStripeSandbox({
+      webhookSecret: stripeWebhookSecret,
+      logger,
+      stateFile: path.resolve(config.DATA_DIR, "stripe-sandbox.json"),
+    });
+    const { url } = await sandbox.listen(config.STRIPE_SANDBOX_PORT, "127.0.0.1");
+    logger.info({ url }, "Stripe stand-in started (no STRIPE_SECRET_KEY)");
+    stops.push(() => sandbox.close());
+    onAttach.push(async (appUrl) => sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`));
+    stripeSecretKey = sandboxSecretKey;
+    stripeApiBase = url;
+  }
+
+  const adminToken = config.ADMIN_API_TOKEN ?? devSecret();
+  const carrierWebhookSecret = config.CARRIER_WEBHOOK_SECRET ?? devSecret();
+  const generated = {
+    ...(config.ADMIN_API_TOKEN ? {} : { ADMIN_API_TOKEN: adminToken }),
+    ...(config.CARRIER_WEBHOOK_SECRET ? {} : { CARRIER_WEBHOOK_SECRET: carrierWebhookSecret }),
+    ...(config.STRIPE_WEBHOOK_SECRET ? {} : { STRIPE_WEBHOOK_SECRET: stripeWebhookSecret }),
+  };
+  if (Object.keys(generated).length > 0) {
+    refuseInProduction("development secrets");
+    // Written to a file rather than logged: secrets never reach the logs.
+    const file = path.resolve(config.DATA_DIR, "dev-secrets.json");
+    await mkdir(config.DATA_DIR, { recursive: true });
+    await writeFile(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
+    logger.info({ file, variables: Object.keys(generated) }, "generated development secrets for unset variables");
+  }
+
   return {
-    databaseUrl,
+    endpoints: {
+      databaseUrl,
+      stripeSecretKey,
+      stripeApiBase,
+      stripeWebhookSecret,
+      adminToken,
+      carrierWebhookSecret,
+    },
     embeddedDatabase: config.useEmbeddedDatabase,
+    async attachApp(appUrl) {
+      for (const attach of onAttach) await attach(appUrl);
+    },
     async stop() {
       for (const stop of stops.reverse()) await stop();
     },

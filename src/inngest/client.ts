@@ -1,5 +1,6 @@
 import { Inngest } from "inngest";
 import type { Config } from "../config";
+import type { Logger } from "../logger";
 
 export const inngestAppId = "shop";
 
@@ -12,7 +13,10 @@ export type InngestClient = Inngest;
  * - self-hosted Inngest: INNGEST_BASE_URL + INNGEST_SIGNING_KEY (+ event key);
  * - dev: INNGEST_DEV (the Inngest dev server) or `baseUrl` of the local engine started by server.ts.
  */
-export function createInngestClient(config: Config, options: { localEngineUrl?: string } = {}): Inngest {
+export function createInngestClient(
+  config: Config,
+  options: { localEngineUrl?: string; logger?: Logger } = {},
+): Inngest {
   const devServerUrl =
     config.INNGEST_DEV && /^https?:\/\//.test(config.INNGEST_DEV) ? config.INNGEST_DEV : undefined;
   const isDev =
@@ -24,5 +28,6 @@ export function createInngestClient(config: Config, options: { localEngineUrl?: 
     eventKey: config.INNGEST_EVENT_KEY ?? (isDev ? "local" : undefined),
     signingKey: config.INNGEST_SIGNING_KEY,
     signingKeyFallback: config.INNGEST_SIGNING_KEY_FALLBACK,
+    ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
   });
 }

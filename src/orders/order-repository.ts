@@ -76,15 +76,14 @@ export function createOrderRepository(db: Database): OrderRepository {
 
     async claim(orderId, claimId) {
       const taken = await db.order.updateMany({
-        where: {
-          id: orderId,
-          OR: [{ claimId }, { claimId: null, cancelRequestedAt: null, status: { in: [...payableStatuses] } }],
-        },
-        data: { claimId },
+        where: { id: orderId, claimId: null, cancelRequestedAt: null, status: { in: [...payableStatuses] } },
+        data: { claimId, status: "fulfilling" },
       });
       if (taken.count > 0) return { claimed: true };
       const order = await db.order.findUnique({ where: { id: orderId } });
       if (!order) return { claimed: false, reason: "not-found" };
+      // A retried claim step finds its own claim already in place.
+      if (order.claimId === claimId) return { claimed: true };
       if (order.claimId !== null) return { claimed: false, reason: "claimed-by-another-run" };
       if (order.cancelRequestedAt !== null) return { claimed: false, reason: "cancel-requested" };
       return { claimed: false, reason: "not-payable" };

@@ -1,8 +1,7 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { parseConfig } from "../../src/config";
 import { createAlerter, createLogAlerter, createSlackAlerter, type RunFailure } from "../../src/alerts";
 import { createLogger } from "../../src/logger";
+import { startSlackStandIn, type SlackStandIn } from "../support/slack-receiver";
 
 interface LogLine {
   level: number;
@@ -17,37 +16,6 @@ function capturedLogger() {
     destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
   });
   return { logger, lines, errors: () => lines.filter((line) => line.level === 50) };
-}
-
-interface SlackStandIn {
-  url: string;
-  bodies: unknown[];
-  answerWith(status: number): void;
-  close(): Promise<void>;
-}
-
-/** Stands in for Slack's incoming-webhook endpoint: records each JSON body, answers "ok" (or a chosen status). */
-async function startSlackStandIn(): Promise<SlackStandIn> {
-  const bodies: unknown[] = [];
-  let status = 200;
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on("data", (chunk: Buffer) => chunks.push(chunk));
-    req.on("end", () => {
-      bodies.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-      res.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "internal_error");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/services/T000/B000/secret`,
-    bodies,
-    answerWith(next) {
-      status = next;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
 }
 
 const failure: RunFailure = {

@@ -5,7 +5,7 @@ import { messageIdFor } from "../../src/notifications/message-id";
 import { createSmtpTransport } from "../../src/notifications/smtp-transport";
 import { shipped } from "../../src/notifications/templates";
 import { createTestDatabase, type TestDatabase } from "../support/database";
-import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
+import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
 const from = "Shop <orders@shop.example>";
 const logger = createLogger({ level: "silent" });

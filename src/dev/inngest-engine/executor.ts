@@ -1,0 +1,319 @@
+import type { Logger } from "../../logger";
+import { AppUnreachableError, type AppClient } from "./app-client";
+import { callBody, callUrl, interpretResponse, normalizeError, type CallOutcome } from "./call-protocol";
+import type { EngineClock } from "./clock";
+import type { ConcurrencyLimiter, KeyedMutex } from "./concurrency";
+import { parseDurationMs, retryAfterMs, sleepWakeAtMs } from "./durations";
+import { compileExpression } from "./expressions";
+import type { EventIntake } from "./intake";
+import type { InternalEvent, RunLifecycle } from "./lifecycle";
+import type { FunctionRegistry } from "./registry";
+import type { NewJob, RunStore, StepRecord } from "./run-store";
+import type { Job, RunContext, SdkOp, SerializedError } from "./types";
+
+export interface ExecutorOptions {
+  /** Jobs executed at once (HTTP calls in flight, roughly). */
+  maxConcurrentJobs: number;
+  /** Virtual ms to wait before retry `attempt` (1-based) unless the app sent `retry-after`. */
+  retryBackoff: (attempt: number) => number;
+  /** Real ms an unreachable app is retried without spending attempts (covers an app restart). */
+  unreachableGraceMs: number;
+}
+
+interface Next {
+  continueWith?: Job;
+  reload?: boolean;
+  emit?: InternalEvent[];
+}
+
+/** Inngest-like exponential backoff, shortened for development: 1 s, 2 s, 4 s ... capped at 1 min. */
+export function defaultRetryBackoff(attempt: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attempt - 1), 60_000);
+}
+
+/**
+ * Executes claimed jobs. A call job keeps going on the same run for as long as the run has
+ * exactly one next thing to do (the sequential case), so a typical step costs one HTTP call
+ * and one SQL statement; parallel steps, sleeps and waits go back through the queue.
+ */
+export class Executor {
+  /** Jobs counted against maxConcurrentJobs (those waiting for a concurrency slot are not). */
+  active = 0;
+  private readonly tasks = new Set<Promise<void>>();
+  private stopping = false;
+  private readonly stopWaiters = new Set<() => void>();
+
+  constructor(
+    private readonly deps: {
+      logger: Logger;
+      clock: EngineClock;
+      runs: RunStore;
+      registry: FunctionRegistry;
+      app: AppClient;
+      limiter: ConcurrencyLimiter;
+      runLocks: KeyedMutex;
+      lifecycle: RunLifecycle;
+      intake: EventIntake;
+      wake: () => void;
+      noteTimer: (at: Date) => void;
+    },
+    private readonly options: ExecutorOptions,
+  ) {}
+
+  get capacity(): number {
+    return this.options.maxConcurrentJobs - this.active;
+  }
+
+  get busy(): boolean {
+    return this.tasks.size > 0;
+  }
+
+  start(job: Job): void {
+    this.active++;
+    const task: Promise<void> = this.execute(job)
+      .catch(async (error: unknown) => {
+        if (this.stopping) return;
+        this.deps.logger.error({ err: error, jobId: job.id, runId: job.runId }, "job failed unexpectedly; retrying later");
+        await this.deps.runs
+          .releaseJob(job.id, new Date(this.deps.clock.nowMs() + 5_000))
+          .catch((releaseError: unknown) => this.deps.logger.error({ err: releaseError }, "could not release job"));
+      })
+      .finally(() => {
+        this.tasks.delete(task);
+        this.active--;
+        this.deps.wake();
+      });
+    this.tasks.add(task);
+  }
+
+  /** Aborts calls in flight and waits for every task to notice; their jobs stay in PostgreSQL. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    for (const wake of this.stopWaiters) wake();
+    this.deps.app.abortAll();
+    await Promise.allSettled([...this.tasks]);
+  }
+
+  private async execute(job: Job): Promise<void> {
+    let current: Job | undefined = job;
+    if (job.kind !== "call") current = await this.resolveTimer(job);
+    let run = current ? await this.deps.runs.loadRun(current.runId) : undefined;
+    while (current && !this.stopping) {
+      if (!run || run.status !== "Running") {
+        await this.deps.runs.deleteJob(current.id);
+        return;
+      }
+      const outcome = await this.call(run, current);
+      if (outcome.kind === "stopped") return;
+      const runNow: RunContext = run;
+      const jobNow: Job = current;
+      const next: Next = await this.deps.runLocks.run(run.id, () => this.apply(runNow, jobNow, outcome));
+      if (next.emit) await this.deps.intake.emit(next.emit);
+      current = next.continueWith;
+      if (current && next.reload) run = await this.deps.runs.loadRun(current.runId);
+    }
+  }
+
+  /** A sleep ended or a wait timed out: memoise `null` and continue the run. */
+  private async resolveTimer(job: Job): Promise<Job | undefined> {
+    const result = await this.deps.runLocks.run(job.runId, () =>
+      this.deps.runs.advanceRun({
+        jobId: job.id,
+        runId: job.runId,
+        results: [{ id: job.stepId, name: job.stepName, op: job.kind === "sleep" ? "Sleep" : "WaitForEvent", result: { data: null } }],
+        newJobs: [],
+        now: this.deps.clock.now(),
+        claimDiscovery: true,
+      }),
+    );
+    return result.discovery;
+  }
+
+  private async call(run: RunContext, job: Job): Promise<CallOutcome> {
+    const fn = this.deps.registry.get(run.functionId);
+    if (!fn) {
+      return {
+        kind: "error",
+        retriable: false,
+        error: { name: "Error", message: `Function "${run.functionId}" is not synced with the local engine` },
+      };
+    }
+    const url = callUrl(fn.url, fn.id, job.stepId);
+    const body = callBody(run, job);
+    let unreachableSince: number | undefined;
+    for (let failures = 0; ; failures++) {
+      const release = await this.acquireSlots(run);
+      let failure: string;
+      try {
+        if (this.stopping) return { kind: "stopped" };
+        const response = await this.deps.app.request("POST", url, body);
+        // A proxy in front of a restarting app answers 502-504; that is "unreachable" too.
+        if (![502, 503, 504].includes(response.status)) return interpretResponse(response);
+        failure = `HTTP ${response.status} from ${new URL(url).origin}`;
+      } catch (error) {
+        if (!(error instanceof AppUnreachableError) || this.stopping) {
+          if (this.stopping) return { kind: "stopped" };
+          throw error;
+        }
+        failure = error.message;
+      } finally {
+        release();
+      }
+      unreachableSince ??= Date.now();
+      if (Date.now() - unreachableSince >= this.options.unreachableGraceMs) {
+        return { kind: "error", retriable: true, error: { name: "AppUnreachableError", message: failure } };
+      }
+      if (failures === 0) this.deps.logger.warn({ runId: run.id, failure }, "app unreachable; retrying without spending an attempt");
+      await this.pause(Math.min(250 * 2 ** failures, 5_000));
+    }
+  }
+
+  private async acquireSlots(run: RunContext): Promise<() => void> {
+    if (run.concurrency.length === 0) return () => undefined;
+    // Waiting for a slot does not count against maxConcurrentJobs, so other keys keep flowing.
+    this.active--;
+    this.deps.wake();
+    try {
+      return await this.deps.limiter.acquire(run.concurrency);
+    } finally {
+      this.active++;
+    }
+  }
+
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.stopWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.stopWaiters.add(done);
+    });
+  }
+
+  private async apply(run: RunContext, job: Job, outcome: Exclude<CallOutcome, { kind: "stopped" }>): Promise<Next> {
+    switch (outcome.kind) {
+      case "completed":
+        await this.deps.lifecycle.complete(run.id, outcome.output);
+        return {};
+      case "error": {
+        const attempt = job.attempt + 1;
+        if (outcome.retriable && attempt < run.maxAttempts) {
+          const runAt = this.retryAt(attempt, outcome.retryAfter);
+          this.deps.logger.info(
+            { runId: run.id, functionId: run.functionId, attempt, retryAt: runAt, error: outcome.error.message },
+            "function errored; retrying",
+          );
+          return this.advance(run, job, [], [{ kind: "call", stepId: job.stepId, stepName: job.stepName, attempt, runAt }]);
+        }
+        const notice = await this.deps.lifecycle.fail(run.id, outcome.error);
+        return { emit: notice ? [notice] : [] };
+      }
+      case "ops":
+        return this.applyOps(run, job, outcome.ops, outcome.retryAfter);
+    }
+  }
+
+  private retryAt(attempt: number, retryAfter: string | undefined): Date {
+    const nowMs = this.deps.clock.nowMs();
+    return new Date(nowMs + (retryAfterMs(retryAfter, nowMs) ?? this.options.retryBackoff(attempt)));
+  }
+
+  private async applyOps(run: RunContext, job: Job, ops: SdkOp[], retryAfter: string | undefined): Promise<Next> {
+    const nowMs = this.deps.clock.nowMs();
+    const results: StepRecord[] = [];
+    const newJobs: NewJob[] = [];
+    const failStep = (op: SdkOp, name: string | null, message: string): void => {
+      results.push({ id: op.id, name, op: op.op, result: { error: { name: "Error", message } } });
+    };
+    for (const op of ops) {
+      const name = op.displayName ?? op.name ?? null;
+      switch (op.op) {
+        case "StepRun":
+          results.push({
+            id: op.id,
+            name,
+            op: op.opts?.type === "step.sendEvent" ? "SendEvent" : "StepRun",
+            result: { data: op.data ?? null },
+          });
+          break;
+        case "StepFailed":
+          results.push({ id: op.id, name, op: op.op, result: { error: stepError(op) } });
+          break;
+        case "StepError": {
+          const attempt = job.attempt + 1;
+          if (attempt >= run.maxAttempts) {
+            results.push({ id: op.id, name, op: "StepFailed", result: { error: stepError(op) } });
+          } else {
+            this.deps.logger.info({ runId: run.id, step: name, attempt, error: op.error?.message }, "step errored; retrying");
+            newJobs.push({ kind: "call", stepId: op.id, stepName: name, attempt, runAt: this.retryAt(attempt, retryAfter) });
+          }
+          break;
+        }
+        case "StepPlanned":
+          if (!run.steps.has(op.id)) newJobs.push({ kind: "call", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(nowMs) });
+          break;
+        case "Sleep": {
+          const wakeAt = sleepWakeAtMs(op.name ?? "", nowMs);
+          if (wakeAt === undefined) failStep(op, name, `Cannot read sleep duration "${op.name}"`);
+          else newJobs.push({ kind: "sleep", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(wakeAt) });
+          break;
+        }
+        case "WaitForEvent": {
+          const wait = this.waitJob(op, name, nowMs);
+          if (typeof wait === "string") failStep(op, name, wait);
+          else newJobs.push(wait);
+          break;
+        }
+        case "RunComplete":
+          await this.deps.lifecycle.complete(run.id, op.data ?? null, results);
+          return {};
+        default:
+          failStep(op, name, `${op.op} is not supported by the local Inngest engine`);
+      }
+    }
+    return this.advance(run, job, results, newJobs);
+  }
+
+  private waitJob(op: SdkOp, name: string | null, nowMs: number): NewJob | string {
+    const eventName = op.name;
+    const timeout = typeof op.opts?.timeout === "string" ? parseDurationMs(op.opts.timeout) : undefined;
+    const expression = typeof op.opts?.if === "string" ? op.opts.if : undefined;
+    if (!eventName) return "waitForEvent without an event name";
+    if (timeout === undefined) return `Cannot read waitForEvent timeout "${String(op.opts?.timeout)}"`;
+    if (expression) {
+      try {
+        compileExpression(expression);
+      } catch (error) {
+        return error instanceof Error ? error.message : String(error);
+      }
+    }
+    this.deps.intake.noteWait(eventName);
+    return { kind: "wait", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(nowMs + timeout), eventName, expression };
+  }
+
+  private async advance(run: RunContext, job: Job, results: StepRecord[], newJobs: NewJob[]): Promise<Next> {
+    const now = this.deps.clock.now();
+    const { found, discovery, queued } = await this.deps.runs.advanceRun({
+      jobId: job.id,
+      runId: run.id,
+      results,
+      newJobs,
+      now,
+      claimDiscovery: true,
+    });
+    if (!found) return {};
+    for (const result of results) run.steps.set(result.id, result.result);
+    for (const queuedJob of queued) {
+      if (queuedJob.runAt.getTime() <= now.getTime()) this.deps.wake();
+      else this.deps.noteTimer(queuedJob.runAt);
+    }
+    // After a planned step, siblings may have written results this context has not seen.
+    return { continueWith: discovery, reload: job.stepId !== "step" };
+  }
+}
+
+function stepError(op: SdkOp): SerializedError {
+  return normalizeError(op.error, `Step "${op.displayName ?? op.id}" failed`);
+}

@@ -1,0 +1,212 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import expressApp from "express";
+import type express from "express";
+import type { Logger } from "../../logger";
+import { createApi } from "./api";
+import { AppClient } from "./app-client";
+import { createEngineClock, type EngineClock } from "./clock";
+import { ConcurrencyLimiter, KeyedMutex } from "./concurrency";
+import { openEngineDatabase, type EngineDatabase } from "./database";
+import { EventStore } from "./event-store";
+import { defaultRetryBackoff, Executor } from "./executor";
+import { EventIntake } from "./intake";
+import { RunLifecycle } from "./lifecycle";
+import { FunctionRegistry } from "./registry";
+import { RunStore } from "./run-store";
+import { Scheduler } from "./scheduler";
+import { AppSync } from "./sync";
+
+export { createEngineClock, type EngineClock } from "./clock";
+export { ExpressionError } from "./expressions";
+
+export interface LocalEngineOptions {
+  /** PostgreSQL holding the engine's state (its own schema, created on start). */
+  databaseUrl: string;
+  schema?: string;
+  logger: Logger;
+  /** serve() URLs to sync in-band once the engine is up (retried while the app starts). */
+  appUrls?: string[];
+  /** Virtual clock; default real time. */
+  clock?: EngineClock;
+  /** When set, requests to the app are signed like Inngest Cloud's (`X-Inngest-Signature`). */
+  signingKey?: string;
+  /** PostgreSQL connections in the pool (default 8). */
+  poolSize?: number;
+  /** Jobs executed at once (default 64). */
+  maxConcurrentJobs?: number;
+  /** Virtual ms before retry `attempt` (1-based) when the app sent no `retry-after`; default 1 s doubling to 1 min. */
+  retryBackoff?: (attempt: number) => number;
+  /** Real ms a call to an unreachable app is retried without spending an attempt (default 60 s). */
+  appUnreachableGraceMs?: number;
+  /** Real ms to wait for the app's reply to one call (default 5 min). */
+  requestTimeoutMs?: number;
+  /** Real ms between fallback polls for due work (default 1 s). */
+  pollIntervalMs?: number;
+}
+
+export interface LocalEngine {
+  /** Resolves once the schema exists, stored functions are loaded and `appUrls` had a sync attempt. */
+  ready(): Promise<void>;
+  listen(port: number, host?: string): Promise<{ url: string }>;
+  /** Inngest's HTTP API (event API, /fn/register, /v1 REST); mountable by the caller. */
+  handler: express.Express;
+  sync(appUrl: string): Promise<void>;
+  clock: {
+    now(): Date;
+    /** Moves virtual time, fires what came due and waits until the engine is idle again. */
+    advance(ms: number): Promise<void>;
+  };
+  /**
+   * Resolves when no run has runnable work: every run is finished, sleeping or waiting for an
+   * event. Retries waiting for their backoff count as runnable unless the clock is frozen
+   * (timeScale 0), in which case only `clock.advance` can bring them due.
+   */
+  drain(): Promise<void>;
+  /** Stops loops, aborts calls in flight and closes the pool; state stays in PostgreSQL. */
+  close(): Promise<void>;
+}
+
+interface Core {
+  db: EngineDatabase;
+  runs: RunStore;
+  intake: EventIntake;
+  scheduler: Scheduler;
+  executor: Executor;
+  sync: AppSync;
+  api: express.Express;
+}
+
+export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
+  const logger = options.logger.child({ component: "inngest-engine" });
+  const clock = options.clock ?? createEngineClock();
+  const schema = options.schema ?? "inngest_local";
+  const registry = new FunctionRegistry();
+  const runLocks = new KeyedMutex();
+  const limiter = new ConcurrencyLimiter();
+  const app = new AppClient({ signingKey: options.signingKey, timeoutMs: options.requestTimeoutMs ?? 300_000 });
+  let server: http.Server | undefined;
+  let closed = false;
+
+  const initialise = async (): Promise<Core> => {
+    const db = await openEngineDatabase({ url: options.databaseUrl, schema, poolSize: options.poolSize ?? 8 });
+    const runs = new RunStore(db.pool, schema);
+    const events = new EventStore(db.pool, schema);
+    const lifecycle = new RunLifecycle(runs, clock, logger);
+    // The scheduler needs the executor and the executor wakes the scheduler: late-bound.
+    const late: { scheduler?: Scheduler } = {};
+    const wake = (): void => late.scheduler?.wake();
+    const noteTimer = (at: Date): void => late.scheduler?.noteTimer(at);
+    const intake = new EventIntake({ logger, clock, runs, events, registry, lifecycle, runLocks, wake });
+    const executor = new Executor(
+      { logger, clock, runs, registry, app, limiter, runLocks, lifecycle, intake, wake, noteTimer },
+      {
+        maxConcurrentJobs: options.maxConcurrentJobs ?? 64,
+        retryBackoff: options.retryBackoff ?? defaultRetryBackoff,
+        unreachableGraceMs: options.appUnreachableGraceMs ?? 60_000,
+      },
+    );
+    const scheduler = new Scheduler(
+      { logger, clock, runs, events, registry, intake, executor },
+      { pollIntervalMs: options.pollIntervalMs ?? 1_000 },
+    );
+    late.scheduler = scheduler;
+    const sync = new AppSync({ logger, clock, events, registry, app, onFunctionsChanged: () => scheduler.refreshCrons() });
+    await sync.restore();
+    await intake.loadWaitedNames();
+    await scheduler.start();
+    const api = createApi({ logger, runs, events, intake, lifecycle, runLocks, registry, sync });
+    return { db, runs, intake, scheduler, executor, sync, api };
+  };
+
+  const corePromise = initialise();
+  // Callers may never await ready(); keep a failed start from becoming an unhandled rejection.
+  corePromise.catch((error: unknown) => logger.error({ err: error }, "local engine failed to start"));
+
+  const syncWithRetry = async (core: Core, url: string): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await core.sync.sync(url);
+        return;
+      } catch (error) {
+        if (attempt >= 20 || closed) {
+          logger.error({ err: error, url }, "could not sync app");
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 2_000)));
+      }
+    }
+  };
+  const readyPromise = corePromise.then(async (core) => {
+    await Promise.all((options.appUrls ?? []).map((url) => syncWithRetry(core, url)));
+  });
+  readyPromise.catch(() => undefined);
+
+  // Requests that arrive while the engine starts wait for it instead of failing.
+  const handler = expressApp();
+  handler.disable("x-powered-by");
+  handler.use((req, res, next) => {
+    corePromise.then((core) => core.api(req, res, next), next);
+  });
+
+  const drain = async (): Promise<void> => {
+    const core = await corePromise;
+    for (;;) {
+      const idle = (): boolean => !core.executor.busy && core.scheduler.idle && core.intake.pending === 0;
+      if (idle()) {
+        const busy = await core.runs.hasRunnableWork(clock.now(), clock.timeScale > 0);
+        if (!busy && idle()) return;
+        core.scheduler.wake();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+
+  return {
+    ready: () => readyPromise,
+    handler,
+    async listen(port, host = "127.0.0.1") {
+      await corePromise;
+      const listening = http.createServer(handler);
+      await new Promise<void>((resolve, reject) => {
+        listening.once("error", reject);
+        listening.listen(port, host, () => resolve());
+      });
+      server = listening;
+      const address = listening.address() as AddressInfo;
+      const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+      const url = `http://${shownHost.includes(":") ? `[${shownHost}]` : shownHost}:${address.port}`;
+      logger.info({ url }, "local Inngest engine listening");
+      return { url };
+    },
+    async sync(appUrl) {
+      const core = await corePromise;
+      await core.sync.sync(appUrl);
+    },
+    clock: {
+      now: () => clock.now(),
+      async advance(ms) {
+        await corePromise;
+        clock.shift(ms);
+        await drain();
+      },
+    },
+    drain,
+    async close() {
+      if (closed) return;
+      closed = true;
+      const core = await corePromise.catch(() => undefined);
+      if (server) {
+        const closing = server;
+        await new Promise<void>((resolve) => {
+          closing.close(() => resolve());
+          closing.closeAllConnections();
+        });
+      }
+      if (!core) return;
+      core.scheduler.stop();
+      await core.executor.stop();
+      await core.db.close();
+    },
+  };
+}

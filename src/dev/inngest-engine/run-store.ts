@@ -1,0 +1,405 @@
+import type { Pool } from "pg";
+import { quoteIdent } from "./database";
+import type { ConcurrencySlot, EngineEvent, Job, JobKind, RunContext, RunStatus, SerializedError, StepResult } from "./types";
+
+/** A step result to memoise, with what the REST API shows about it. */
+export interface StepRecord {
+  id: string;
+  name: string | null;
+  op: string;
+  result: StepResult;
+}
+
+export interface NewJob {
+  kind: JobKind;
+  stepId: string;
+  stepName?: string | null;
+  attempt: number;
+  runAt: Date;
+  eventName?: string;
+  expression?: string;
+}
+
+export interface NewRun {
+  id: string;
+  functionId: string;
+  /** The internal id of the triggering event (what the event API returned). */
+  eventId: string;
+  event: EngineEvent;
+  events: EngineEvent[];
+  maxAttempts: number;
+  concurrency: ConcurrencySlot[];
+  idempotency?: { key: string; expiresAt: Date };
+  cancellations: { eventName: string; expression: string | null; expiresAt: Date | null }[];
+}
+
+export interface PendingMatch {
+  runId: string;
+  jobId: string;
+  stepId: string;
+  stepName: string | null;
+  functionId: string;
+  expression: string | null;
+  runEvent: EngineEvent;
+}
+
+interface JobRow {
+  id: string;
+  run_id: string;
+  kind: JobKind;
+  step_id: string;
+  step_name: string | null;
+  attempt: number;
+  run_at: Date | string;
+  event_name: string | null;
+  expression: string | null;
+}
+
+function toJob(row: JobRow): Job {
+  return {
+    id: String(row.id),
+    runId: row.run_id,
+    kind: row.kind,
+    stepId: row.step_id,
+    stepName: row.step_name,
+    attempt: row.attempt,
+    runAt: new Date(row.run_at),
+    eventName: row.event_name,
+    expression: row.expression,
+  };
+}
+
+export interface RunRow {
+  id: string;
+  function_id: string;
+  event_id: string | null;
+  event: EngineEvent;
+  status: RunStatus;
+  output: unknown;
+  error: SerializedError | null;
+  started_at: Date;
+  ended_at: Date | null;
+}
+
+export interface StepRow {
+  id: string;
+  name: string | null;
+  op: string | null;
+  result: StepResult;
+  completed_at: Date;
+}
+
+export interface PendingJobRow {
+  kind: JobKind;
+  step_id: string;
+  step_name: string | null;
+  attempt: number;
+  run_at: Date;
+  event_name: string | null;
+}
+
+/** Runs, their memoised steps and their pending jobs. Every method is one SQL statement. */
+export class RunStore {
+  private readonly s: string;
+
+  constructor(
+    private readonly pool: Pool,
+    schema: string,
+  ) {
+    this.s = quoteIdent(schema);
+  }
+
+  /** Creates the run, its first job and its cancellation hooks, unless the idempotency key is taken. */
+  async createRun(run: NewRun, now: Date): Promise<boolean> {
+    const s = this.s;
+    const { rows } = await this.pool.query(
+      `WITH idem AS (
+         INSERT INTO ${s}.idempotency_keys (function_id, key, run_id, expires_at)
+         SELECT $2, $8::text, $1, $9 WHERE $8::text IS NOT NULL
+         ON CONFLICT (function_id, key) DO UPDATE
+           SET run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at
+           WHERE ${s}.idempotency_keys.expires_at <= $10
+         RETURNING 1
+       ), run AS (
+         INSERT INTO ${s}.runs (id, function_id, event_id, event, events, status, max_attempts, concurrency, started_at)
+         SELECT $1, $2, $3, $4, $5, 'Running', $6, $7, $10
+         WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+         RETURNING id
+       ), job AS (
+         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at)
+         SELECT id, 'call', 'step', 0, $10 FROM run
+       ), cancel AS (
+         INSERT INTO ${s}.cancellations (run_id, function_id, event_name, expression, expires_at)
+         SELECT run.id, $2, c.event_name, c.expression, c.expires_at
+         FROM run, jsonb_to_recordset($11::jsonb) AS c(event_name text, expression text, expires_at timestamptz)
+       )
+       SELECT count(*)::int AS created FROM run`,
+      [
+        run.id,
+        run.functionId,
+        run.eventId,
+        JSON.stringify(run.event),
+        JSON.stringify(run.events),
+        run.maxAttempts,
+        JSON.stringify(run.concurrency),
+        run.idempotency?.key ?? null,
+        run.idempotency?.expiresAt ?? null,
+        now,
+        JSON.stringify(
+          run.cancellations.map((c) => ({ event_name: c.eventName, expression: c.expression, expires_at: c.expiresAt })),
+        ),
+      ],
+    );
+    return rows[0]?.created === 1;
+  }
+
+  async loadRun(runId: string): Promise<RunContext | undefined> {
+    const { rows } = await this.pool.query<{
+      id: string;
+      function_id: string;
+      status: RunStatus;
+      event: EngineEvent;
+      events: EngineEvent[];
+      max_attempts: number;
+      concurrency: ConcurrencySlot[];
+      steps: { id: string; result: StepResult }[];
+    }>(
+      `SELECT r.id, r.function_id, r.status, r.event, r.events, r.max_attempts, r.concurrency,
+              COALESCE((SELECT json_agg(json_build_object('id', st.id, 'result', st.result) ORDER BY st.seq)
+                        FROM ${this.s}.steps st WHERE st.run_id = r.id), '[]') AS steps
+       FROM ${this.s}.runs r WHERE r.id = $1`,
+      [runId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      id: row.id,
+      functionId: row.function_id,
+      status: row.status,
+      event: row.event,
+      events: row.events,
+      maxAttempts: row.max_attempts,
+      concurrency: row.concurrency,
+      steps: new Map(row.steps.map((step) => [step.id, step.result])),
+    };
+  }
+
+  /** Claims due jobs; SKIP LOCKED keeps concurrent claimers from taking the same job. */
+  async claimDue(now: Date, limit: number): Promise<Job[]> {
+    const { rows } = await this.pool.query<JobRow>(
+      `UPDATE ${this.s}.jobs SET claimed = true
+       WHERE id IN (SELECT id FROM ${this.s}.jobs WHERE NOT claimed AND run_at <= $1
+                    ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+       RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression`,
+      [now, limit],
+    );
+    return rows.map(toJob).sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || Number(a.id) - Number(b.id));
+  }
+
+  async nextDueAt(): Promise<Date | undefined> {
+    const { rows } = await this.pool.query<{ at: Date | null }>(
+      `SELECT min(run_at) AS at FROM ${this.s}.jobs WHERE NOT claimed`,
+    );
+    return rows[0]?.at ?? undefined;
+  }
+
+  /** Work that is due now, or (when time flows by itself) retries that will come due. */
+  async hasRunnableWork(now: Date, includeFutureCalls: boolean): Promise<boolean> {
+    const { rows } = await this.pool.query<{ busy: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.s}.jobs WHERE run_at <= $1 OR ($2 AND kind = 'call')) AS busy`,
+      [now, includeFutureCalls],
+    );
+    return rows[0]?.busy ?? false;
+  }
+
+  /**
+   * The one transition for a run in flight: the current job is consumed, step results are
+   * memoised and new jobs are queued. When nothing else is pending for the run, a discovery
+   * call (`stepId=step`) is queued so the SDK can tell what comes next; parallel steps thus
+   * report back before the function continues. Returns found=false when the job no longer
+   * exists (the run was cancelled or finished meanwhile).
+   */
+  async advanceRun(input: {
+    jobId: string;
+    runId: string;
+    results: StepRecord[];
+    newJobs: NewJob[];
+    now: Date;
+    claimDiscovery: boolean;
+  }): Promise<{ found: boolean; discovery?: Job; queued: Job[] }> {
+    const s = this.s;
+    const { rows } = await this.pool.query<{ found: number; discovery: JobRow | null; queued: JobRow[] | null }>(
+      `WITH cur AS (
+         DELETE FROM ${s}.jobs WHERE id = $1 RETURNING run_id
+       ), saved AS (
+         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at)
+         SELECT cur.run_id, r.id, r.name, r.op, r.result, $4
+         FROM cur, jsonb_to_recordset($3::jsonb) AS r(id text, name text, op text, result jsonb)
+         ON CONFLICT (run_id, id) DO NOTHING
+       ), others AS (
+         SELECT step_id FROM ${s}.jobs WHERE run_id = $2 AND id <> $1
+       ), queued AS (
+         INSERT INTO ${s}.jobs (run_id, kind, step_id, step_name, attempt, run_at, event_name, expression)
+         SELECT cur.run_id, j.kind, j.step_id, j.step_name, j.attempt, j.run_at, j.event_name, j.expression
+         FROM cur, jsonb_to_recordset($5::jsonb) AS j(kind text, step_id text, step_name text, attempt int, run_at timestamptz, event_name text, expression text)
+         WHERE j.step_id NOT IN (SELECT step_id FROM others)
+         RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
+       ), discovery AS (
+         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed)
+         SELECT cur.run_id, 'call', 'step', 0, $4, $6 FROM cur
+         WHERE jsonb_array_length($5::jsonb) = 0 AND NOT EXISTS (SELECT 1 FROM others)
+         RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
+       )
+       SELECT (SELECT count(*)::int FROM cur) AS found,
+              (SELECT row_to_json(discovery) FROM discovery) AS discovery,
+              (SELECT json_agg(queued) FROM queued) AS queued`,
+      [
+        input.jobId,
+        input.runId,
+        JSON.stringify(input.results),
+        input.now,
+        JSON.stringify(
+          input.newJobs.map((job) => ({
+            kind: job.kind,
+            step_id: job.stepId,
+            step_name: job.stepName ?? null,
+            attempt: job.attempt,
+            run_at: job.runAt.toISOString(),
+            event_name: job.eventName ?? null,
+            expression: job.expression ?? null,
+          })),
+        ),
+        input.claimDiscovery,
+      ],
+    );
+    const row = rows[0];
+    return {
+      found: (row?.found ?? 0) > 0,
+      discovery: row?.discovery ? toJob(row.discovery) : undefined,
+      queued: (row?.queued ?? []).map(toJob),
+    };
+  }
+
+  /** Ends a running run; returns undefined when it had already ended. */
+  async finishRun(
+    runId: string,
+    status: Exclude<RunStatus, "Running">,
+    outcome: { output?: unknown; error?: SerializedError; results?: StepRecord[] },
+    now: Date,
+  ): Promise<{ functionId: string; event: EngineEvent } | undefined> {
+    const s = this.s;
+    const { rows } = await this.pool.query<{ function_id: string; event: EngineEvent }>(
+      `WITH run AS (
+         UPDATE ${s}.runs SET status = $2, output = $3, error = $4, ended_at = $5
+         WHERE id = $1 AND status = 'Running'
+         RETURNING id, function_id, event
+       ), saved AS (
+         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at)
+         SELECT run.id, r.id, r.name, r.op, r.result, $5
+         FROM run, jsonb_to_recordset($6::jsonb) AS r(id text, name text, op text, result jsonb)
+         ON CONFLICT (run_id, id) DO NOTHING
+       ), jobs AS (
+         DELETE FROM ${s}.jobs WHERE run_id IN (SELECT id FROM run)
+       ), cancels AS (
+         DELETE FROM ${s}.cancellations WHERE run_id IN (SELECT id FROM run)
+       )
+       SELECT function_id, event FROM run`,
+      [
+        runId,
+        status,
+        outcome.output === undefined ? null : JSON.stringify(outcome.output),
+        outcome.error === undefined ? null : JSON.stringify(outcome.error),
+        now,
+        JSON.stringify(outcome.results ?? []),
+      ],
+    );
+    const row = rows[0];
+    return row ? { functionId: row.function_id, event: row.event } : undefined;
+  }
+
+  /** Hands a claimed job back to the queue (after an unexpected error) to be tried again later. */
+  async releaseJob(jobId: string, runAt: Date): Promise<void> {
+    await this.pool.query(`UPDATE ${this.s}.jobs SET claimed = false, run_at = $2 WHERE id = $1`, [jobId, runAt]);
+  }
+
+  async deleteJob(jobId: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.s}.jobs WHERE id = $1`, [jobId]);
+  }
+
+  /** waitForEvent steps of running runs that wait for this event name. */
+  async findWaits(eventName: string): Promise<PendingMatch[]> {
+    const { rows } = await this.pool.query<{
+      job_id: string;
+      run_id: string;
+      step_id: string;
+      step_name: string | null;
+      function_id: string;
+      expression: string | null;
+      event: EngineEvent;
+    }>(
+      `SELECT j.id AS job_id, j.run_id, j.step_id, j.step_name, r.function_id, j.expression, r.event
+       FROM ${this.s}.jobs j JOIN ${this.s}.runs r ON r.id = j.run_id
+       WHERE j.kind = 'wait' AND j.event_name = $1 AND r.status = 'Running'
+       ORDER BY j.id`,
+      [eventName],
+    );
+    return rows.map((row) => ({
+      jobId: String(row.job_id),
+      runId: row.run_id,
+      stepId: row.step_id,
+      stepName: row.step_name,
+      functionId: row.function_id,
+      expression: row.expression,
+      runEvent: row.event,
+    }));
+  }
+
+  async findCancellations(eventName: string, now: Date): Promise<Omit<PendingMatch, "jobId" | "stepId" | "stepName">[]> {
+    const { rows } = await this.pool.query<{ run_id: string; function_id: string; expression: string | null; event: EngineEvent }>(
+      `SELECT c.run_id, c.function_id, c.expression, r.event
+       FROM ${this.s}.cancellations c JOIN ${this.s}.runs r ON r.id = c.run_id
+       WHERE c.event_name = $1 AND (c.expires_at IS NULL OR c.expires_at > $2) AND r.status = 'Running'`,
+      [eventName, now],
+    );
+    return rows.map((row) => ({ runId: row.run_id, functionId: row.function_id, expression: row.expression, runEvent: row.event }));
+  }
+
+  /** Event names that running runs wait for; lets event intake skip the lookup for all others. */
+  async waitedEventNames(): Promise<string[]> {
+    const { rows } = await this.pool.query<{ event_name: string }>(
+      `SELECT DISTINCT event_name FROM ${this.s}.jobs WHERE kind = 'wait'`,
+    );
+    return rows.map((row) => row.event_name);
+  }
+
+  async getRun(runId: string): Promise<{ run: RunRow; steps: StepRow[]; pending: PendingJobRow[] } | undefined> {
+    const { rows } = await this.pool.query<RunRow & { steps: StepRow[]; pending: PendingJobRow[] }>(
+      `SELECT r.id, r.function_id, r.event_id, r.event, r.status, r.output, r.error, r.started_at, r.ended_at,
+              COALESCE((SELECT json_agg(json_build_object('id', st.id, 'name', st.name, 'op', st.op,
+                         'result', st.result, 'completed_at', st.completed_at) ORDER BY st.seq)
+                        FROM ${this.s}.steps st WHERE st.run_id = r.id), '[]') AS steps,
+              COALESCE((SELECT json_agg(json_build_object('kind', j.kind, 'step_id', j.step_id, 'step_name', j.step_name, 'attempt', j.attempt,
+                         'run_at', j.run_at, 'event_name', j.event_name) ORDER BY j.id)
+                        FROM ${this.s}.jobs j WHERE j.run_id = r.id), '[]') AS pending
+       FROM ${this.s}.runs r WHERE r.id = $1`,
+      [runId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    const { steps, pending, ...run } = row;
+    return { run, steps, pending };
+  }
+
+  async listRuns(filter: { eventId?: string; functionId?: string; status?: string; limit: number }): Promise<RunRow[]> {
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT id, function_id, event_id, event, status, output, error, started_at, ended_at
+       FROM ${this.s}.runs
+       WHERE ($1::text IS NULL OR event_id = $1
+              OR event_id IN (SELECT internal_id FROM ${this.s}.events WHERE id = $1 AND NOT deduplicated)) AND ($2::text IS NULL OR function_id = $2)
+         AND ($3::text IS NULL OR status = $3)
+       ORDER BY started_at, id LIMIT $4`,
+      [filter.eventId ?? null, filter.functionId ?? null, filter.status ?? null, filter.limit],
+    );
+    return rows;
+  }
+}

@@ -1,0 +1,176 @@
+import type { Logger } from "../../logger";
+import type { EngineClock } from "./clock";
+import { cronKey, type EventStore } from "./event-store";
+import type { Executor } from "./executor";
+import type { EventIntake } from "./intake";
+import { ulid } from "./ids";
+import type { FunctionRegistry } from "./registry";
+import type { RunStore } from "./run-store";
+
+const maxTimerDelayMs = 2 ** 31 - 1;
+
+/**
+ * Feeds the executor. Enqueued work wakes it in-process (no polling on the hot path); future
+ * work (sleeps, wait timeouts, retries, cron) arms one timer for the earliest due time, and a
+ * slow poll covers anything else. With a frozen clock only `clock.shift` moves things.
+ */
+export class Scheduler {
+  private pumping = false;
+  private pumpAgain = false;
+  private pumpScheduled = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | undefined;
+  private poller: NodeJS.Timeout | undefined;
+  /** Earliest known run_at of an unclaimed job (virtual ms); undefined = ask the database. */
+  private earliestJobAt: number | undefined;
+  private readonly cronLastFire = new Map<string, number>();
+  private unsubscribeClock: (() => void) | undefined;
+
+  constructor(
+    private readonly deps: {
+      logger: Logger;
+      clock: EngineClock;
+      runs: RunStore;
+      events: EventStore;
+      registry: FunctionRegistry;
+      intake: EventIntake;
+      executor: Executor;
+    },
+    private readonly options: { pollIntervalMs: number },
+  ) {}
+
+  async start(): Promise<void> {
+    await this.refreshCrons();
+    this.unsubscribeClock = this.deps.clock.onShift(() => this.onTimer());
+    this.poller = setInterval(() => this.onTimer(), this.options.pollIntervalMs);
+    this.poller.unref();
+    this.onTimer();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    clearInterval(this.poller);
+    this.unsubscribeClock?.();
+  }
+
+  /** Something became runnable now: claim it soon, coalescing bursts into one claim query. */
+  wake = (): void => {
+    if (this.pumpScheduled || this.stopped) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      void this.pump();
+    });
+  };
+
+  /** A job was queued for later. */
+  noteTimer = (at: Date): void => {
+    const atMs = at.getTime();
+    if (this.earliestJobAt === undefined || atMs < this.earliestJobAt) {
+      this.earliestJobAt = atMs;
+      this.armTimer();
+    }
+  };
+
+  /** Crons of newly synced functions start counting from now. */
+  async refreshCrons(): Promise<void> {
+    const crons = this.deps.registry.all().flatMap((fn) => fn.crons.map((cron) => ({ functionId: fn.id, cron: cron.source })));
+    const lastFires = await this.deps.events.cronLastFires(crons, this.deps.clock.now());
+    this.cronLastFire.clear();
+    for (const [key, at] of lastFires) this.cronLastFire.set(key, at);
+    this.armTimer();
+  }
+
+  get idle(): boolean {
+    return !this.pumping && !this.pumpScheduled;
+  }
+
+  private onTimer(): void {
+    if (this.stopped) return;
+    this.earliestJobAt = undefined;
+    void this.pump().then(() => this.refreshEarliest());
+  }
+
+  private async refreshEarliest(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      const next = await this.deps.runs.nextDueAt();
+      const nextMs = next?.getTime();
+      if (nextMs !== undefined && (this.earliestJobAt === undefined || nextMs < this.earliestJobAt)) this.earliestJobAt = nextMs;
+      this.armTimer();
+    } catch (error) {
+      if (!this.stopped) this.deps.logger.error({ err: error }, "could not read the next timer");
+    }
+  }
+
+  private nextCronAt(): number | undefined {
+    let next: number | undefined;
+    for (const fn of this.deps.registry.all()) {
+      for (const cron of fn.crons) {
+        const last = this.cronLastFire.get(cronKey(fn.id, cron.source));
+        if (last === undefined) continue;
+        const at = cron.nextAfter(last);
+        if (next === undefined || at < next) next = at;
+      }
+    }
+    return next;
+  }
+
+  private armTimer(): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    const candidates = [this.earliestJobAt, this.nextCronAt()].filter((at): at is number => at !== undefined);
+    if (candidates.length === 0) return;
+    const delay = this.deps.clock.realDelayUntil(Math.min(...candidates));
+    if (!Number.isFinite(delay)) return;
+    this.timer = setTimeout(() => this.onTimer(), Math.min(delay, maxTimerDelayMs));
+    this.timer.unref();
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        if (this.stopped) return;
+        await this.fireDueCrons();
+        const executor = this.deps.executor;
+        const capacity = executor.capacity;
+        if (capacity <= 0) break;
+        const jobs = await this.deps.runs.claimDue(this.deps.clock.now(), capacity);
+        for (const job of jobs) executor.start(job);
+        if (jobs.length === capacity) this.pumpAgain = true;
+      } while (this.pumpAgain);
+    } catch (error) {
+      if (!this.stopped) this.deps.logger.error({ err: error }, "claiming jobs failed");
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Fires each due cron once, for its latest due time (missed fires are not replayed). */
+  private async fireDueCrons(): Promise<void> {
+    const nowMs = this.deps.clock.nowMs();
+    for (const fn of this.deps.registry.all()) {
+      for (const cron of fn.crons) {
+        const key = cronKey(fn.id, cron.source);
+        const last = this.cronLastFire.get(key);
+        if (last === undefined) continue;
+        let due = cron.nextAfter(last);
+        if (due > nowMs) continue;
+        for (let next = cron.nextAfter(due); next <= nowMs; next = cron.nextAfter(due)) due = next;
+        const won = await this.deps.events.cronAdvance(fn.id, cron.source, new Date(last), new Date(due));
+        this.cronLastFire.set(key, due);
+        this.armTimer();
+        if (!won) continue;
+        const event = { id: ulid(due), name: "inngest/scheduled.timer", data: { cron: cron.source }, ts: due };
+        await this.deps.intake.startRun(fn, event, event.id);
+      }
+    }
+  }
+}

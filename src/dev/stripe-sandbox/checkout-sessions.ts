@@ -1,0 +1,348 @@
+import type Stripe from "stripe";
+import type { Origin, Outcome, SandboxContext } from "./context";
+import { customerOrigin, unixSeconds } from "./context";
+import type { DeclineCode } from "./errors";
+import { stripeErrors } from "./errors";
+import { recordEvent } from "./events";
+import { fromFixture } from "./fixtures";
+import type { ParamValue, Params } from "./form";
+import { optionalHash, optionalInteger, optionalList, optionalString, requiredString, stringMap } from "./form";
+import { stripeId } from "./ids";
+import type { PaymentSettings } from "./store";
+import { chargeOf, declinePayment, newCharge, newPaymentIntent, retrievePaymentIntent } from "./payment-intents";
+
+export type CompletionOutcome = "authorized" | "paid" | "declined" | "async_pending";
+
+const knownParams = new Set([
+  "mode",
+  "line_items",
+  "success_url",
+  "cancel_url",
+  "return_url",
+  "ui_mode",
+  "client_reference_id",
+  "metadata",
+  "customer",
+  "customer_email",
+  "payment_intent_data",
+  "payment_method_types",
+  "expires_at",
+  "expand",
+  "locale",
+  "submit_type",
+  "billing_address_collection",
+  "allow_promotion_codes",
+]);
+
+const minimumLifetimeSeconds = 30 * 60;
+const maximumLifetimeSeconds = 24 * 60 * 60;
+
+function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stripe.LineItem {
+  const label = `line_items[${index}]`;
+  if (typeof value !== "object" || Array.isArray(value)) throw stripeErrors.invalidParam(label, `Invalid hash: ${label}`);
+  const price = optionalString(value, "price");
+  if (price !== undefined) throw stripeErrors.resourceMissing("price", price, `${label}[price]`);
+  const priceData = optionalHash(value, "price_data");
+  if (!priceData) throw stripeErrors.missingParam(`${label}[price_data]`);
+  const currency = requiredString(priceData, "currency", `${label}[price_data][currency]`).toLowerCase();
+  const unitAmount = optionalInteger(priceData, "unit_amount", `${label}[price_data][unit_amount]`);
+  if (unitAmount === undefined) throw stripeErrors.missingParam(`${label}[price_data][unit_amount]`);
+  if (unitAmount < 0) {
+    throw stripeErrors.invalidParam(`${label}[price_data][unit_amount]`, "This value must be greater than or equal to 0.", "parameter_invalid_integer");
+  }
+  const productData = optionalHash(priceData, "product_data");
+  if (!productData) throw stripeErrors.missingParam(`${label}[price_data][product_data]`);
+  const name = requiredString(productData, "name", `${label}[price_data][product_data][name]`);
+  const quantity = optionalInteger(value, "quantity", `${label}[quantity]`);
+  if (quantity === undefined) throw stripeErrors.missingParam(`${label}[quantity]`);
+  if (quantity < 1) {
+    throw stripeErrors.invalidParam(`${label}[quantity]`, "This value must be greater than or equal to 1.", "parameter_invalid_integer");
+  }
+  const fixture = fromFixture("item");
+  const amount = unitAmount * quantity;
+  return {
+    ...fixture,
+    id: stripeId("li"),
+    amount_discount: 0,
+    amount_subtotal: amount,
+    amount_tax: 0,
+    amount_total: amount,
+    currency,
+    description: name,
+    price: {
+      ...(fixture.price as Stripe.Price),
+      id: `price_${sessionId.slice(-12)}${index}`,
+      currency,
+      product: `prod_${sessionId.slice(-10)}${index}`,
+      recurring: null,
+      transform_quantity: null,
+      type: "one_time",
+      unit_amount: unitAmount,
+      unit_amount_decimal: String(unitAmount),
+    },
+    quantity,
+    metadata: null,
+    adjustable_quantity: null,
+  } as unknown as Stripe.LineItem;
+}
+
+function captureMethodFrom(paymentIntentData: Params | undefined): Stripe.PaymentIntent.CaptureMethod {
+  const value = paymentIntentData ? optionalString(paymentIntentData, "capture_method") : undefined;
+  if (value === undefined) return "automatic";
+  if (value !== "automatic" && value !== "automatic_async" && value !== "manual") {
+    throw stripeErrors.invalidParam(
+      "payment_intent_data[capture_method]",
+      "Invalid payment_intent_data[capture_method]: must be one of automatic, automatic_async, or manual",
+    );
+  }
+  return value;
+}
+
+function expiresAtFrom(params: Params, createdSeconds: number): number {
+  const expiresAt = optionalInteger(params, "expires_at");
+  if (expiresAt === undefined) return createdSeconds + maximumLifetimeSeconds;
+  const lifetime = expiresAt - createdSeconds;
+  if (lifetime < minimumLifetimeSeconds || lifetime > maximumLifetimeSeconds) {
+    throw stripeErrors.invalidParam(
+      "expires_at",
+      "The `expires_at` timestamp must be between 30 minutes and 24 hours from Checkout Session creation.",
+      "parameter_invalid_integer",
+    );
+  }
+  return expiresAt;
+}
+
+export function createCheckoutSession(ctx: SandboxContext, params: Params): Outcome<Stripe.Checkout.Session> {
+  for (const key of Object.keys(params)) {
+    if (!knownParams.has(key)) {
+      throw stripeErrors.invalidParam(key, `Received unknown parameter: ${key}`, "parameter_unknown");
+    }
+  }
+  const mode = requiredString(params, "mode");
+  if (mode !== "payment") {
+    throw stripeErrors.invalidParam("mode", "The Stripe sandbox implements mode=payment only.", "parameter_invalid_string");
+  }
+  const id = stripeId("cs_test");
+  const rawItems = optionalList(params, "line_items");
+  if (!rawItems || rawItems.length === 0) throw stripeErrors.missingParam("line_items");
+  const lineItems = rawItems.map((item, index) => lineItemFrom(item, index, id));
+  const currency = lineItems[0]?.currency as string;
+  if (lineItems.some((item) => item.currency !== currency)) {
+    throw stripeErrors.invalidParam("line_items", "All line items must use the same currency.", "parameter_invalid_string");
+  }
+  const metadata = stringMap(params, "metadata");
+  const paymentIntentData = optionalHash(params, "payment_intent_data");
+  const created = unixSeconds(ctx.now());
+  const amount = lineItems.reduce((sum, item) => sum + item.amount_total, 0);
+  const fixture = fromFixture("checkout.session");
+  const session = {
+    ...fixture,
+    id,
+    after_expiration: null,
+    amount_subtotal: amount,
+    amount_total: amount,
+    cancel_url: optionalString(params, "cancel_url") ?? null,
+    client_reference_id: optionalString(params, "client_reference_id") ?? null,
+    collected_information: null,
+    consent: null,
+    consent_collection: null,
+    created,
+    currency,
+    currency_conversion: null,
+    custom_text: { after_submit: null, shipping_address: null, submit: null, terms_of_service_acceptance: null },
+    customer: optionalString(params, "customer") ?? null,
+    customer_details: null,
+    customer_email: optionalString(params, "customer_email") ?? null,
+    expires_at: expiresAtFrom(params, created),
+    invoice_creation: null,
+    metadata,
+    mode: "payment",
+    payment_intent: null,
+    payment_method_configuration_details: null,
+    payment_status: "unpaid",
+    shipping_address_collection: null,
+    shipping_cost: null,
+    status: "open",
+    success_url: optionalString(params, "success_url") ?? null,
+    total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
+    url: `${ctx.baseUrl()}/_sandbox/pay/${id}`,
+  } as Stripe.Checkout.Session;
+  ctx.store.data.sessionSettings[id] = {
+    captureMethod: captureMethodFrom(paymentIntentData),
+    metadata: paymentIntentData ? stringMap(paymentIntentData, "metadata") : {},
+    description: (paymentIntentData && optionalString(paymentIntentData, "description")) ?? null,
+  };
+  ctx.store.data.checkoutSessions[id] = session;
+  ctx.store.data.lineItems[id] = lineItems;
+  return { result: session, events: [] };
+}
+
+export function retrieveCheckoutSession(ctx: SandboxContext, id: string): Stripe.Checkout.Session {
+  const session = ctx.store.data.checkoutSessions[id];
+  if (!session) throw stripeErrors.resourceMissing("checkout.session", id);
+  return session;
+}
+
+export function listLineItems(ctx: SandboxContext, id: string): Stripe.ApiList<Stripe.LineItem> {
+  retrieveCheckoutSession(ctx, id);
+  return {
+    object: "list",
+    data: ctx.store.data.lineItems[id] ?? [],
+    has_more: false,
+    url: `/v1/checkout/sessions/${id}/line_items`,
+  };
+}
+
+/** Applies `expand[]` for the fields this service may ask for. */
+export function renderCheckoutSession(ctx: SandboxContext, session: Stripe.Checkout.Session, params: Params): unknown {
+  const expand = (optionalList(params, "expand") ?? []).filter((value): value is string => typeof value === "string");
+  const rendered: Record<string, unknown> = { ...session };
+  for (const field of expand) {
+    if (field === "payment_intent" && typeof session.payment_intent === "string") {
+      rendered.payment_intent = retrievePaymentIntent(ctx, session.payment_intent);
+    } else if (field === "line_items") {
+      rendered.line_items = listLineItems(ctx, session.id);
+    } else if (field !== "payment_intent") {
+      throw stripeErrors.invalidParam("expand", `This property cannot be expanded (${field}) in the Stripe sandbox.`);
+    }
+  }
+  return rendered;
+}
+
+export function expireCheckoutSession(ctx: SandboxContext, id: string, origin: Origin): Outcome<Stripe.Checkout.Session> {
+  const session = retrieveCheckoutSession(ctx, id);
+  if (session.status !== "open") {
+    throw stripeErrors.invalidRequest(
+      "checkout_session_unexpected_state",
+      `Only Checkout Sessions with a status in [open] can be expired. This Checkout Session has a status of ${session.status}.`,
+    );
+  }
+  session.status = "expired";
+  const paymentIntent = typeof session.payment_intent === "string" ? ctx.store.data.paymentIntents[session.payment_intent] : undefined;
+  const events: Stripe.Event[] = [];
+  if (paymentIntent && paymentIntent.status === "requires_payment_method") {
+    paymentIntent.status = "canceled";
+    paymentIntent.cancellation_reason = "abandoned";
+    paymentIntent.canceled_at = unixSeconds(ctx.now());
+    events.push(recordEvent(ctx, "payment_intent.canceled", paymentIntent, origin));
+  }
+  events.unshift(recordEvent(ctx, "checkout.session.expired", session, origin));
+  return { result: session, events };
+}
+
+function settingsOf(ctx: SandboxContext, session: Stripe.Checkout.Session): PaymentSettings {
+  const settings = ctx.store.data.sessionSettings[session.id];
+  if (!settings) throw new Error(`Stripe sandbox state has no payment settings for ${session.id}`);
+  return settings;
+}
+
+/** Stripe creates the PaymentIntent when the customer first submits the page, then reuses it. */
+function paymentIntentFor(ctx: SandboxContext, session: Stripe.Checkout.Session): { paymentIntent: Stripe.PaymentIntent; isNew: boolean } {
+  if (typeof session.payment_intent === "string") {
+    return { paymentIntent: retrievePaymentIntent(ctx, session.payment_intent), isNew: false };
+  }
+  const settings = settingsOf(ctx, session);
+  const paymentIntent = newPaymentIntent(ctx, {
+    amount: session.amount_total ?? 0,
+    currency: session.currency ?? "usd",
+    captureMethod: settings.captureMethod,
+    metadata: settings.metadata,
+    description: settings.description,
+    receiptEmail: null,
+  });
+  session.payment_intent = paymentIntent.id;
+  return { paymentIntent, isNew: true };
+}
+
+export class OutcomeNotPossible extends Error {}
+
+/**
+ * What a customer does on the hosted page. Mirrors the events Stripe sends for each case:
+ * card payments (`paid`, or `authorized` when the session asked for manual capture), an issuer
+ * decline (the session stays open for another try) and delayed methods (`async_pending`, settled
+ * later by `settleAsyncPayment`).
+ */
+export function completeCheckoutSession(
+  ctx: SandboxContext,
+  id: string,
+  outcome: CompletionOutcome,
+  options: { declineCode?: DeclineCode } = {},
+): Outcome<Stripe.Checkout.Session> {
+  const session = retrieveCheckoutSession(ctx, id);
+  if (session.status !== "open") throw new OutcomeNotPossible(`Checkout Session ${id} is ${session.status}, not open`);
+  const manual = settingsOf(ctx, session).captureMethod === "manual";
+  if (outcome === "authorized" && !manual) {
+    throw new OutcomeNotPossible(`Checkout Session ${id} uses automatic capture; outcome "authorized" needs capture_method=manual (use "paid")`);
+  }
+  if (outcome === "paid" && manual) {
+    throw new OutcomeNotPossible(`Checkout Session ${id} uses manual capture; a card payment ends "authorized", not "paid"`);
+  }
+  const email = session.customer_email ?? "customer@example.com";
+  const { paymentIntent, isNew } = paymentIntentFor(ctx, session);
+  const events: Stripe.Event[] = [];
+  if (isNew) events.push(recordEvent(ctx, "payment_intent.created", paymentIntent, customerOrigin));
+  if (outcome === "declined") {
+    events.push(...declinePayment(ctx, paymentIntent, options.declineCode ?? "card_declined", email));
+    return { result: session, events };
+  }
+
+  paymentIntent.last_payment_error = null;
+  paymentIntent.receipt_email = email;
+  session.status = "complete";
+  session.customer_details = { ...(fromFixture("checkout.session").customer_details as Stripe.Checkout.Session.CustomerDetails), email };
+  const charge = newCharge(ctx, paymentIntent, email);
+  if (outcome === "async_pending") {
+    charge.status = "pending";
+    charge.paid = false;
+    paymentIntent.status = "processing";
+    events.push(recordEvent(ctx, "charge.pending", charge, customerOrigin));
+    events.push(recordEvent(ctx, "payment_intent.processing", paymentIntent, customerOrigin));
+  } else if (outcome === "authorized") {
+    paymentIntent.status = "requires_capture";
+    paymentIntent.amount_capturable = paymentIntent.amount;
+    events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
+    events.push(recordEvent(ctx, "payment_intent.amount_capturable_updated", paymentIntent, customerOrigin));
+  } else {
+    charge.captured = true;
+    charge.amount_captured = charge.amount;
+    paymentIntent.status = "succeeded";
+    paymentIntent.amount_received = paymentIntent.amount;
+    session.payment_status = "paid";
+    events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
+    events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, customerOrigin));
+  }
+  events.push(recordEvent(ctx, "checkout.session.completed", session, customerOrigin));
+  return { result: session, events };
+}
+
+/** A delayed payment method settles (or fails) some time after `checkout.session.completed`. */
+export function settleAsyncPayment(ctx: SandboxContext, id: string, succeeded: boolean): Outcome<Stripe.Checkout.Session> {
+  const session = retrieveCheckoutSession(ctx, id);
+  const paymentIntent = typeof session.payment_intent === "string" ? retrievePaymentIntent(ctx, session.payment_intent) : undefined;
+  if (session.status !== "complete" || !paymentIntent || paymentIntent.status !== "processing") {
+    throw new OutcomeNotPossible(`Checkout Session ${id} has no payment in processing`);
+  }
+  const charge = chargeOf(ctx, paymentIntent);
+  const events: Stripe.Event[] = [];
+  if (succeeded) {
+    paymentIntent.status = "succeeded";
+    paymentIntent.amount_received = paymentIntent.amount;
+    session.payment_status = "paid";
+    if (charge) Object.assign(charge, { status: "succeeded", paid: true, captured: true, amount_captured: charge.amount });
+    if (charge) events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
+    events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, customerOrigin));
+    events.push(recordEvent(ctx, "checkout.session.async_payment_succeeded", session, customerOrigin));
+  } else {
+    paymentIntent.status = "requires_payment_method";
+    paymentIntent.last_payment_error = {
+      type: "invalid_request_error",
+      code: "payment_method_provider_decline",
+      message: "The payment was declined by the bank.",
+    } as Stripe.PaymentIntent.LastPaymentError;
+    if (charge) Object.assign(charge, { status: "failed", paid: false, failure_code: "payment_method_provider_decline" });
+    if (charge) events.push(recordEvent(ctx, "charge.failed", charge, customerOrigin));
+    events.push(recordEvent(ctx, "payment_intent.payment_failed", paymentIntent, customerOrigin));
+    events.push(recordEvent(ctx, "checkout.session.async_payment_failed", session, customerOrigin));
+  }
+  return { result: session, events };
+}

@@ -1,0 +1,28 @@
+import type Stripe from "stripe";
+import type { SandboxStore } from "./store";
+
+/** Who caused a change: an API request (its id and idempotency key) or the "customer" (both null). */
+export interface Origin {
+  requestId: string | null;
+  idempotencyKey: string | null;
+}
+
+export const customerOrigin: Origin = { requestId: null, idempotencyKey: null };
+
+export interface SandboxContext {
+  store: SandboxStore;
+  /** Milliseconds since the epoch; tests may pass a virtual clock. */
+  now(): number;
+  /** Where this sandbox answers, for the hosted-page URL of a Checkout Session. */
+  baseUrl(): string;
+  /** How many webhook endpoints will receive a new event (Stripe's `pending_webhooks`). */
+  webhookEndpointCount(): number;
+}
+
+/** The result of an operation plus the events it recorded, in order. */
+export interface Outcome<T> {
+  result: T;
+  events: Stripe.Event[];
+}
+
+export const unixSeconds = (ms: number): number => Math.floor(ms / 1000);

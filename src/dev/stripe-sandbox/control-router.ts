@@ -1,0 +1,106 @@
+import express, { type NextFunction, type Request, type Response, type Router } from "express";
+import { z } from "zod";
+import { OutcomeNotPossible } from "./checkout-sessions";
+import type { ControlResult, SandboxControl } from "./control";
+import { StripeApiError } from "./errors";
+import type { FailureInjector } from "./failures";
+import { sandboxEndpoints } from "./failures";
+import type { WebhookDeliverer } from "./webhook-delivery";
+
+const deliver = z.boolean().optional();
+const declineCode = z.enum(["card_declined", "authentication_required", "insufficient_funds", "expired_card"]);
+
+const schemas = {
+  complete: z.object({ outcome: z.enum(["authorized", "paid", "declined", "async_pending"]), deliver, declineCode: declineCode.optional() }),
+  async: z.object({ succeeded: z.boolean(), deliver }),
+  deliverOnly: z.object({ deliver }),
+  failure: z.object({
+    endpoint: z.enum(sandboxEndpoints),
+    kind: z.enum(["server_error", "rate_limited", "decline", "hang"]),
+    times: z.number().int().positive().optional(),
+    code: declineCode.optional(),
+    ms: z.number().int().nonnegative().optional(),
+    afterProcessing: z.boolean().optional(),
+  }),
+};
+
+/** Control responses list events as id and type; the full objects are one GET /v1/events/:id away. */
+function summary(result: ControlResult): unknown {
+  return { ...result, events: result.events.map((event) => ({ id: event.id, type: event.type })) };
+}
+
+const param = (req: Request, name: string): string => String(req.params[name]);
+
+/**
+ * `/_sandbox/...`: drive the sandbox from tests, scripts or curl. Everything here is what a
+ * customer, the card network or the clock would do; none of it exists on the real Stripe API.
+ */
+export function createControlRouter(deps: {
+  control: SandboxControl;
+  failures: FailureInjector;
+  deliverer: WebhookDeliverer;
+}): Router {
+  const { control, failures, deliverer } = deps;
+  const router = express.Router();
+  router.use(express.json({ limit: "100kb" }));
+  const body = (req: Request): unknown => req.body ?? {};
+
+  router.post("/checkout/sessions/:id/complete", async (req, res) => {
+    const input = schemas.complete.parse(body(req));
+    res.json(summary(await control.completeCheckoutSession(param(req, "id"), input.outcome, input)));
+  });
+  router.post("/checkout/sessions/:id/async", async (req, res) => {
+    const input = schemas.async.parse(body(req));
+    res.json(summary(await control.settleAsyncPayment(param(req, "id"), input.succeeded, input)));
+  });
+  router.post("/checkout/sessions/:id/expire", async (req, res) => {
+    res.json(summary(await control.expireCheckoutSession(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+  });
+  router.post("/payment_intents/:id/expire_authorization", async (req, res) => {
+    res.json(summary(await control.expireAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+  });
+  router.post("/payment_intents/:id/cancel", async (req, res) => {
+    res.json(summary(await control.cancelAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+  });
+  router.post("/events/:id/deliver", async (req, res) => {
+    res.json(await control.redeliver(param(req, "id")));
+  });
+  router.get("/events/:id/signed", (req, res) => {
+    res.json(control.signedDelivery(param(req, "id")));
+  });
+  router.get("/deliveries", (_req, res) => {
+    res.json({ deliveries: deliverer.results });
+  });
+  router.post("/failures", (req, res) => {
+    const { endpoint, times, ...failure } = schemas.failure.parse(body(req));
+    const injected =
+      failure.kind === "decline"
+        ? { kind: failure.kind, ...(failure.code ? { code: failure.code } : {}) }
+        : failure.kind === "hang"
+          ? { kind: failure.kind, ...(failure.ms !== undefined ? { ms: failure.ms } : {}), afterProcessing: failure.afterProcessing ?? false }
+          : { kind: failure.kind };
+    failures.inject(endpoint, injected, times ?? 1);
+    res.status(201).json({ pending: failures.pending() });
+  });
+  router.get("/failures", (_req, res) => {
+    res.json({ pending: failures.pending() });
+  });
+  router.delete("/failures", (_req, res) => {
+    failures.clear();
+    res.json({ pending: [] });
+  });
+
+  router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof z.ZodError) {
+      res.status(400).json({ error: { code: "validation_failed", message: z.prettifyError(error) } });
+    } else if (error instanceof OutcomeNotPossible) {
+      res.status(409).json({ error: { code: "invalid_state", message: error.message } });
+    } else if (error instanceof StripeApiError) {
+      res.status(error.status).json({ error: error.body });
+    } else {
+      const status = (error as { status?: number }).status ?? 500;
+      res.status(status).json({ error: { code: "sandbox_error", message: error instanceof Error ? error.message : String(error) } });
+    }
+  });
+  return router;
+}

@@ -1,0 +1,87 @@
+import type Stripe from "stripe";
+import type { Outcome, SandboxContext } from "./context";
+import { customerOrigin } from "./context";
+import type { CompletionOutcome } from "./checkout-sessions";
+import { completeCheckoutSession, expireCheckoutSession, retrieveCheckoutSession, settleAsyncPayment } from "./checkout-sessions";
+import type { DeclineCode } from "./errors";
+import { retrieveEvent } from "./events";
+import { cancelPaymentIntent, expireAuthorization, retrievePaymentIntent } from "./payment-intents";
+import type { DeliveryResult, SignedDelivery, WebhookDeliverer } from "./webhook-delivery";
+
+export interface ControlResult {
+  checkoutSession?: Stripe.Checkout.Session;
+  paymentIntent?: Stripe.PaymentIntent;
+  /** The events the action recorded, oldest first. */
+  events: Stripe.Event[];
+  /** One entry per delivered event; empty with `deliver: false` or no webhook URL. */
+  deliveries: DeliveryResult[];
+}
+
+export interface DeliverOption {
+  /** Default true: POST the signed events to the webhook URL before returning. */
+  deliver?: boolean;
+}
+
+/** The test-and-demo side of the sandbox: what customers, card networks and time do. */
+export class SandboxControl {
+  constructor(
+    private readonly ctx: SandboxContext,
+    private readonly deliverer: WebhookDeliverer,
+  ) {}
+
+  completeCheckoutSession(
+    id: string,
+    outcome: CompletionOutcome,
+    options: DeliverOption & { declineCode?: DeclineCode } = {},
+  ): Promise<ControlResult> {
+    return this.finish(completeCheckoutSession(this.ctx, id, outcome, options), options);
+  }
+
+  settleAsyncPayment(id: string, succeeded: boolean, options: DeliverOption = {}): Promise<ControlResult> {
+    return this.finish(settleAsyncPayment(this.ctx, id, succeeded), options);
+  }
+
+  expireCheckoutSession(id: string, options: DeliverOption = {}): Promise<ControlResult> {
+    return this.finish(expireCheckoutSession(this.ctx, id, customerOrigin), options);
+  }
+
+  /** The authorization lapsed before capture (about seven days for cards). */
+  expireAuthorization(paymentIntentId: string, options: DeliverOption = {}): Promise<ControlResult> {
+    return this.finish(expireAuthorization(this.ctx, paymentIntentId, customerOrigin), options);
+  }
+
+  /** Someone voided the authorization outside this service (the Dashboard, say). */
+  cancelAuthorization(paymentIntentId: string, options: DeliverOption = {}): Promise<ControlResult> {
+    return this.finish(cancelPaymentIntent(this.ctx, paymentIntentId, {}, customerOrigin), options);
+  }
+
+  /** Delivers an event again, freshly signed, whatever happened before (Stripe's "Resend"). */
+  redeliver(eventId: string): Promise<DeliveryResult> {
+    return this.deliverer.deliver(retrieveEvent(this.ctx, eventId));
+  }
+
+  signedDelivery(eventId: string): SignedDelivery {
+    return this.deliverer.sign(retrieveEvent(this.ctx, eventId));
+  }
+
+  private async finish(
+    outcome: Outcome<Stripe.Checkout.Session | Stripe.PaymentIntent>,
+    options: DeliverOption,
+  ): Promise<ControlResult> {
+    this.ctx.store.persist();
+    const deliveries: DeliveryResult[] = [];
+    if (options.deliver !== false) {
+      for (const event of outcome.events) {
+        if (this.deliverer.wants(event)) deliveries.push(await this.deliverer.deliver(event));
+      }
+    }
+    const object = outcome.result;
+    if (object.object === "checkout.session") {
+      const session = retrieveCheckoutSession(this.ctx, object.id);
+      const paymentIntent =
+        typeof session.payment_intent === "string" ? retrievePaymentIntent(this.ctx, session.payment_intent) : undefined;
+      return { checkoutSession: session, ...(paymentIntent ? { paymentIntent } : {}), events: outcome.events, deliveries };
+    }
+    return { paymentIntent: object, events: outcome.events, deliveries };
+  }
+}

@@ -1,0 +1,66 @@
+import type { DeclineCode } from "./errors";
+
+export const sandboxEndpoints = [
+  "checkout.sessions.create",
+  "checkout.sessions.retrieve",
+  "checkout.sessions.expire",
+  "checkout.sessions.line_items",
+  "payment_intents.retrieve",
+  "payment_intents.capture",
+  "payment_intents.cancel",
+  "refunds.create",
+  "refunds.retrieve",
+  "events.list",
+  "events.retrieve",
+] as const;
+
+export type SandboxEndpoint = (typeof sandboxEndpoints)[number];
+
+/**
+ * What an injected failure does to the next call(s) of an endpoint:
+ * - `server_error`: 500 `api_error` before anything executes (like a failing Stripe edge), nothing saved;
+ * - `rate_limited`: 429 before anything executes;
+ * - `decline`: 402 `card_error` (`card_declined`, `authentication_required`, ...), saved under the
+ *   idempotency key like any executed request;
+ * - `hang`: no answer, so the client's timeout fires. `afterProcessing: true` executes the request
+ *   first (the change happens, the answer is lost: a retry with the same key replays it);
+ *   `ms` answers normally after that delay instead of never.
+ */
+export type InjectedFailure =
+  | { kind: "server_error" }
+  | { kind: "rate_limited" }
+  | { kind: "decline"; code?: DeclineCode }
+  | { kind: "hang"; ms?: number; afterProcessing?: boolean };
+
+interface Rule {
+  endpoint: SandboxEndpoint;
+  failure: InjectedFailure;
+  remaining: number;
+}
+
+export class FailureInjector {
+  private rules: Rule[] = [];
+
+  inject(endpoint: SandboxEndpoint, failure: InjectedFailure, times = 1): void {
+    if (!sandboxEndpoints.includes(endpoint)) throw new Error(`Unknown sandbox endpoint: ${endpoint}`);
+    if (!Number.isInteger(times) || times < 1) throw new Error(`times must be a positive integer, got ${times}`);
+    this.rules.push({ endpoint, failure, remaining: times });
+  }
+
+  /** Consumes one use of the oldest rule for this endpoint. */
+  take(endpoint: SandboxEndpoint): InjectedFailure | undefined {
+    const rule = this.rules.find((candidate) => candidate.endpoint === endpoint);
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    if (rule.remaining === 0) this.rules = this.rules.filter((candidate) => candidate !== rule);
+    return rule.failure;
+  }
+
+  pending(): { endpoint: SandboxEndpoint; failure: InjectedFailure; remaining: number }[] {
+    return this.rules.map((rule) => ({ ...rule }));
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+}

@@ -1,0 +1,166 @@
+import { randomBytes } from "node:crypto";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express, { type Express, type Response } from "express";
+import type Stripe from "stripe";
+import type { Logger } from "../../logger";
+import { createApiRouter, type RequestLogEntry } from "./api-router";
+import type { CompletionOutcome } from "./checkout-sessions";
+import type { SandboxContext } from "./context";
+import { SandboxControl, type ControlResult, type DeliverOption } from "./control";
+import { createControlRouter } from "./control-router";
+import type { DeclineCode } from "./errors";
+import { FailureInjector, type InjectedFailure, type SandboxEndpoint } from "./failures";
+import { IdempotencyKeys } from "./idempotency";
+import { createPayPage } from "./pay-page";
+import { SandboxStore } from "./store";
+import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./webhook-delivery";
+
+export type { CompletionOutcome, ControlResult, DeclineCode, DeliveryResult, InjectedFailure, RequestLogEntry, SandboxEndpoint, SignedDelivery };
+
+export interface StripeSandboxOptions {
+  /** Where to POST signed events (the service's /api/stripe/webhook); settable later. */
+  webhookUrl?: string;
+  webhookSecret: string;
+  logger: Logger;
+  /** Keep state across restarts in this JSON file (written through on every change). */
+  stateFile?: string;
+  /** Virtual clock in ms; default Date.now. Used for object timestamps, events and signatures. */
+  now?: () => number;
+  /** Which event types reach the webhook URL, like a Stripe endpoint's enabled_events. Default: all. */
+  enabledEvents?: string[];
+  /** Redeliver after a failed delivery, with these delays (Stripe retries for three days). Default: never. */
+  retryDelaysMs?: number[];
+  /** Delivery timeout. Default 10 s. */
+  deliveryTimeoutMs?: number;
+}
+
+export interface StripeSandbox {
+  app: Express;
+  listen(port: number, host?: string): Promise<{ url: string }>;
+  close(): Promise<void>;
+  /** http://host:port once listening. */
+  readonly url: string | undefined;
+  setWebhookUrl(url: string | undefined): void;
+
+  injectFailure(endpoint: SandboxEndpoint, failure: InjectedFailure, times?: number): void;
+  clearFailures(): void;
+
+  completeCheckoutSession(id: string, outcome: CompletionOutcome, options?: DeliverOption & { declineCode?: DeclineCode }): Promise<ControlResult>;
+  settleAsyncPayment(id: string, succeeded: boolean, options?: DeliverOption): Promise<ControlResult>;
+  expireCheckoutSession(id: string, options?: DeliverOption): Promise<ControlResult>;
+  expireAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
+  cancelAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
+  /** Delivers a recorded event again, freshly signed. */
+  redeliver(eventId: string): Promise<DeliveryResult>;
+  /** The exact body and Stripe-Signature header a delivery of this event would carry now. */
+  signedDelivery(eventId: string): SignedDelivery;
+  /** Resolves when the webhook deliveries queued by API calls so far have been attempted. */
+  deliveriesSettled(): Promise<void>;
+
+  checkoutSession(id: string): Stripe.Checkout.Session | undefined;
+  paymentIntent(id: string): Stripe.PaymentIntent | undefined;
+  /** Every recorded event, oldest first. */
+  events(type?: string): Stripe.Event[];
+  /** Every API call, in arrival order (endpoint, params, idempotency key, status). */
+  readonly requests: readonly RequestLogEntry[];
+  readonly deliveries: readonly DeliveryResult[];
+}
+
+/** A webhook signing secret for the embedded sandbox when STRIPE_WEBHOOK_SECRET is unset. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString("base64url")}`;
+}
+
+/**
+ * A local stand-in for the parts of Stripe's API this service uses, spoken to by stripe-node
+ * over HTTP (`STRIPE_API_BASE`), plus `/_sandbox` control routes that play the customer.
+ */
+export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbox {
+  const logger = options.logger.child({ component: "stripe-sandbox" });
+  const now = options.now ?? Date.now;
+  const store = new SandboxStore(options.stateFile);
+  let url: string | undefined;
+  let server: Server | undefined;
+
+  const deliverer = new WebhookDeliverer({
+    secret: options.webhookSecret,
+    logger,
+    now,
+    enabledEvents: options.enabledEvents ?? ["*"],
+    retryDelaysMs: options.retryDelaysMs ?? [],
+    timeoutMs: options.deliveryTimeoutMs ?? 10_000,
+  });
+  deliverer.setUrl(options.webhookUrl);
+
+  const ctx: SandboxContext = {
+    store,
+    now,
+    baseUrl: () => url ?? "http://127.0.0.1",
+    webhookEndpointCount: () => (deliverer.hasEndpoint() ? 1 : 0),
+  };
+  const failures = new FailureInjector();
+  const control = new SandboxControl(ctx, deliverer);
+  const requests: RequestLogEntry[] = [];
+  const hanging = new Set<Response>();
+
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(
+    "/v1",
+    createApiRouter({
+      ctx,
+      failures,
+      idempotency: new IdempotencyKeys(store, now),
+      requestLog: requests,
+      onEvents: (events) => deliverer.deliverInBackground(events),
+      hanging,
+    }),
+  );
+  app.use("/_sandbox/pay", createPayPage({ ctx, control }));
+  app.use("/_sandbox", createControlRouter({ control, failures, deliverer }));
+
+  return {
+    app,
+    get url() {
+      return url;
+    },
+    async listen(port, host = "127.0.0.1") {
+      server = await new Promise<Server>((resolve, reject) => {
+        const listening = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+      });
+      const address = server.address() as AddressInfo;
+      url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+      logger.info({ url }, "Stripe sandbox listening");
+      return { url };
+    },
+    async close() {
+      deliverer.close();
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+      store.persist();
+      if (server) {
+        const closing = server;
+        server = undefined;
+        closing.closeIdleConnections();
+        await new Promise<void>((resolve, reject) => closing.close((error) => (error ? reject(error) : resolve())));
+      }
+    },
+    setWebhookUrl: (webhookUrl) => deliverer.setUrl(webhookUrl),
+    injectFailure: (endpoint, failure, times) => failures.inject(endpoint, failure, times),
+    clearFailures: () => failures.clear(),
+    completeCheckoutSession: (id, outcome, opts) => control.completeCheckoutSession(id, outcome, opts),
+    settleAsyncPayment: (id, succeeded, opts) => control.settleAsyncPayment(id, succeeded, opts),
+    expireCheckoutSession: (id, opts) => control.expireCheckoutSession(id, opts),
+    expireAuthorization: (id, opts) => control.expireAuthorization(id, opts),
+    cancelAuthorization: (id, opts) => control.cancelAuthorization(id, opts),
+    redeliver: (eventId) => control.redeliver(eventId),
+    signedDelivery: (eventId) => control.signedDelivery(eventId),
+    deliveriesSettled: () => deliverer.idle(),
+    checkoutSession: (id) => store.data.checkoutSessions[id],
+    paymentIntent: (id) => store.data.paymentIntents[id],
+    events: (type) => store.data.events.filter((event) => type === undefined || event.type === type),
+    requests,
+    deliveries: deliverer.results,
+  };
+}

@@ -1,0 +1,269 @@
+import type Stripe from "stripe";
+import type { Origin, Outcome, SandboxContext } from "./context";
+import { unixSeconds } from "./context";
+import type { DeclineCode } from "./errors";
+import { StripeApiError, stripeErrors } from "./errors";
+import { recordEvent } from "./events";
+import { fromFixture } from "./fixtures";
+import type { Params } from "./form";
+import { optionalInteger, optionalString } from "./form";
+import { stripeId } from "./ids";
+
+const cancellableStatuses: Stripe.PaymentIntent.Status[] = [
+  "requires_payment_method",
+  "requires_capture",
+  "requires_confirmation",
+  "requires_action",
+  "processing",
+];
+
+export function retrievePaymentIntent(ctx: SandboxContext, id: string): Stripe.PaymentIntent {
+  const paymentIntent = ctx.store.data.paymentIntents[id];
+  if (!paymentIntent) throw stripeErrors.resourceMissing("payment_intent", id);
+  return paymentIntent;
+}
+
+export function newPaymentIntent(
+  ctx: SandboxContext,
+  fields: {
+    amount: number;
+    currency: string;
+    captureMethod: Stripe.PaymentIntent.CaptureMethod;
+    metadata: Record<string, string>;
+    description: string | null;
+    receiptEmail: string | null;
+  },
+): Stripe.PaymentIntent {
+  const id = stripeId("pi");
+  const paymentIntent: Stripe.PaymentIntent = {
+    ...fromFixture("payment_intent"),
+    id,
+    amount: fields.amount,
+    amount_capturable: 0,
+    amount_received: 0,
+    automatic_payment_methods: null,
+    canceled_at: null,
+    cancellation_reason: null,
+    capture_method: fields.captureMethod,
+    client_secret: `${id}_secret_${stripeId("req").slice(6)}`,
+    created: unixSeconds(ctx.now()),
+    currency: fields.currency,
+    description: fields.description,
+    last_payment_error: null,
+    latest_charge: null,
+    metadata: fields.metadata,
+    next_action: null,
+    payment_method: stripeId("pm"),
+    payment_method_configuration_details: null,
+    processing: null,
+    receipt_email: fields.receiptEmail,
+    shipping: null,
+    status: "requires_payment_method",
+    transfer_data: null,
+  };
+  ctx.store.data.paymentIntents[id] = paymentIntent;
+  return paymentIntent;
+}
+
+export function newCharge(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+  email: string | null,
+): Stripe.Charge {
+  const id = stripeId("ch");
+  const fixture = fromFixture("charge");
+  const charge: Stripe.Charge = {
+    ...fixture,
+    id,
+    amount: paymentIntent.amount,
+    amount_captured: 0,
+    amount_refunded: 0,
+    balance_transaction: null,
+    billing_details: { ...fixture.billing_details, email },
+    captured: false,
+    created: unixSeconds(ctx.now()),
+    currency: paymentIntent.currency,
+    description: paymentIntent.description,
+    metadata: paymentIntent.metadata,
+    outcome: {
+      ...fixture.outcome,
+      network_status: "approved_by_network",
+      reason: null,
+      risk_level: "normal",
+      seller_message: "Payment complete.",
+      type: "authorized",
+    } as Stripe.Charge.Outcome,
+    paid: true,
+    payment_intent: paymentIntent.id,
+    payment_method: paymentIntent.payment_method as string,
+    receipt_email: paymentIntent.receipt_email,
+    receipt_url: null,
+    refunded: false,
+    refunds: { object: "list", data: [], has_more: false, url: `/v1/charges/${id}/refunds` },
+    source: null,
+    status: "succeeded",
+    transfer_data: null,
+  };
+  ctx.store.data.charges[id] = charge;
+  paymentIntent.latest_charge = id;
+  return charge;
+}
+
+export function chargeOf(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+): Stripe.Charge | undefined {
+  const id = paymentIntent.latest_charge;
+  return typeof id === "string" ? ctx.store.data.charges[id] : undefined;
+}
+
+/** A card payment that the issuer declines: the PaymentIntent stays open for another attempt. */
+export function declinePayment(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+  code: DeclineCode,
+  email: string | null,
+): Stripe.Event[] {
+  const charge = newCharge(ctx, paymentIntent, email);
+  const error = stripeErrors.declined(code).body;
+  Object.assign(charge, {
+    paid: false,
+    status: "failed",
+    failure_code: error.code,
+    failure_message: error.message,
+    outcome: {
+      ...charge.outcome,
+      type: "issuer_declined",
+      network_status: "declined_by_network",
+      reason: error.decline_code,
+      seller_message: "The bank did not return any further details with this decline.",
+    },
+  });
+  paymentIntent.status = "requires_payment_method";
+  paymentIntent.last_payment_error = {
+    type: "card_error",
+    code: error.code,
+    decline_code: error.decline_code,
+    message: error.message,
+    charge: charge.id,
+  } as Stripe.PaymentIntent.LastPaymentError;
+  return [
+    recordEvent(ctx, "charge.failed", charge, { requestId: null, idempotencyKey: null }),
+    recordEvent(ctx, "payment_intent.payment_failed", paymentIntent, {
+      requestId: null,
+      idempotencyKey: null,
+    }),
+  ];
+}
+
+function unexpectedState(
+  paymentIntent: Stripe.PaymentIntent,
+  action: "captured" | "canceled",
+  allowed: string[],
+): StripeApiError {
+  const verb = action === "captured" ? "could not be captured" : "cannot be canceled";
+  return stripeErrors.unexpectedState(
+    paymentIntent,
+    `This PaymentIntent ${verb} because it has a status of ${paymentIntent.status}. ` +
+      `Only a PaymentIntent with one of the following statuses may be ${action}: ${allowed.join(", ")}.`,
+  );
+}
+
+export function capturePaymentIntent(
+  ctx: SandboxContext,
+  id: string,
+  params: Params,
+  origin: Origin,
+): Outcome<Stripe.PaymentIntent> {
+  const paymentIntent = retrievePaymentIntent(ctx, id);
+  if (paymentIntent.status !== "requires_capture")
+    throw unexpectedState(paymentIntent, "captured", ["requires_capture"]);
+  const amount = optionalInteger(params, "amount_to_capture") ?? paymentIntent.amount_capturable;
+  if (amount <= 0 || amount > paymentIntent.amount_capturable) {
+    throw stripeErrors.invalidParam(
+      "amount_to_capture",
+      `The amount to capture (${amount}) must be positive and at most the amount capturable (${paymentIntent.amount_capturable}).`,
+      "amount_too_large",
+    );
+  }
+  const charge = chargeOf(ctx, paymentIntent);
+  paymentIntent.status = "succeeded";
+  paymentIntent.amount_received = amount;
+  paymentIntent.amount_capturable = 0;
+  const events: Stripe.Event[] = [];
+  if (charge) {
+    charge.captured = true;
+    charge.amount_captured = amount;
+    // Capturing less than authorised releases the rest, which Stripe books as a refund.
+    charge.amount_refunded = charge.amount - amount;
+    events.push(recordEvent(ctx, "charge.captured", charge, origin));
+  }
+  events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, origin));
+  return { result: paymentIntent, events };
+}
+
+function releaseAuthorization(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+): Stripe.Charge | undefined {
+  const charge = chargeOf(ctx, paymentIntent);
+  if (charge && charge.status === "succeeded" && !charge.captured) {
+    charge.amount_refunded = charge.amount;
+    charge.refunded = true;
+  }
+  return charge;
+}
+
+export function cancelPaymentIntent(
+  ctx: SandboxContext,
+  id: string,
+  params: Params,
+  origin: Origin,
+): Outcome<Stripe.PaymentIntent> {
+  const paymentIntent = retrievePaymentIntent(ctx, id);
+  if (!cancellableStatuses.includes(paymentIntent.status)) {
+    throw unexpectedState(paymentIntent, "canceled", cancellableStatuses);
+  }
+  const reason = optionalString(params, "cancellation_reason") ?? null;
+  const reasons = ["duplicate", "fraudulent", "requested_by_customer", "abandoned"];
+  if (reason !== null && !reasons.includes(reason)) {
+    throw stripeErrors.invalidParam(
+      "cancellation_reason",
+      `Invalid cancellation_reason: must be one of ${reasons.join(", ")}`,
+    );
+  }
+  const wasAuthorized = paymentIntent.status === "requires_capture";
+  const charge = releaseAuthorization(ctx, paymentIntent);
+  paymentIntent.status = "canceled";
+  paymentIntent.cancellation_reason = reason as Stripe.PaymentIntent.CancellationReason | null;
+  paymentIntent.canceled_at = unixSeconds(ctx.now());
+  paymentIntent.amount_capturable = 0;
+  const events: Stripe.Event[] = [];
+  if (wasAuthorized && charge) events.push(recordEvent(ctx, "charge.refunded", charge, origin));
+  events.push(recordEvent(ctx, "payment_intent.canceled", paymentIntent, origin));
+  return { result: paymentIntent, events };
+}
+
+/** An authorization that was never captured lapses (about seven days for cards): Stripe cancels it. */
+export function expireAuthorization(
+  ctx: SandboxContext,
+  id: string,
+  origin: Origin,
+): Outcome<Stripe.PaymentIntent> {
+  const paymentIntent = retrievePaymentIntent(ctx, id);
+  if (paymentIntent.status !== "requires_capture") {
+    throw stripeErrors.invalidRequest(
+      "payment_intent_unexpected_state",
+      `Only an authorized PaymentIntent (requires_capture) can expire; ${id} has a status of ${paymentIntent.status}.`,
+    );
+  }
+  const charge = releaseAuthorization(ctx, paymentIntent);
+  paymentIntent.status = "canceled";
+  paymentIntent.cancellation_reason = "automatic";
+  paymentIntent.canceled_at = unixSeconds(ctx.now());
+  paymentIntent.amount_capturable = 0;
+  const events: Stripe.Event[] = [];
+  if (charge) events.push(recordEvent(ctx, "charge.expired", charge, origin));
+  events.push(recordEvent(ctx, "payment_intent.canceled", paymentIntent, origin));
+  return { result: paymentIntent, events };
+}

@@ -1,0 +1,86 @@
+import type Stripe from "stripe";
+import type { Origin, Outcome, SandboxContext } from "./context";
+import { unixSeconds } from "./context";
+import { stripeErrors } from "./errors";
+import { recordEvent } from "./events";
+import { fromFixture } from "./fixtures";
+import type { Params } from "./form";
+import { optionalInteger, optionalString, stringMap } from "./form";
+import { stripeId } from "./ids";
+import { chargeOf, retrievePaymentIntent } from "./payment-intents";
+
+const reasons = ["duplicate", "fraudulent", "requested_by_customer"];
+
+const formatAmount = (amount: number, currency: string): string =>
+  `${(amount / 100).toFixed(2)} ${currency.toUpperCase()}`;
+
+function chargeToRefund(ctx: SandboxContext, params: Params): Stripe.Charge {
+  const paymentIntentId = optionalString(params, "payment_intent");
+  const chargeId = optionalString(params, "charge");
+  if (paymentIntentId === undefined && chargeId === undefined) {
+    throw stripeErrors.invalidRequest("parameter_missing", "One of the following params should be provided for this request: payment_intent or charge.");
+  }
+  if (chargeId !== undefined) {
+    const charge = ctx.store.data.charges[chargeId];
+    if (!charge) throw stripeErrors.resourceMissing("charge", chargeId, "charge");
+    return charge;
+  }
+  const paymentIntent = retrievePaymentIntent(ctx, paymentIntentId as string);
+  if (paymentIntent.status !== "succeeded") {
+    throw stripeErrors.unexpectedState(
+      paymentIntent,
+      `This PaymentIntent (${paymentIntent.id}) does not have a successful charge to refund; it has a status of ${paymentIntent.status}.` +
+        (paymentIntent.status === "requires_capture" ? " Cancel it to release an uncaptured authorization." : ""),
+    );
+  }
+  const charge = chargeOf(ctx, paymentIntent);
+  if (!charge) throw stripeErrors.resourceMissing("charge", String(paymentIntent.latest_charge), "payment_intent");
+  return charge;
+}
+
+export function createRefund(ctx: SandboxContext, params: Params, origin: Origin): Outcome<Stripe.Refund> {
+  const charge = chargeToRefund(ctx, params);
+  const refundable = charge.amount_captured - charge.amount_refunded;
+  if (refundable <= 0) {
+    throw stripeErrors.invalidRequest("charge_already_refunded", `Charge ${charge.id} has already been refunded.`);
+  }
+  const amount = optionalInteger(params, "amount") ?? refundable;
+  if (amount <= 0) throw stripeErrors.invalidParam("amount", "Refund amount must be positive.", "parameter_invalid_integer");
+  if (amount > refundable) {
+    throw stripeErrors.invalidRequest(
+      "amount_too_large",
+      `Refund amount (${formatAmount(amount, charge.currency)}) is greater than unrefunded amount on charge (${formatAmount(refundable, charge.currency)})`,
+      "amount",
+    );
+  }
+  const reason = optionalString(params, "reason") ?? null;
+  if (reason !== null && !reasons.includes(reason)) {
+    throw stripeErrors.invalidParam("reason", `Invalid reason: must be one of ${reasons.join(", ")}`);
+  }
+  const refund: Stripe.Refund = {
+    ...fromFixture("refund"),
+    id: stripeId("re"),
+    amount,
+    charge: charge.id,
+    created: unixSeconds(ctx.now()),
+    currency: charge.currency,
+    metadata: stringMap(params, "metadata"),
+    payment_intent: charge.payment_intent,
+    reason: reason as Stripe.Refund.Reason | null,
+    status: "succeeded",
+  };
+  ctx.store.data.refunds[refund.id] = refund;
+  charge.amount_refunded += amount;
+  charge.refunded = charge.amount_refunded >= charge.amount_captured;
+  charge.refunds?.data.unshift(refund);
+  return {
+    result: refund,
+    events: [recordEvent(ctx, "refund.created", refund, origin), recordEvent(ctx, "charge.refunded", charge, origin)],
+  };
+}
+
+export function retrieveRefund(ctx: SandboxContext, id: string): Stripe.Refund {
+  const refund = ctx.store.data.refunds[id];
+  if (!refund) throw stripeErrors.resourceMissing("refund", id);
+  return refund;
+}

@@ -1,0 +1,138 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { Inngest, type InngestFunction } from "inngest";
+import { serve } from "inngest/express";
+import { createLocalEngine } from "../../../src/dev/inngest-engine";
+import { Harness, silentLogger } from "./fixtures/harness";
+
+type AnyFunction = InngestFunction.Like;
+
+async function serveApp(client: Inngest, functions: AnyFunction[]): Promise<{ url: string; close(): Promise<void> }> {
+  const app = express();
+  app.use(express.json({ limit: "10mb" }));
+  app.use("/api/inngest", serve({ client, functions }));
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/inngest`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+describe("local Inngest engine: syncing and the HTTP API", () => {
+  let harness: Harness;
+  const signingKey = "signkey-test-0123456789abcdef0123456789abcdef";
+
+  beforeAll(async () => {
+    harness = await Harness.start({
+      functions: (inngest) => [
+        inngest.createFunction({ id: "echo", triggers: [{ event: "test/echo" }] }, async ({ event, step }) => {
+          const upper = await step.run("shout", () => String((event.data as { text: string }).text).toUpperCase());
+          return upper;
+        }),
+      ],
+    });
+  });
+
+  afterAll(async () => {
+    await harness.stop();
+  });
+
+  test("sync refuses an unsupported expression and names it", async () => {
+    const client = new Inngest({ id: "bad-app", isDev: true, baseUrl: harness.engineUrl, logger: silentLogger });
+    const app = await serveApp(client, [
+      client.createFunction({ id: "fancy", triggers: [{ event: "test/fancy", if: "size(event.data.items) > 0" }] }, async () => "x"),
+    ]);
+    try {
+      await expect(harness.engine.sync(app.url)).rejects.toThrow(
+        'Function "bad-app-fancy" trigger "test/fancy": Unsupported expression "size(event.data.items) > 0"',
+      );
+      const { body } = await harness.api<{ data: { id: string }[] }>("/v1/functions");
+      expect(body.data.map((fn) => fn.id)).not.toContain("bad-app-fancy");
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("out-of-band sync: the SDK registers through POST /fn/register", async () => {
+    const client = new Inngest({ id: "oob-app", isDev: true, baseUrl: harness.engineUrl, logger: silentLogger });
+    const app = await serveApp(client, [
+      client.createFunction({ id: "hello", triggers: [{ event: "test/oob" }] }, async () => "hello from oob"),
+    ]);
+    try {
+      const response = await fetch(app.url, { method: "PUT" });
+      expect(response.status).toBe(200);
+      const [eventId] = await harness.send({ name: "test/oob" });
+      expect(await harness.onlyRunOf(eventId as string)).toMatchObject({ function_id: "oob-app-hello", status: "Completed", output: "hello from oob" });
+    } finally {
+      await app.close();
+    }
+  });
+
+  test("with a signing key, requests are signed so an app in cloud mode accepts them", async () => {
+    const engine = createLocalEngine({ databaseUrl: harness.db.url, schema: "inngest_signed", logger: silentLogger, signingKey });
+    const { url: engineUrl } = await engine.listen(0);
+    const client = new Inngest({ id: "cloud-app", isDev: false, signingKey, eventKey: "local", baseUrl: engineUrl, logger: silentLogger });
+    const app = await serveApp(client, [
+      client.createFunction({ id: "signed", triggers: [{ event: "test/signed" }] }, async ({ step }) => step.run("s", () => "verified")),
+    ]);
+    try {
+      await engine.sync(app.url);
+      const reply = await fetch(`${engineUrl}/e/local`, { method: "POST", body: JSON.stringify({ name: "test/signed" }) });
+      const { ids } = (await reply.json()) as { ids: string[] };
+      await engine.drain();
+      const runs = (await (await fetch(`${engineUrl}/v1/events/${ids[0]}/runs`)).json()) as { data: { status: string; output: unknown }[] };
+      expect(runs.data).toEqual([expect.objectContaining({ status: "Completed", output: "verified" })]);
+
+      // The same app refuses an engine that does not sign.
+      await expect(harness.engine.sync(app.url)).rejects.toThrow(/HTTP 401/);
+    } finally {
+      await engine.close();
+      await app.close();
+    }
+  });
+
+  test("REST API shapes", async () => {
+    const [eventId] = await harness.send({ name: "test/echo", data: { text: "hi" } });
+    await harness.engine.drain();
+
+    const byEvent = await harness.api<{ data: unknown[] }>(`/v1/events/${eventId}/runs`);
+    expect(byEvent.status).toBe(200);
+    expect(byEvent.body.data).toEqual([
+      expect.objectContaining({ run_id: expect.any(String), function_id: "engine-test-echo", status: "Completed", output: "HI", event_id: eventId }),
+    ]);
+    const runId = (byEvent.body.data[0] as { run_id: string }).run_id;
+
+    const run = await harness.api<{ data: Record<string, unknown> }>(`/v1/runs/${runId}`);
+    expect(run.body.data).toEqual({
+      run_id: runId,
+      function_id: "engine-test-echo",
+      status: "Completed",
+      output: "HI",
+      error: null,
+      event_id: eventId,
+      event: expect.objectContaining({ id: eventId, name: "test/echo", data: { text: "hi" }, ts: expect.any(Number) }),
+      started_at: expect.any(String),
+      ended_at: expect.any(String),
+      steps: [
+        { id: expect.stringMatching(/^[0-9a-f]{40}$/), name: "shout", op: "StepRun", status: "Completed", output: "HI", error: null, completed_at: expect.any(String) },
+      ],
+      pending: [],
+    });
+
+    const event = await harness.api<{ data: Record<string, unknown> }>(`/v1/events/${eventId}`);
+    expect(event.body.data).toMatchObject({ internal_id: eventId, name: "test/echo", deduplicated: false });
+
+    const missing = await harness.api<{ error: { code: string } }>("/v1/runs/nope");
+    expect(missing).toEqual({ status: 404, body: { error: { code: "not_found", message: "No run nope" } } });
+
+    const bad = await harness.api<{ error: { code: string } }>("/e/key", { method: "POST", body: JSON.stringify({ data: {} }) });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("validation_failed");
+  });
+});

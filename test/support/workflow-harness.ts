@@ -1,0 +1,229 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildApp } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import { createEngineClock, createLocalEngine, type EngineClock, type LocalEngine } from "../../src/dev/inngest-engine";
+import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
+import { createLogger } from "../../src/logger";
+import { createServices, type Services } from "../../src/wiring";
+import { createTestDatabase, type TestDatabase } from "./database";
+import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
+import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
+
+export const adminToken = "test-admin-token-0123456789";
+export const carrierSecret = "test-carrier-secret-0123456789";
+const webhookSecret = "whsec_test_workflow_secret";
+
+export interface RunView {
+  run_id: string;
+  function_id: string;
+  status: "Running" | "Completed" | "Failed" | "Cancelled";
+  output: unknown;
+  error?: { name: string; message: string } | null;
+}
+
+/**
+ * The whole service in one process, wired as in production but with stand-ins that speak the
+ * real protocols: PostgreSQL (a database of its own), the Stripe sandbox driven by stripe-node,
+ * a real SMTP server, a Slack receiver, and the local Inngest engine calling serve() over HTTP
+ * on a frozen clock that tests move by hand.
+ */
+export class WorkflowHarness {
+  services!: Services;
+  engine!: LocalEngine;
+  appUrl!: string;
+  private appServer?: http.Server;
+
+  private constructor(
+    readonly database: TestDatabase,
+    readonly sandbox: StripeSandbox,
+    readonly smtp: SmtpReceiver,
+    readonly slack: SlackStandIn,
+    readonly clock: EngineClock,
+  ) {}
+
+  static async start(options: { env?: Record<string, string> } = {}): Promise<WorkflowHarness> {
+    const logger = createLogger({ level: "silent" });
+    const database = await createTestDatabase();
+    const sandbox = createStripeSandbox({ webhookSecret, logger });
+    const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+    const harness = new WorkflowHarness(
+      database,
+      sandbox,
+      await startSmtpReceiver(),
+      await startSlackStandIn(),
+      createEngineClock({ timeScale: 0 }),
+    );
+    harness.engine = createLocalEngine({
+      databaseUrl: database.url,
+      logger,
+      clock: harness.clock,
+      retryBackoff: () => 1_000,
+    });
+    const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
+
+    const config = parseConfig({
+      NODE_ENV: "test",
+      LOG_LEVEL: "silent",
+      PUBLIC_URL: "http://shop.test",
+      SMTP_URL: harness.smtp.url,
+      EMAIL_FROM: "Shop <orders@shop.example>",
+      SLACK_WEBHOOK_URL: harness.slack.url,
+      INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
+      ...options.env,
+    });
+    harness.services = await createServices({
+      config,
+      logger,
+      endpoints: {
+        databaseUrl: database.url,
+        stripeSecretKey: "sk_test_workflow",
+        stripeApiBase: stripeUrl,
+        stripeWebhookSecret: webhookSecret,
+        localEngineUrl: engineUrl,
+        adminToken,
+        carrierWebhookSecret: carrierSecret,
+      },
+    });
+    harness.appServer = http.createServer(buildApp(harness.services));
+    await new Promise<void>((resolve) => harness.appServer?.listen(0, "127.0.0.1", resolve));
+    harness.appUrl = `http://127.0.0.1:${(harness.appServer.address() as AddressInfo).port}`;
+    await harness.engine.sync(`${harness.appUrl}${config.INNGEST_SERVE_PATH}`);
+    return harness;
+  }
+
+  get db() {
+    return this.services.db;
+  }
+
+  async addProduct(sku: string, stockOnHand: number, unitPrice = 2500): Promise<void> {
+    await this.db.product.create({ data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand } });
+  }
+
+  /**
+   * An order as the intake leaves it once Stripe reports the money authorized (or paid): a real
+   * Checkout Session in the sandbox, completed by the "customer", and the order row pointing at
+   * its PaymentIntent.
+   */
+  async createPaidOrder(options: {
+    customerId?: string;
+    items: { sku: string; quantity: number }[];
+    outcome?: "authorized" | "paid";
+  }): Promise<{ orderId: string; paymentIntentId: string }> {
+    const products = await this.db.product.findMany({ where: { sku: { in: options.items.map((i) => i.sku) } } });
+    const lines = options.items.map((item) => {
+      const product = products.find((p) => p.sku === item.sku);
+      if (!product) throw new Error(`unknown sku ${item.sku}`);
+      return { sku: item.sku, name: product.name, unitPrice: product.unitPrice, quantity: item.quantity };
+    });
+    const total = lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+    const order = await this.db.order.create({
+      data: {
+        customerId: options.customerId ?? "cus_workflow",
+        email: "buyer@example.com",
+        currency: "usd",
+        total,
+        lines: { create: lines },
+      },
+    });
+    const outcome = options.outcome ?? "authorized";
+    const session = await this.services.stripe.checkout.sessions.create({
+      mode: "payment",
+      client_reference_id: order.id,
+      success_url: "http://shop.test/success",
+      line_items: lines.map((line) => ({
+        quantity: line.quantity,
+        price_data: { currency: "usd", unit_amount: line.unitPrice, product_data: { name: line.name } },
+      })),
+      payment_intent_data: { capture_method: outcome === "authorized" ? "manual" : "automatic" },
+    });
+    const completed = await this.sandbox.completeCheckoutSession(session.id, outcome, { deliver: false });
+    const paymentIntentId = completed.paymentIntent?.id;
+    if (!paymentIntentId) throw new Error("the sandbox created no PaymentIntent");
+    await this.db.order.update({
+      where: { id: order.id },
+      data: {
+        status: outcome,
+        checkoutSessionId: session.id,
+        paymentIntentId,
+        placedEventSentAt: new Date(),
+      },
+    });
+    return { orderId: order.id, paymentIntentId };
+  }
+
+  /** Emits shop/order.placed the way the webhook intake does. */
+  async placeOrder(orderId: string): Promise<string> {
+    const order = await this.db.order.findUniqueOrThrow({ where: { id: orderId } });
+    const event = orderPlaced.create({
+      orderId,
+      customerId: order.customerId,
+      email: order.email,
+      total: order.total,
+      currency: order.currency,
+      paymentIntentId: order.paymentIntentId,
+    });
+    const eventId = orderPlacedEventId(orderId);
+    await this.services.publisher.publish({ name: event.name, data: event.data, id: eventId });
+    return eventId;
+  }
+
+  async send(name: string, data: Record<string, unknown>, id?: string): Promise<void> {
+    await this.services.inngest.send({ name, data, ...(id ? { id } : {}) });
+  }
+
+  async runsOfEvent(eventId: string): Promise<RunView[]> {
+    const res = await fetch(`${this.engineUrlOf()}/v1/events/${encodeURIComponent(eventId)}/runs`);
+    return ((await res.json()) as { data: RunView[] }).data;
+  }
+
+  async run(runId: string): Promise<RunView & { steps?: { id: string; name: string | null; status: string }[] }> {
+    const res = await fetch(`${this.engineUrlOf()}/v1/runs/${encodeURIComponent(runId)}`);
+    return ((await res.json()) as { data: RunView & { steps?: { id: string; name: string | null; status: string }[] } })
+      .data;
+  }
+
+  /** Runs until nothing is runnable, moving the frozen clock past retry backoffs as it goes. */
+  async settle(rounds = 12): Promise<void> {
+    for (let i = 0; i < rounds; i++) {
+      await this.engine.drain();
+      await this.engine.clock.advance(61_000);
+    }
+    await this.engine.drain();
+  }
+
+  async order(orderId: string) {
+    return this.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, shipment: true, emails: true, reservations: true, timeline: { orderBy: { id: "asc" } } },
+    });
+  }
+
+  async stockOf(sku: string): Promise<number> {
+    return (await this.db.product.findUniqueOrThrow({ where: { sku } })).stockOnHand;
+  }
+
+  stripeCalls(endpoint: string) {
+    return this.sandbox.requests.filter((r) => r.endpoint === endpoint);
+  }
+
+  mailsTo(subjectPattern: RegExp) {
+    return this.smtp.accepted.filter((mail) => subjectPattern.test(mail.subject ?? ""));
+  }
+
+  private engineUrlOf(): string {
+    const template = this.services.config.INNGEST_RUN_URL_TEMPLATE;
+    return new URL(template.replace("{runId}", "x")).origin;
+  }
+
+  async close(): Promise<void> {
+    await this.engine.close();
+    await new Promise<void>((resolve) => this.appServer?.close(() => resolve()) ?? resolve());
+    await this.services.close();
+    await this.sandbox.close();
+    await this.smtp.close();
+    await this.slack.close();
+    await this.database.drop();
+  }
+}
