@@ -2,7 +2,12 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
-import { createEngineClock, createLocalEngine, type EngineClock, type LocalEngine } from "../../src/dev/inngest-engine";
+import {
+  createEngineClock,
+  createLocalEngine,
+  type EngineClock,
+  type LocalEngine,
+} from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger } from "../../src/logger";
@@ -98,7 +103,9 @@ export class WorkflowHarness {
   }
 
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2500): Promise<void> {
-    await this.db.product.create({ data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand } });
+    await this.db.product.create({
+      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand },
+    });
   }
 
   /**
@@ -111,7 +118,9 @@ export class WorkflowHarness {
     items: { sku: string; quantity: number }[];
     outcome?: "authorized" | "paid";
   }): Promise<{ orderId: string; paymentIntentId: string }> {
-    const products = await this.db.product.findMany({ where: { sku: { in: options.items.map((i) => i.sku) } } });
+    const products = await this.db.product.findMany({
+      where: { sku: { in: options.items.map((i) => i.sku) } },
+    });
     const lines = options.items.map((item) => {
       const product = products.find((p) => p.sku === item.sku);
       if (!product) throw new Error(`unknown sku ${item.sku}`);
@@ -178,10 +187,15 @@ export class WorkflowHarness {
     return ((await res.json()) as { data: RunView[] }).data;
   }
 
-  async run(runId: string): Promise<RunView & { steps?: { id: string; name: string | null; status: string }[] }> {
+  async run(
+    runId: string,
+  ): Promise<RunView & { steps?: { id: string; name: string | null; status: string }[] }> {
     const res = await fetch(`${this.engineUrlOf()}/v1/runs/${encodeURIComponent(runId)}`);
-    return ((await res.json()) as { data: RunView & { steps?: { id: string; name: string | null; status: string }[] } })
-      .data;
+    return (
+      (await res.json()) as {
+        data: RunView & { steps?: { id: string; name: string | null; status: string }[] };
+      }
+    ).data;
   }
 
   /** Runs until nothing is runnable, moving the frozen clock past retry backoffs as it goes. */
@@ -196,7 +210,13 @@ export class WorkflowHarness {
   async order(orderId: string) {
     return this.db.order.findUniqueOrThrow({
       where: { id: orderId },
-      include: { payment: true, shipment: true, emails: true, reservations: true, timeline: { orderBy: { id: "asc" } } },
+      include: {
+        payment: true,
+        shipment: true,
+        emails: true,
+        reservations: true,
+        timeline: { orderBy: { id: "asc" } },
+      },
     });
   }
 

@@ -13,7 +13,9 @@ describe("fulfill-order: the happy path", () => {
   afterAll(() => h.close());
 
   it("reserves, captures once, ships once, confirms once, then asks for a review after delivery", async () => {
-    const { orderId, paymentIntentId } = await h.createPaidOrder({ items: [{ sku: "HAPPY-1", quantity: 2 }] });
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      items: [{ sku: "HAPPY-1", quantity: 2 }],
+    });
     const eventId = await h.placeOrder(orderId);
     await h.settle(2);
 
@@ -22,7 +24,11 @@ describe("fulfill-order: the happy path", () => {
     let order = await h.order(orderId);
     expect(order.status).toBe("shipped");
     expect(await h.stockOf("HAPPY-1")).toBe(8);
-    expect(order.payment).toMatchObject({ status: "captured", amountCaptured: 5000, providerId: paymentIntentId });
+    expect(order.payment).toMatchObject({
+      status: "captured",
+      amountCaptured: 5000,
+      providerId: paymentIntentId,
+    });
     expect(order.shipment).toMatchObject({ carrier: expect.any(String), status: "booked" });
     const captures = h.stripeCalls("payment_intents.capture");
     expect(captures).toHaveLength(1);

@@ -23,13 +23,14 @@ CREATE TABLE IF NOT EXISTS ${s}.functions (
 );
 CREATE TABLE IF NOT EXISTS ${s}.events (
   internal_id text PRIMARY KEY,
+  seq bigserial,
   id text,
   name text NOT NULL,
   payload jsonb NOT NULL,
   received_at timestamptz NOT NULL,
   deduplicated boolean NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_name_idx ON ${s}.events (name, received_at);
+CREATE INDEX IF NOT EXISTS events_name_idx ON ${s}.events (name, seq);
 CREATE TABLE IF NOT EXISTS ${s}.event_ids (
   id text PRIMARY KEY,
   internal_id text NOT NULL,

@@ -59,9 +59,9 @@ export class EventStore {
   async listEvents(filter: { name?: string; limit: number }): Promise<{ events: StoredEvent[]; received: number; accepted: number }> {
     const s = this.s;
     const { rows } = await this.pool.query<{ events: StoredEvent[] | null; received: number; accepted: number }>(
-      `SELECT (SELECT json_agg(e ORDER BY e.received_at, e.internal_id) FROM (
-                 SELECT internal_id, id, name, payload, received_at, deduplicated FROM ${s}.events
-                 WHERE $1::text IS NULL OR name = $1 ORDER BY received_at DESC, internal_id DESC LIMIT $2) e) AS events,
+      `SELECT (SELECT json_agg(e ORDER BY e.seq) FROM (
+                 SELECT seq, internal_id, id, name, payload, received_at, deduplicated FROM ${s}.events
+                 WHERE $1::text IS NULL OR name = $1 ORDER BY seq DESC LIMIT $2) e) AS events,
               (SELECT count(*)::int FROM ${s}.events WHERE $1::text IS NULL OR name = $1) AS received,
               (SELECT count(*)::int FROM ${s}.events WHERE ($1::text IS NULL OR name = $1) AND NOT deduplicated) AS accepted`,
       [filter.name ?? null, filter.limit],

@@ -25,8 +25,23 @@ function encode(timeMs: number, entropy: Buffer): string {
   return time + rest;
 }
 
+let lastTimeMs = -1;
+let lastEntropy = Buffer.alloc(10);
+
+/** Monotonic within this process: ids made in the same millisecond still sort by creation. */
 export function ulid(timeMs: number): string {
-  return encode(timeMs, randomBytes(10));
+  if (timeMs <= lastTimeMs) {
+    for (let i = lastEntropy.length - 1; i >= 0; i--) {
+      lastEntropy[i] = ((lastEntropy[i] ?? 0) + 1) & 0xff;
+      if (lastEntropy[i] !== 0) break;
+    }
+    return encode(lastTimeMs, lastEntropy);
+  }
+  lastTimeMs = timeMs;
+  lastEntropy = randomBytes(10);
+  // Leave headroom so increments within one millisecond never wrap.
+  lastEntropy[0] = (lastEntropy[0] ?? 0) & 0x7f;
+  return encode(timeMs, lastEntropy);
 }
 
 /**

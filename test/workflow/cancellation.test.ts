@@ -1,0 +1,142 @@
+import request from "supertest";
+import { orderCancelled } from "../../src/inngest/events";
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
+
+jest.setTimeout(60_000);
+
+describe("cancellation", () => {
+  let h: WorkflowHarness;
+
+  beforeAll(async () => {
+    h = await WorkflowHarness.start();
+  });
+  afterAll(() => h.close());
+
+  const cancel = (orderId: string, token = adminToken) =>
+    request(h.appUrl)
+      .post(`/api/orders/${orderId}/cancel`)
+      .set("Authorization", `Bearer ${token}`)
+      .send({ reason: "changed my mind" });
+
+  it("inside the window stops the run and cleans up: stock back, authorization voided, order cancelled, customer told", async () => {
+    await h.addProduct("CANCEL-1", 4);
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: "cus_cancel",
+      items: [{ sku: "CANCEL-1", quantity: 2 }],
+    });
+    // Stripe is down, so the run sits in its capture retries when the customer cancels.
+    h.sandbox.injectFailure("payment_intents.capture", { kind: "server_error" }, 3);
+    const eventId = await h.placeOrder(orderId);
+    await h.engine.drain();
+    expect(await h.stockOf("CANCEL-1")).toBe(2);
+
+    const res = await cancel(orderId).expect(202);
+    expect(res.body).toEqual({ orderId, status: "cancellation_requested" });
+    await h.settle();
+
+    const [run] = await h.runsOfEvent(eventId);
+    expect(run?.status).toBe("Cancelled");
+    const order = await h.order(orderId);
+    expect(order.status).toBe("cancelled");
+    expect(await h.stockOf("CANCEL-1")).toBe(4);
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
+    expect(h.stripeCalls("payment_intents.capture").filter((c) => c.status === 200)).toHaveLength(0);
+    expect(h.mailsTo(/has been cancelled/)).toHaveLength(1);
+    expect(order.timeline.map((e) => e.kind)).toEqual(
+      expect.arrayContaining([
+        "claimed",
+        "stock-reserved",
+        "stock-released",
+        "authorization-voided",
+        "cancelled",
+      ]),
+    );
+  });
+
+  it("after the window answers 409 and changes nothing", async () => {
+    await h.addProduct("LATE-1", 4);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_late",
+      items: [{ sku: "LATE-1", quantity: 1 }],
+    });
+    h.sandbox.injectFailure("payment_intents.capture", { kind: "server_error" }, 1);
+    await h.placeOrder(orderId);
+    await h.engine.drain();
+    await h.db.order.update({
+      where: { id: orderId },
+      data: { placedEventSentAt: new Date(Date.now() - 2 * 3600_000) },
+    });
+    const before = await h.order(orderId);
+
+    const res = await cancel(orderId).expect(409);
+    expect(res.body.error.code).toBe("order_not_cancellable");
+    const after = await h.order(orderId);
+    expect(after.cancelRequestedAt).toBeNull();
+    expect(after.status).toBe(before.status);
+  });
+
+  it("once shipped answers 409", async () => {
+    await h.addProduct("SHIPPED-1", 4);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_shipped",
+      items: [{ sku: "SHIPPED-1", quantity: 1 }],
+    });
+    await h.placeOrder(orderId);
+    await h.settle(2);
+    expect((await h.order(orderId)).status).toBe("shipped");
+
+    await cancel(orderId).expect(409);
+  });
+
+  it("answers 401 without a valid token and 404 for an unknown order", async () => {
+    await cancel("5b1f3f5e-8a4e-4f7b-9a57-2f4d9e0c1a11", "wrong-token").expect(401);
+    const res = await cancel("5b1f3f5e-8a4e-4f7b-9a57-2f4d9e0c1a11").expect(404);
+    expect(res.body.error.code).toBe("order_not_found");
+  });
+
+  it("alerts ops instead of refunding when the run is cancelled after the shipment was booked", async () => {
+    await h.addProduct("BOOKED-1", 4);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_booked",
+      items: [{ sku: "BOOKED-1", quantity: 1 }],
+    });
+    const eventId = await h.placeOrder(orderId);
+    await h.settle(2);
+    const slackBefore = h.slack.bodies.length;
+    const refundsBefore = h.stripeCalls("refunds.create").length;
+
+    const event = orderCancelled.create({ orderId });
+    await h.send(event.name, event.data);
+    await h.settle(2);
+
+    expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Cancelled");
+    const order = await h.order(orderId);
+    expect(order.attentionReason).toMatch(/shipment was booked/);
+    expect(order.payment?.status).toBe("captured");
+    expect(h.stripeCalls("refunds.create").length).toBe(refundsBefore);
+    expect(h.slack.bodies.length).toBe(slackBefore + 1);
+    expect(JSON.stringify(h.slack.bodies.at(-1))).toContain(orderId);
+  });
+
+  it("stops a run that starts after the cancellation at its claim, and cleans up there", async () => {
+    await h.addProduct("EARLY-1", 4);
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: "cus_early",
+      items: [{ sku: "EARLY-1", quantity: 1 }],
+    });
+    await cancel(orderId).expect(202);
+    await h.settle(2);
+
+    const eventId = await h.placeOrder(orderId);
+    await h.settle(2);
+
+    const [run] = await h.runsOfEvent(eventId);
+    expect(run).toMatchObject({
+      status: "Completed",
+      output: { orderId, skipped: "cancelled-before-start" },
+    });
+    expect((await h.order(orderId)).status).toBe("cancelled");
+    expect(await h.stockOf("EARLY-1")).toBe(4);
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
+  });
+});

@@ -1,0 +1,60 @@
+import { shipmentDelivered } from "../../src/inngest/events";
+import { startStepReplayProxy, type StepReplayProxy } from "../support/step-replay-proxy";
+import { WorkflowHarness } from "../support/workflow-harness";
+
+jest.setTimeout(60_000);
+
+describe("fulfill-order: every step run twice, as a retry after a crash would", () => {
+  let h: WorkflowHarness;
+  let proxy: StepReplayProxy;
+
+  beforeAll(async () => {
+    h = await WorkflowHarness.start();
+    proxy = await startStepReplayProxy(`${h.appUrl}${h.services.config.INNGEST_SERVE_PATH}`);
+    await h.engine.sync(proxy.url);
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await h.close();
+  });
+
+  it("repeats no side effect: one reservation, one capture, one shipment, one e-mail each", async () => {
+    await h.addProduct("TWICE-1", 10);
+    const { orderId } = await h.createPaidOrder({ items: [{ sku: "TWICE-1", quantity: 3 }] });
+    const eventId = await h.placeOrder(orderId);
+    await h.settle(20);
+
+    const booked = await h.order(orderId);
+    const delivered = shipmentDelivered.create({
+      orderId,
+      trackingNumber: booked.shipment?.trackingNumber ?? "",
+      deliveredAt: new Date().toISOString(),
+    });
+    await h.send(delivered.name, delivered.data);
+    await h.settle(20);
+    await h.engine.clock.advance(3 * 24 * 3600 * 1000);
+    await h.settle(20);
+
+    const [run] = await h.runsOfEvent(eventId);
+    expect(run?.status).toBe("Completed");
+    // claim-id, claim, reserve-stock, charge-card, create-shipment, send-confirmation, mark-delivered, send-review-request
+    expect(proxy.replayed.size).toBe(8);
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("completed");
+    expect(await h.stockOf("TWICE-1")).toBe(7);
+    expect(order.reservations).toHaveLength(1);
+    expect(h.stripeCalls("payment_intents.capture").filter((c) => c.status === 200)).toHaveLength(1);
+    expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
+    expect(h.mailsTo(/on its way/)).toHaveLength(1);
+    expect(h.mailsTo(/How was your order/)).toHaveLength(1);
+    expect(order.emails.map((e) => [e.idempotencyKey, e.status])).toEqual(
+      expect.arrayContaining([
+        [`shipped-${orderId}`, "sent"],
+        [`review-${orderId}`, "sent"],
+      ]),
+    );
+    const kinds = order.timeline.map((entry) => entry.kind);
+    expect(kinds).toEqual([...new Set(kinds)]);
+  });
+});

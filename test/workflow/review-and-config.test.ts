@@ -1,0 +1,119 @@
+import { createHmac } from "node:crypto";
+import request from "supertest";
+import { adminToken, carrierSecret, WorkflowHarness } from "../support/workflow-harness";
+
+jest.setTimeout(60_000);
+
+const day = 24 * 3600 * 1000;
+
+describe("review requests, the carrier webhook and the registered configuration", () => {
+  let h: WorkflowHarness;
+
+  beforeAll(async () => {
+    h = await WorkflowHarness.start();
+    await h.addProduct("REVIEW-1", 10);
+  });
+  afterAll(() => h.close());
+
+  it("asks for a review at REVIEW_DELAY when no delivery event ever comes", async () => {
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_nodelivery",
+      items: [{ sku: "REVIEW-1", quantity: 1 }],
+    });
+    const eventId = await h.placeOrder(orderId);
+    await h.settle(2);
+
+    await h.engine.clock.advance(13 * day);
+    await h.engine.drain();
+    expect(h.mailsTo(/How was your order/)).toHaveLength(0);
+
+    await h.engine.clock.advance(1 * day + 60_000);
+    await h.engine.drain();
+    const [run] = await h.runsOfEvent(eventId);
+    expect(run?.status).toBe("Completed");
+    expect(h.mailsTo(/How was your order/)).toHaveLength(1);
+    const order = await h.order(orderId);
+    expect(order.status).toBe("completed");
+    expect(order.timeline.at(-1)).toMatchObject({
+      kind: "review-requested",
+      detail: expect.objectContaining({ afterDelivery: false }),
+    });
+  });
+
+  it("turns a signed carrier delivery notice into the delivery event the run waits for", async () => {
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_carrier",
+      items: [{ sku: "REVIEW-1", quantity: 1 }],
+    });
+    const eventId = await h.placeOrder(orderId);
+    await h.settle(2);
+    const { shipment } = await h.order(orderId);
+    const body = JSON.stringify({ trackingNumber: shipment?.trackingNumber, status: "delivered" });
+    const signature = createHmac("sha256", carrierSecret).update(body).digest("hex");
+
+    await request(h.appUrl)
+      .post("/api/carrier/webhook")
+      .set("Content-Type", "application/json")
+      .set("X-Carrier-Signature", signature)
+      .send(body)
+      .expect(200);
+    await h.engine.drain();
+    expect((await h.order(orderId)).status).toBe("delivered");
+
+    await h.engine.clock.advance(3 * day);
+    await h.engine.drain();
+    expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Completed");
+
+    const details = await request(h.appUrl)
+      .get(`/api/orders/${orderId}`)
+      .set("Authorization", `Bearer ${adminToken}`)
+      .expect(200);
+    expect(details.body).toMatchObject({
+      id: orderId,
+      status: "completed",
+      lines: [{ sku: "REVIEW-1", quantity: 1 }],
+      payment: { status: "captured" },
+      shipment: { status: "delivered", trackingNumber: shipment?.trackingNumber },
+    });
+    expect(details.body.emails.map((e: { idempotencyKey: string }) => e.idempotencyKey).sort()).toEqual(
+      [`review-${orderId}`, `shipped-${orderId}`].sort(),
+    );
+    expect(details.body.timeline.map((e: { kind: string }) => e.kind)).toContain("delivered");
+  });
+
+  it("registers exactly the configured options when Inngest syncs the app", async () => {
+    const res = await fetch(`${h.appUrl}/api/inngest`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", "x-inngest-sync-kind": "in_band" },
+      body: JSON.stringify({ url: `${h.appUrl}/api/inngest` }),
+    });
+    const synced = (await res.json()) as { app_id: string; functions: Record<string, unknown>[] };
+    expect(synced.app_id).toBe("shop");
+    const byId = Object.fromEntries(synced.functions.map((fn) => [fn.id, fn]));
+    expect(Object.keys(byId).sort()).toEqual([
+      "shop-cleanup-cancelled-order",
+      "shop-fulfill-order",
+      "shop-fulfill-order-failure",
+    ]);
+
+    const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
+    expect(fulfil.triggers).toEqual([{ event: "shop/order.placed" }]);
+    expect(fulfil.idempotency).toBe("event.data.orderId");
+    expect(fulfil.concurrency).toEqual([{ limit: 1, key: "event.data.customerId" }]);
+    expect(fulfil.cancel).toEqual([
+      { event: "shop/order.cancelled", if: "async.data.orderId == event.data.orderId", timeout: "1h" },
+    ]);
+    expect((fulfil.steps as { step: { retries: { attempts: number } } }).step.retries).toEqual({
+      attempts: 5,
+    });
+
+    const failure = byId["shop-fulfill-order-failure"] as Record<string, unknown>;
+    expect(failure.triggers).toEqual([
+      { event: "inngest/function.failed", expression: "event.data.function_id == 'shop-fulfill-order'" },
+    ]);
+    const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
+    expect(cleanup.triggers).toEqual([
+      { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-fulfill-order'" },
+    ]);
+  });
+});
