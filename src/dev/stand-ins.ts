@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { ResolvedEndpoints } from "../wiring";
 import { startEmbeddedPostgres } from "./embedded-postgres";
+import { createEngineClock, createLocalEngine } from "./inngest-engine";
 import { createStripeSandbox, generateWebhookSecret } from "./stripe-sandbox";
 
 /**
@@ -59,6 +60,26 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     stripeApiBase = url;
   }
 
+  let localEngineUrl: string | undefined;
+  const inngestConfigured =
+    config.INNGEST_DEV !== undefined ||
+    config.INNGEST_BASE_URL !== undefined ||
+    config.INNGEST_EVENT_KEY !== undefined ||
+    config.INNGEST_SIGNING_KEY !== undefined;
+  if (!inngestConfigured) {
+    refuseInProduction("Inngest-compatible engine");
+    const engine = createLocalEngine({
+      databaseUrl,
+      logger: logger.child({ component: "local-engine" }),
+      clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
+    });
+    const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
+    logger.info({ url }, "local Inngest-compatible engine started (no Inngest configuration)");
+    stops.push(() => engine.close());
+    onAttach.push((appUrl) => engine.sync(`${appUrl}${config.INNGEST_SERVE_PATH}`));
+    localEngineUrl = url;
+  }
+
   const adminToken = config.ADMIN_API_TOKEN ?? devSecret();
   const carrierWebhookSecret = config.CARRIER_WEBHOOK_SECRET ?? devSecret();
   const generated = {
@@ -81,6 +102,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       stripeSecretKey,
       stripeApiBase,
       stripeWebhookSecret,
+      ...(localEngineUrl ? { localEngineUrl } : {}),
       adminToken,
       carrierWebhookSecret,
     },
