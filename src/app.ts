@@ -15,6 +15,14 @@ export interface AppDependencies {
   inngestServe?: { path: string; handler: RequestHandler };
   /** /api/orders: the admin view and cancellation. */
   orderAdmin?: Router;
+  /** Runs before orderAdmin (and its token check): a per-client limit on the admin API. */
+  adminRateLimit?: RequestHandler;
+  /** GET /metrics (src/metrics/metrics-route.ts). */
+  metricsRoute?: Router;
+  /** POST /api/stripe/webhook (src/orders/order-intake.ts); reads its body raw. */
+  stripeWebhook?: Router;
+  /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
+  checkout?: Router;
 }
 
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
@@ -25,18 +33,24 @@ export function buildApp(deps: AppDependencies): Express {
 
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));
+  if (deps.metricsRoute) app.use(deps.metricsRoute);
 
   // Routes that verify signatures over the raw body are mounted before any JSON parser.
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
+  if (deps.stripeWebhook) app.use(deps.stripeWebhook);
 
   // Memoised step results travel in every call from Inngest, so its body limit is generous.
   if (deps.inngestServe) {
     app.use(deps.inngestServe.path, express.json({ limit: "16mb" }), deps.inngestServe.handler);
   }
 
+  // Limited before the body is parsed or the token checked: a flood costs as little as possible.
+  if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
+
   app.use(express.json({ limit: "100kb" }));
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
+  if (deps.checkout) app.use(deps.checkout);
 
   app.use(notFound);
   app.use(errorHandler);

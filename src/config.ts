@@ -65,9 +65,14 @@ const schema = z.object({
   SLACK_WEBHOOK_URL: optionalUrl,
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
 type Env = z.infer<typeof schema>;
+
+/** Every variable this service reads (for checks that deployment files name no other). */
+export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
   Env & {

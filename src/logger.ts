@@ -1,21 +1,50 @@
 import pino, { type Logger } from "pino";
+import { currentLogContext } from "./log-context";
 
 export type { Logger };
 
+/** Keys whose values never reach the logs, at the top of a line and up to three levels down. */
+const secretKeys = [
+  "authorization",
+  "cookie",
+  "password",
+  "secret",
+  "token",
+  "webhookUrl",
+  "smtpUrl",
+  "signingKey",
+  "eventKey",
+  "apiKey",
+  // Customers' addresses: ours (`email`, `to`, `recipient`) and Stripe's.
+  "email",
+  "recipient",
+  "to",
+  "rejected",
+  "customer_email",
+  "receipt_email",
+];
+
 /** Paths whose values never reach the logs: secrets in headers and bodies, customers' addresses. */
 export const redactedPaths = [
-  "req.headers.authorization",
-  "req.headers.cookie",
   'req.headers["stripe-signature"]',
   'req.headers["x-inngest-signature"]',
   'req.headers["x-carrier-signature"]',
-  "email",
-  "*.email",
-  "recipient",
-  "*.recipient",
-  "to",
-  "*.to",
+  ...secretKeys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`]),
 ];
+
+const emailAddress = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
+
+/** Error messages quote what failed, e.g. a mail server naming the recipient it refused. */
+function withoutEmailAddresses(value: unknown, depth = 0): unknown {
+  if (typeof value === "string") return value.replace(emailAddress, "[email]");
+  if (depth > 4 || value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => withoutEmailAddresses(item, depth + 1));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, withoutEmailAddresses(item, depth + 1)]),
+  );
+}
+
+const errorSerializer = (error: unknown) => withoutEmailAddresses(pino.stdSerializers.err(error as Error));
 
 export function createLogger(options: { level: string; destination?: pino.DestinationStream }): Logger {
   return pino(
@@ -23,8 +52,25 @@ export function createLogger(options: { level: string; destination?: pino.Destin
       level: options.level,
       base: { service: "order-fulfillment" },
       redact: { paths: redactedPaths, censor: "[redacted]" },
+      serializers: { err: errorSerializer },
+      mixin: contextFields,
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     options.destination,
   );
+}
+
+/**
+ * Adds the current order id and run id (see src/log-context.ts) to a line, unless the line or its
+ * logger's bindings already carry them: a key bound twice would appear twice in the JSON.
+ */
+function contextFields(mergeObject: object, _level: number, logger: Logger): object {
+  const context = currentLogContext();
+  if (!context) return {};
+  const bound = logger.bindings();
+  const fields: Record<string, string> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (value !== undefined && !(key in mergeObject) && !(key in bound)) fields[key] = value;
+  }
+  return fields;
 }

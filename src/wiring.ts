@@ -11,9 +11,18 @@ import { createFunctions } from "./inngest/functions";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import type { Logger } from "./logger";
+import {
+  createMetrics,
+  metricsRoute,
+  observedEmailSender,
+  workflowObservability,
+  type Metrics,
+} from "./metrics";
+import { rateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
+import { createOrderIntake } from "./orders/order-intake";
 import { createOrderRepository } from "./orders/order-repository";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
@@ -52,6 +61,8 @@ export interface Services extends AppDependencies {
   publisher: EventPublisher;
   alerts: Alerter;
   workflow: WorkflowDependencies;
+  /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -61,17 +72,30 @@ export async function createServices(options: {
   endpoints: ResolvedEndpoints;
 }): Promise<Services> {
   const { config, logger, endpoints } = options;
+  const metrics = createMetrics();
   const db = createDatabase(endpoints.databaseUrl);
   const readiness = await createDatabaseReadiness(db);
-  const stripe = createStripeClient({ secretKey: endpoints.stripeSecretKey, apiBase: endpoints.stripeApiBase });
-  const inngest = createInngestClient(config, { localEngineUrl: endpoints.localEngineUrl, logger });
+  const stripe = createStripeClient({
+    secretKey: endpoints.stripeSecretKey,
+    apiBase: endpoints.stripeApiBase,
+  });
+  const inngest = createInngestClient(config, {
+    localEngineUrl: endpoints.localEngineUrl,
+    logger,
+    middleware: [workflowObservability({ metrics, logger })],
+  });
   const publisher = createInngestPublisher(inngest);
 
-  const orders = createOrderRepository(db);
+  const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
-  const sender = createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger });
+  const sender = observedEmailSender(
+    createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger }),
+    metrics,
+  );
   const shipmentRecords = createShipmentRepository(db);
-  const alerts = createAlerter(config, logger);
+  const alerts = createAlerter(config, logger, {
+    onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
+  });
 
   const workflow: WorkflowDependencies = {
     orders,
@@ -79,7 +103,10 @@ export async function createServices(options: {
     inventory: createPrismaInventoryRepository(db),
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
-    shipments: createShipmentBooking({ provider: createShippingProvider(config), shipments: shipmentRecords }),
+    shipments: createShipmentBooking({
+      provider: createShippingProvider(config),
+      shipments: shipmentRecords,
+    }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
     alerts,
     settings: {
@@ -88,6 +115,19 @@ export async function createServices(options: {
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
     },
   };
+
+  const intake = createOrderIntake({
+    db,
+    stripe,
+    inventory: workflow.inventory,
+    publisher,
+    logger,
+    webhookSecret: endpoints.stripeWebhookSecret,
+    captureMethod: config.PAYMENT_CAPTURE,
+    publicUrl: publicBaseUrl(config),
+    metrics,
+    onTransition: (to) => metrics.observeOrderTransition(to),
+  });
 
   return {
     config,
@@ -99,6 +139,9 @@ export async function createServices(options: {
     publisher,
     alerts,
     workflow,
+    metrics,
+    metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
+    adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
       handler: serve({ client: inngest, functions: createFunctions(inngest, workflow) }),
@@ -109,6 +152,8 @@ export async function createServices(options: {
       logger,
       publish: (event) => publisher.publish(event),
     }),
+    stripeWebhook: intake.stripeWebhook,
+    checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({
       db,
       orders,

@@ -24,6 +24,12 @@ export interface Alerter {
   notify(notice: OpsNotice): Promise<void>;
 }
 
+/** Told how each alert went, for metrics: `logged` means no Slack is configured (development). */
+export type AlertDeliveryObserver = (
+  kind: "run-failed" | "notice",
+  outcome: "sent" | "failed" | "logged",
+) => void;
+
 export function runUrl(template: string, runId: string): string {
   return template.replaceAll("{runId}", encodeURIComponent(runId));
 }

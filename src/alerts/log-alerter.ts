@@ -1,8 +1,12 @@
 import type { Logger } from "../logger";
-import { runUrl, type Alerter } from "./alerter";
+import { runUrl, type AlertDeliveryObserver, type Alerter } from "./alerter";
 
 /** Without SLACK_WEBHOOK_URL (outside production), alerts land in the log at error level. */
-export function createLogAlerter(options: { runUrlTemplate: string; logger: Logger }): Alerter {
+export function createLogAlerter(options: {
+  runUrlTemplate: string;
+  logger: Logger;
+  onDelivery?: AlertDeliveryObserver;
+}): Alerter {
   const { runUrlTemplate, logger } = options;
   return {
     async runFailed(failure) {
@@ -10,10 +14,12 @@ export function createLogAlerter(options: { runUrlTemplate: string; logger: Logg
         { alert: { ...failure, runUrl: runUrl(runUrlTemplate, failure.runId) } },
         `ALERT run failed: ${failure.functionId}`,
       );
+      options.onDelivery?.("run-failed", "logged");
     },
     async notify(notice) {
       const link = notice.runId === undefined ? {} : { runUrl: runUrl(runUrlTemplate, notice.runId) };
       logger.error({ alert: { ...notice, ...link } }, `ALERT ${notice.title}`);
+      options.onDelivery?.("notice", "logged");
     },
   };
 }

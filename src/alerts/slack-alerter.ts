@@ -1,6 +1,6 @@
 import { IncomingWebhook, type IncomingWebhookSendArguments } from "@slack/webhook";
 import type { Logger } from "../logger";
-import { runUrl, type Alerter } from "./alerter";
+import { runUrl, type AlertDeliveryObserver, type Alerter } from "./alerter";
 import { noticeMessage, runFailedMessage } from "./slack-message";
 
 export function createSlackAlerter(options: {
@@ -9,18 +9,21 @@ export function createSlackAlerter(options: {
   logger: Logger;
   /** A hung Slack must not hold a failure handler for long. */
   timeoutMs?: number;
+  onDelivery?: AlertDeliveryObserver;
 }): Alerter {
   const { runUrlTemplate, logger } = options;
   const webhook = new IncomingWebhook(options.webhookUrl, { timeout: options.timeoutMs ?? 5_000 });
 
   async function deliver(
     message: IncomingWebhookSendArguments,
-    context: Record<string, unknown>,
+    context: Record<string, unknown> & { kind: "run-failed" | "notice" },
   ): Promise<void> {
     try {
       await webhook.send(message);
+      options.onDelivery?.(context.kind, "sent");
       logger.info(context, "alert delivered to Slack");
     } catch (error) {
+      options.onDelivery?.(context.kind, "failed");
       // The webhook URL is a secret: log the failure and the alert, never the URL.
       logger.error(
         { err: error, alert: context, text: message.text },

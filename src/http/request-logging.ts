@@ -3,6 +3,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "../logger";
 
+const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
+
 const acceptableRequestId = /^[\w.:-]{1,128}$/;
 
 /** Honours a caller's X-Request-Id when it is sane, otherwise mints one, and echoes it back. */
@@ -17,8 +19,8 @@ export function requestLogging(logger: Logger) {
   return pinoHttp({
     logger,
     genReqId: requestId,
-    // Health probes every few seconds would drown the log.
-    autoLogging: { ignore: (req) => req.url === "/healthz" || req.url === "/readyz" },
+    // Health probes and scrapes every few seconds would drown the log.
+    autoLogging: { ignore: (req) => quietPaths.has(req.url ?? "") },
     customLogLevel: (_req, res, error) => {
       if (error || res.statusCode >= 500) return "error";
       if (res.statusCode >= 400) return "warn";

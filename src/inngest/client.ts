@@ -1,4 +1,4 @@
-import { Inngest } from "inngest";
+import { Inngest, type Middleware } from "inngest";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 
@@ -15,7 +15,7 @@ export type InngestClient = Inngest;
  */
 export function createInngestClient(
   config: Config,
-  options: { localEngineUrl?: string; logger?: Logger } = {},
+  options: { localEngineUrl?: string; logger?: Logger; middleware?: Middleware.Class[] } = {},
 ): Inngest {
   const devServerUrl =
     config.INNGEST_DEV && /^https?:\/\//.test(config.INNGEST_DEV) ? config.INNGEST_DEV : undefined;
@@ -29,5 +29,6 @@ export function createInngestClient(
     signingKey: config.INNGEST_SIGNING_KEY,
     signingKeyFallback: config.INNGEST_SIGNING_KEY_FALLBACK,
     ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
+    ...(options.middleware ? { middleware: options.middleware } : {}),
   });
 }

@@ -49,7 +49,15 @@ export interface OrderRepository {
   requestCancellation(orderId: string, cancellableFrom: readonly OrderStatus[]): Promise<boolean>;
 }
 
-export function createOrderRepository(db: Database): OrderRepository {
+/**
+ * `onTransition` hears of every status change this repository makes (for metrics), once: only the
+ * UPDATE that actually moved the order reports it, never a retried claim finding its own claim.
+ */
+export function createOrderRepository(
+  db: Database,
+  options: { onTransition?: (to: OrderStatus) => void } = {},
+): OrderRepository {
+  const moved = (to: OrderStatus) => options.onTransition?.(to);
   return {
     async findForFulfilment(orderId) {
       const order = await db.order.findUnique({
@@ -79,7 +87,10 @@ export function createOrderRepository(db: Database): OrderRepository {
         where: { id: orderId, claimId: null, cancelRequestedAt: null, status: { in: [...payableStatuses] } },
         data: { claimId, status: "fulfilling" },
       });
-      if (taken.count > 0) return { claimed: true };
+      if (taken.count > 0) {
+        moved("fulfilling");
+        return { claimed: true };
+      }
       const order = await db.order.findUnique({ where: { id: orderId } });
       if (!order) return { claimed: false, reason: "not-found" };
       // A retried claim step finds its own claim already in place.
@@ -90,11 +101,12 @@ export function createOrderRepository(db: Database): OrderRepository {
     },
 
     async transition(orderId, from, to) {
-      const moved = await db.order.updateMany({
+      const updated = await db.order.updateMany({
         where: { id: orderId, status: { in: [...from] } },
         data: { status: to },
       });
-      return moved.count > 0;
+      if (updated.count > 0) moved(to);
+      return updated.count > 0;
     },
 
     async flagForOps(orderId, reason) {

@@ -10,7 +10,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
-import { createLogger } from "../../src/logger";
+import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
@@ -18,7 +18,7 @@ import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
 
 export const adminToken = "test-admin-token-0123456789";
 export const carrierSecret = "test-carrier-secret-0123456789";
-const webhookSecret = "whsec_test_workflow_secret";
+export const webhookSecret = "whsec_test_workflow_secret";
 
 export interface RunView {
   run_id: string;
@@ -48,7 +48,17 @@ export class WorkflowHarness {
     readonly clock: EngineClock,
   ) {}
 
-  static async start(options: { env?: Record<string, string> } = {}): Promise<WorkflowHarness> {
+  /**
+   * `serviceLogger` replaces the service's (silent) logger, e.g. to capture what the service logs;
+   * the stand-ins keep a silent one. `smtpCredentials` go into SMTP_URL as production's would.
+   */
+  static async start(
+    options: {
+      env?: Record<string, string>;
+      serviceLogger?: Logger;
+      smtpCredentials?: { user: string; pass: string };
+    } = {},
+  ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
     const database = await createTestDatabase();
     const sandbox = createStripeSandbox({ webhookSecret, logger });
@@ -72,7 +82,7 @@ export class WorkflowHarness {
       NODE_ENV: "test",
       LOG_LEVEL: "silent",
       PUBLIC_URL: "http://shop.test",
-      SMTP_URL: harness.smtp.url,
+      SMTP_URL: withCredentials(harness.smtp.url, options.smtpCredentials),
       EMAIL_FROM: "Shop <orders@shop.example>",
       SLACK_WEBHOOK_URL: harness.slack.url,
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
@@ -80,7 +90,7 @@ export class WorkflowHarness {
     });
     harness.services = await createServices({
       config,
-      logger,
+      logger: options.serviceLogger ?? logger,
       endpoints: {
         databaseUrl: database.url,
         stripeSecretKey: "sk_test_workflow",
@@ -246,4 +256,12 @@ export class WorkflowHarness {
     await this.slack.close();
     await this.database.drop();
   }
+}
+
+function withCredentials(url: string, credentials?: { user: string; pass: string }): string {
+  if (!credentials) return url;
+  const withAuth = new URL(url);
+  withAuth.username = credentials.user;
+  withAuth.password = credentials.pass;
+  return withAuth.toString();
 }

@@ -49,7 +49,14 @@ function stepView(step: StepRow) {
 }
 
 function pendingView(job: PendingJobRow) {
-  return { kind: job.kind, step_id: job.step_id, name: job.step_name, attempt: job.attempt, run_at: job.run_at, event: job.event_name };
+  return {
+    kind: job.kind,
+    step_id: job.step_id,
+    name: job.step_name,
+    attempt: job.attempt,
+    run_at: job.run_at,
+    event: job.event_name,
+  };
 }
 
 function eventView(event: StoredEvent) {
@@ -83,7 +90,7 @@ export function createApi(deps: ApiDeps): express.Express {
   // Runs carry their whole memoised state; events and sync payloads can be large too.
   app.use(express.json({ limit: "10mb", type: () => true }));
 
-  app.get("/health", (_req, res) => {
+  app.get("/v1/health", (_req, res) => {
     res.json({ status: "ok" });
   });
 
@@ -130,7 +137,10 @@ export function createApi(deps: ApiDeps): express.Express {
   });
 
   app.get("/v1/events", async (req, res) => {
-    const { events, received, accepted } = await deps.events.listEvents({ name: stringParam(req.query.name), limit: limitParam(req) });
+    const { events, received, accepted } = await deps.events.listEvents({
+      name: stringParam(req.query.name),
+      limit: limitParam(req),
+    });
     res.json({ data: events.map(eventView), received, accepted });
   });
 
@@ -158,7 +168,13 @@ export function createApi(deps: ApiDeps): express.Express {
   app.get("/v1/runs/:id", async (req, res) => {
     const found = await deps.runs.getRun(req.params.id);
     if (!found) throw new AppError("not_found", `No run ${req.params.id}`);
-    res.json({ data: { ...runView(found.run), steps: found.steps.map(stepView), pending: found.pending.map(pendingView) } });
+    res.json({
+      data: {
+        ...runView(found.run),
+        steps: found.steps.map(stepView),
+        pending: found.pending.map(pendingView),
+      },
+    });
   });
 
   app.delete("/v1/runs/:id", async (req, res) => {
@@ -172,9 +188,21 @@ export function createApi(deps: ApiDeps): express.Express {
     res.json({ data: runView(found.run) });
   });
 
-  app.use((req, _res, next) => next(new AppError("route_not_found", `No route for ${req.method} ${req.path}`)));
+  // Unknown paths fall through (next), so the engine can be mounted inside another app.
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+/** For the engine's own server: unknown paths get a JSON 404 instead of falling through. */
+export function standaloneServer(handler: express.Express, logger: Logger): express.Express {
+  const server = express();
+  server.disable("x-powered-by");
+  server.use(handler);
+  server.use((req, _res, next) =>
+    next(new AppError("route_not_found", `No route for ${req.method} ${req.path}`)),
+  );
+  server.use(errorHandler(logger));
+  return server;
 }
 
 function errorHandler(logger: Logger): ErrorRequestHandler {
@@ -187,13 +215,21 @@ function errorHandler(logger: Logger): ErrorRequestHandler {
       res.status(error.httpStatus).json({ error: { code: error.code, message: error.message } });
       return;
     }
-    const parseFailure = typeof error === "object" && error !== null && (error as { type?: unknown }).type === "entity.parse.failed";
+    const parseFailure =
+      typeof error === "object" &&
+      error !== null &&
+      (error as { type?: unknown }).type === "entity.parse.failed";
     if (parseFailure) {
       res.status(400).json({ error: { code: "invalid_json", message: "Request body is not valid JSON" } });
       return;
     }
     logger.error({ err: error, method: req.method, path: req.path }, "local engine request failed");
     const status = isAppError(error) ? error.httpStatus : 500;
-    res.status(status).json({ error: { code: isAppError(error) ? error.code : "internal_error", message: "The local engine failed; see its log" } });
+    res.status(status).json({
+      error: {
+        code: isAppError(error) ? error.code : "internal_error",
+        message: "The local engine failed; see its log",
+      },
+    });
   };
 }

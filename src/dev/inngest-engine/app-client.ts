@@ -18,8 +18,8 @@ export interface AppResponse {
 
 /**
  * Talks HTTP to serve() endpoints over keep-alive connections (one request per step, so
- * connection reuse matters). Bodies are sent as canonical JSON so that, with a signing key,
- * the signature the SDK recomputes from the parsed body matches byte for byte.
+ * connection reuse matters). With a signing key, bodies are sent as canonical JSON so the
+ * signature the SDK recomputes from the parsed body matches byte for byte.
  */
 export class AppClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 128 });
@@ -28,36 +28,59 @@ export class AppClient {
 
   constructor(private readonly options: { signingKey?: string; timeoutMs: number }) {}
 
-  request(method: "POST" | "PUT", url: string, body: unknown, extraHeaders: Record<string, string> = {}): Promise<AppResponse> {
-    const payload = canonicalJson(body);
+  request(
+    method: "POST" | "PUT",
+    url: string,
+    body: unknown,
+    extraHeaders: Record<string, string> = {},
+  ): Promise<AppResponse> {
+    // Canonical JSON only matters for the signature; plain stringify is much cheaper.
+    const payload = this.options.signingKey ? canonicalJson(body) : JSON.stringify(body);
     const target = new URL(url);
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "content-length": Buffer.byteLength(payload).toString(),
       ...extraHeaders,
     };
-    if (this.options.signingKey) headers["x-inngest-signature"] = signatureHeader(payload, this.options.signingKey, Date.now());
+    if (this.options.signingKey)
+      headers["x-inngest-signature"] = signatureHeader(payload, this.options.signingKey, Date.now());
     const transport = target.protocol === "https:" ? https : http;
     const agent = target.protocol === "https:" ? this.httpsAgent : this.httpAgent;
 
     return new Promise<AppResponse>((resolve, reject) => {
-      const req = transport.request(target, { method, headers, agent, timeout: this.options.timeoutMs }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (chunk: Buffer) => chunks.push(chunk));
-        res.on("end", () => {
-          this.inFlight.delete(req);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") });
-        });
-        res.on("error", (error) => {
-          this.inFlight.delete(req);
-          reject(new AppUnreachableError(`Reading the reply from ${target.origin} failed: ${error.message}`, { cause: error }));
-        });
-      });
+      const req = transport.request(
+        target,
+        { method, headers, agent, timeout: this.options.timeoutMs },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (chunk: Buffer) => chunks.push(chunk));
+          res.on("end", () => {
+            this.inFlight.delete(req);
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString("utf8"),
+            });
+          });
+          res.on("error", (error) => {
+            this.inFlight.delete(req);
+            reject(
+              new AppUnreachableError(`Reading the reply from ${target.origin} failed: ${error.message}`, {
+                cause: error,
+              }),
+            );
+          });
+        },
+      );
       this.inFlight.add(req);
       req.on("timeout", () => req.destroy(new Error(`no reply within ${this.options.timeoutMs} ms`)));
       req.on("error", (error) => {
         this.inFlight.delete(req);
-        reject(new AppUnreachableError(`Calling ${target.origin}${target.pathname} failed: ${error.message}`, { cause: error }));
+        reject(
+          new AppUnreachableError(`Calling ${target.origin}${target.pathname} failed: ${error.message}`, {
+            cause: error,
+          }),
+        );
       });
       req.end(payload);
     });

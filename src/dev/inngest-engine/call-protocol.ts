@@ -57,7 +57,11 @@ export function normalizeError(value: unknown, fallback: string): SerializedErro
   if (typeof value === "object" && value !== null && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
     const message =
-      typeof record.message === "string" ? record.message : typeof record.error === "string" ? record.error : fallback;
+      typeof record.message === "string"
+        ? record.message
+        : typeof record.error === "string"
+          ? record.error
+          : fallback;
     return {
       ...record,
       name: typeof record.name === "string" ? record.name : "Error",
@@ -88,6 +92,9 @@ export function interpretResponse(response: AppResponse): CallOutcome {
   }
   const noRetry = header(response, "x-inngest-no-retry");
   const retriable = noRetry === "true" ? false : noRetry === "false" ? true : response.status !== 400;
-  const error = normalizeError(body.ok ? body.value : response.body, `The app answered HTTP ${response.status}`);
+  const error = normalizeError(
+    body.ok ? body.value : response.body,
+    `The app answered HTTP ${response.status}`,
+  );
   return { kind: "error", retriable, error, retryAfter };
 }

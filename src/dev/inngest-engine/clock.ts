@@ -17,7 +17,8 @@ export interface EngineClock {
 
 export function createEngineClock(options: { timeScale?: number; start?: Date } = {}): EngineClock {
   const timeScale = options.timeScale ?? 1;
-  if (!Number.isFinite(timeScale) || timeScale < 0) throw new Error(`timeScale must be >= 0, got ${timeScale}`);
+  if (!Number.isFinite(timeScale) || timeScale < 0)
+    throw new Error(`timeScale must be >= 0, got ${timeScale}`);
   const realStart = Date.now();
   const virtualStart = options.start?.getTime() ?? realStart;
   let offset = 0;

@@ -44,7 +44,7 @@ export class ConcurrencyLimiter {
   /** Grants in order, skipping waiters whose keys are still full so other keys are not blocked. */
   private grantWaiting(): void {
     const blockedKeys = new Set<string>();
-    for (let i = 0; i < this.waiting.length; ) {
+    for (let i = 0; i < this.waiting.length;) {
       const waiter = this.waiting[i];
       if (!waiter) break;
       const blockedBehindEarlier = waiter.slots.some((slot) => blockedKeys.has(slot.key));

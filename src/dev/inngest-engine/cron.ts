@@ -50,11 +50,16 @@ function parseValue(text: string, spec: FieldSpec, source: string): number {
   if (nameIndex >= 0) return nameIndex + (spec.namesStartAt ?? 0);
   if (!/^\d+$/.test(text)) throw new CronError(source, `bad value "${text}"`);
   const value = Number(text);
-  if (value < spec.min || value > spec.max) throw new CronError(source, `${value} is out of range ${spec.min}-${spec.max}`);
+  if (value < spec.min || value > spec.max)
+    throw new CronError(source, `${value} is out of range ${spec.min}-${spec.max}`);
   return value;
 }
 
-function parseField(text: string, spec: FieldSpec, source: string): { values: Set<number>; wildcard: boolean } {
+function parseField(
+  text: string,
+  spec: FieldSpec,
+  source: string,
+): { values: Set<number>; wildcard: boolean } {
   const values = new Set<number>();
   for (const part of text.split(",")) {
     const [rangeText = "", stepText] = part.split("/");
@@ -91,7 +96,9 @@ export function parseCron(source: string): CronSchedule {
   text = macros[text.toLowerCase()] ?? text;
   const parts = text.split(/\s+/);
   if (parts.length !== 5) throw new CronError(source, "expected 5 fields");
-  const [minutes, hours, days, months, weekdays] = parts.map((part, i) => parseField(part, fieldSpecs[i] as FieldSpec, source));
+  const [minutes, hours, days, months, weekdays] = parts.map((part, i) =>
+    parseField(part, fieldSpecs[i] as FieldSpec, source),
+  );
   if (!minutes || !hours || !days || !months || !weekdays) throw new CronError(source, "expected 5 fields");
   if (weekdays.values.has(7)) weekdays.values.add(0);
 

@@ -109,6 +109,8 @@ export function quoteIdent(name: string): string {
 
 export interface EngineDatabase {
   pool: Pool;
+  /** False on PGlite, whose socket connections share one session (see Sql). */
+  preparedStatements: boolean;
   /** Releases the ownership lock and closes every connection. */
   close(): Promise<void>;
 }
@@ -118,16 +120,31 @@ export interface EngineDatabase {
  * engine the only one working on the schema. Jobs claimed by a previous (dead) owner are
  * released, because only the owner's process could have been executing them.
  */
-export async function openEngineDatabase(options: { url: string; schema: string; poolSize: number }): Promise<EngineDatabase> {
-  const lockKey = createHash("sha256").update(`inngest-local-engine:${options.schema}`).digest().readBigInt64BE(0);
+export async function openEngineDatabase(options: {
+  url: string;
+  schema: string;
+  poolSize: number;
+}): Promise<EngineDatabase> {
+  const lockKey = createHash("sha256")
+    .update(`inngest-local-engine:${options.schema}`)
+    .digest()
+    .readBigInt64BE(0);
   const lockClient = new Client({ connectionString: options.url });
   await lockClient.connect();
   const pool = new Pool({ connectionString: options.url, max: options.poolSize });
+  let preparedStatements = false;
   try {
-    const { rows } = await lockClient.query<{ locked: boolean }>("SELECT pg_try_advisory_lock($1) AS locked", [lockKey.toString()]);
+    const { rows } = await lockClient.query<{ locked: boolean }>(
+      "SELECT pg_try_advisory_lock($1) AS locked",
+      [lockKey.toString()],
+    );
     if (!rows[0]?.locked) {
-      throw new Error(`Another local Inngest engine already uses schema "${options.schema}" in this database`);
+      throw new Error(
+        `Another local Inngest engine already uses schema "${options.schema}" in this database`,
+      );
     }
+    const { rows: versionRows } = await pool.query<{ version: string }>("SELECT version() AS version");
+    preparedStatements = !/PGlite/i.test(versionRows[0]?.version ?? "");
     await pool.query(schemaDdl(options.schema));
     await pool.query(`UPDATE ${quoteIdent(options.schema)}.jobs SET claimed = false WHERE claimed`);
   } catch (error) {
@@ -139,6 +156,7 @@ export async function openEngineDatabase(options: { url: string; schema: string;
   lockClient.on("error", () => undefined);
   return {
     pool,
+    preparedStatements,
     async close() {
       await pool.end().catch(() => undefined);
       await lockClient.query("SELECT pg_advisory_unlock($1)", [lockKey.toString()]).catch(() => undefined);

@@ -1,4 +1,4 @@
-import type { Pool } from "pg";
+import type { Sql } from "./sql";
 import { quoteIdent } from "./database";
 import type { EngineEvent, SdkFunctionConfig } from "./types";
 
@@ -18,7 +18,7 @@ export class EventStore {
   private readonly s: string;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly sql: Sql,
     schema: string,
   ) {
     this.s = quoteIdent(schema);
@@ -37,7 +37,8 @@ export class EventStore {
     dedupeUntil: Date;
   }): Promise<EventIntake> {
     const s = this.s;
-    const { rows } = await this.pool.query<{ deduplicated: boolean }>(
+    const { rows } = await this.sql.query<{ deduplicated: boolean }>(
+      "saveEvent",
       `WITH dedupe AS (
          INSERT INTO ${s}.event_ids (id, internal_id, expires_at)
          SELECT $2::text, $1, $5 WHERE $2::text IS NOT NULL
@@ -49,16 +50,31 @@ export class EventStore {
        VALUES ($1, $2::text, $3, $6, $4, $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dedupe))
        ON CONFLICT (internal_id) DO NOTHING
        RETURNING deduplicated`,
-      [input.internalId, input.userId ?? null, input.payload.name, input.now, input.dedupeUntil, JSON.stringify(input.payload)],
+      [
+        input.internalId,
+        input.userId ?? null,
+        input.payload.name,
+        input.now,
+        input.dedupeUntil,
+        JSON.stringify(input.payload),
+      ],
     );
     const row = rows[0];
     if (!row) return "redelivered";
     return row.deduplicated ? "deduplicated" : "accepted";
   }
 
-  async listEvents(filter: { name?: string; limit: number }): Promise<{ events: StoredEvent[]; received: number; accepted: number }> {
+  async listEvents(filter: {
+    name?: string;
+    limit: number;
+  }): Promise<{ events: StoredEvent[]; received: number; accepted: number }> {
     const s = this.s;
-    const { rows } = await this.pool.query<{ events: StoredEvent[] | null; received: number; accepted: number }>(
+    const { rows } = await this.sql.query<{
+      events: StoredEvent[] | null;
+      received: number;
+      accepted: number;
+    }>(
+      "listEvents",
       `SELECT (SELECT json_agg(e ORDER BY e.seq) FROM (
                  SELECT seq, internal_id, id, name, payload, received_at, deduplicated FROM ${s}.events
                  WHERE $1::text IS NULL OR name = $1 ORDER BY seq DESC LIMIT $2) e) AS events,
@@ -71,7 +87,8 @@ export class EventStore {
   }
 
   async getEvent(internalId: string): Promise<StoredEvent | undefined> {
-    const { rows } = await this.pool.query<StoredEvent>(
+    const { rows } = await this.sql.query<StoredEvent>(
+      "getEvent",
       `SELECT internal_id, id, name, payload, received_at, deduplicated FROM ${this.s}.events WHERE internal_id = $1`,
       [internalId],
     );
@@ -79,9 +96,15 @@ export class EventStore {
   }
 
   /** Replaces an app's functions with what it just reported. */
-  async saveApp(input: { url: string; appId: string; functions: SdkFunctionConfig[]; now: Date }): Promise<void> {
+  async saveApp(input: {
+    url: string;
+    appId: string;
+    functions: SdkFunctionConfig[];
+    now: Date;
+  }): Promise<void> {
     const s = this.s;
-    await this.pool.query(
+    await this.sql.query(
+      "saveApp",
       `WITH app AS (
          INSERT INTO ${s}.apps (url, app_id, synced_at) VALUES ($1, $2, $3)
          ON CONFLICT (url) DO UPDATE SET app_id = EXCLUDED.app_id, synced_at = EXCLUDED.synced_at
@@ -97,23 +120,29 @@ export class EventStore {
   }
 
   async loadFunctions(): Promise<{ app_url: string; config: SdkFunctionConfig }[]> {
-    const { rows } = await this.pool.query<{ app_url: string; config: SdkFunctionConfig }>(
+    const { rows } = await this.sql.query<{ app_url: string; config: SdkFunctionConfig }>(
+      "loadFunctions",
       `SELECT app_url, config FROM ${this.s}.functions ORDER BY id`,
     );
     return rows;
   }
 
   async listApps(): Promise<{ url: string; app_id: string; synced_at: Date }[]> {
-    const { rows } = await this.pool.query<{ url: string; app_id: string; synced_at: Date }>(
+    const { rows } = await this.sql.query<{ url: string; app_id: string; synced_at: Date }>(
+      "listApps",
       `SELECT url, app_id, synced_at FROM ${this.s}.apps ORDER BY url`,
     );
     return rows;
   }
 
   /** Last fire time per cron; a new cron starts counting from `now`. */
-  async cronLastFires(crons: { functionId: string; cron: string }[], now: Date): Promise<Map<string, number>> {
+  async cronLastFires(
+    crons: { functionId: string; cron: string }[],
+    now: Date,
+  ): Promise<Map<string, number>> {
     const s = this.s;
-    const { rows } = await this.pool.query<{ function_id: string; cron: string; last_fire_at: Date }>(
+    const { rows } = await this.sql.query<{ function_id: string; cron: string; last_fire_at: Date }>(
+      "cronLastFires",
       `WITH wanted AS (
          SELECT c.function_id, c.cron FROM jsonb_to_recordset($1::jsonb) AS c(function_id text, cron text)
        ), created AS (
@@ -127,12 +156,15 @@ export class EventStore {
        SELECT f.function_id, f.cron, f.last_fire_at FROM ${s}.cron_fires f JOIN wanted w USING (function_id, cron)`,
       [JSON.stringify(crons.map((c) => ({ function_id: c.functionId, cron: c.cron }))), now],
     );
-    return new Map(rows.map((row) => [cronKey(row.function_id, row.cron), new Date(row.last_fire_at).getTime()]));
+    return new Map(
+      rows.map((row) => [cronKey(row.function_id, row.cron), new Date(row.last_fire_at).getTime()]),
+    );
   }
 
   /** Moves a cron's last fire forward; false when someone else already fired it. */
   async cronAdvance(functionId: string, cron: string, from: Date, to: Date): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.sql.query(
+      "cronAdvance",
       `UPDATE ${this.s}.cron_fires SET last_fire_at = $4 WHERE function_id = $1 AND cron = $2 AND last_fire_at = $3`,
       [functionId, cron, from, to],
     );

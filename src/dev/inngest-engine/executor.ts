@@ -73,10 +73,15 @@ export class Executor {
     const task: Promise<void> = this.execute(job)
       .catch(async (error: unknown) => {
         if (this.stopping) return;
-        this.deps.logger.error({ err: error, jobId: job.id, runId: job.runId }, "job failed unexpectedly; retrying later");
+        this.deps.logger.error(
+          { err: error, jobId: job.id, runId: job.runId },
+          "job failed unexpectedly; retrying later",
+        );
         await this.deps.runs
           .releaseJob(job.id, new Date(this.deps.clock.nowMs() + 5_000))
-          .catch((releaseError: unknown) => this.deps.logger.error({ err: releaseError }, "could not release job"));
+          .catch((releaseError: unknown) =>
+            this.deps.logger.error({ err: releaseError }, "could not release job"),
+          );
       })
       .finally(() => {
         this.tasks.delete(task);
@@ -120,7 +125,14 @@ export class Executor {
       this.deps.runs.advanceRun({
         jobId: job.id,
         runId: job.runId,
-        results: [{ id: job.stepId, name: job.stepName, op: job.kind === "sleep" ? "Sleep" : "WaitForEvent", result: { data: null } }],
+        results: [
+          {
+            id: job.stepId,
+            name: job.stepName,
+            op: job.kind === "sleep" ? "Sleep" : "WaitForEvent",
+            result: { data: null },
+          },
+        ],
         newJobs: [],
         now: this.deps.clock.now(),
         claimDiscovery: true,
@@ -163,7 +175,11 @@ export class Executor {
       if (Date.now() - unreachableSince >= this.options.unreachableGraceMs) {
         return { kind: "error", retriable: true, error: { name: "AppUnreachableError", message: failure } };
       }
-      if (failures === 0) this.deps.logger.warn({ runId: run.id, failure }, "app unreachable; retrying without spending an attempt");
+      if (failures === 0)
+        this.deps.logger.warn(
+          { runId: run.id, failure },
+          "app unreachable; retrying without spending an attempt",
+        );
       await this.pause(Math.min(250 * 2 ** failures, 5_000));
     }
   }
@@ -192,7 +208,11 @@ export class Executor {
     });
   }
 
-  private async apply(run: RunContext, job: Job, outcome: Exclude<CallOutcome, { kind: "stopped" }>): Promise<Next> {
+  private async apply(
+    run: RunContext,
+    job: Job,
+    outcome: Exclude<CallOutcome, { kind: "stopped" }>,
+  ): Promise<Next> {
     switch (outcome.kind) {
       case "completed":
         await this.deps.lifecycle.complete(run.id, outcome.output);
@@ -202,10 +222,21 @@ export class Executor {
         if (outcome.retriable && attempt < run.maxAttempts) {
           const runAt = this.retryAt(attempt, outcome.retryAfter);
           this.deps.logger.info(
-            { runId: run.id, functionId: run.functionId, attempt, retryAt: runAt, error: outcome.error.message },
+            {
+              runId: run.id,
+              functionId: run.functionId,
+              attempt,
+              retryAt: runAt,
+              error: outcome.error.message,
+            },
             "function errored; retrying",
           );
-          return this.advance(run, job, [], [{ kind: "call", stepId: job.stepId, stepName: job.stepName, attempt, runAt }]);
+          return this.advance(
+            run,
+            job,
+            [],
+            [{ kind: "call", stepId: job.stepId, stepName: job.stepName, attempt, runAt }],
+          );
         }
         const notice = await this.deps.lifecycle.fail(run.id, outcome.error);
         return { emit: notice ? [notice] : [] };
@@ -220,7 +251,12 @@ export class Executor {
     return new Date(nowMs + (retryAfterMs(retryAfter, nowMs) ?? this.options.retryBackoff(attempt)));
   }
 
-  private async applyOps(run: RunContext, job: Job, ops: SdkOp[], retryAfter: string | undefined): Promise<Next> {
+  private async applyOps(
+    run: RunContext,
+    job: Job,
+    ops: SdkOp[],
+    retryAfter: string | undefined,
+  ): Promise<Next> {
     const nowMs = this.deps.clock.nowMs();
     const results: StepRecord[] = [];
     const newJobs: NewJob[] = [];
@@ -246,18 +282,35 @@ export class Executor {
           if (attempt >= run.maxAttempts) {
             results.push({ id: op.id, name, op: "StepFailed", result: { error: stepError(op) } });
           } else {
-            this.deps.logger.info({ runId: run.id, step: name, attempt, error: op.error?.message }, "step errored; retrying");
-            newJobs.push({ kind: "call", stepId: op.id, stepName: name, attempt, runAt: this.retryAt(attempt, retryAfter) });
+            this.deps.logger.info(
+              { runId: run.id, step: name, attempt, error: op.error?.message },
+              "step errored; retrying",
+            );
+            newJobs.push({
+              kind: "call",
+              stepId: op.id,
+              stepName: name,
+              attempt,
+              runAt: this.retryAt(attempt, retryAfter),
+            });
           }
           break;
         }
         case "StepPlanned":
-          if (!run.steps.has(op.id)) newJobs.push({ kind: "call", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(nowMs) });
+          if (!run.steps.has(op.id))
+            newJobs.push({ kind: "call", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(nowMs) });
           break;
         case "Sleep": {
           const wakeAt = sleepWakeAtMs(op.name ?? "", nowMs);
           if (wakeAt === undefined) failStep(op, name, `Cannot read sleep duration "${op.name}"`);
-          else newJobs.push({ kind: "sleep", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(wakeAt) });
+          else
+            newJobs.push({
+              kind: "sleep",
+              stepId: op.id,
+              stepName: name,
+              attempt: 0,
+              runAt: new Date(wakeAt),
+            });
           break;
         }
         case "WaitForEvent": {
@@ -290,7 +343,15 @@ export class Executor {
       }
     }
     this.deps.intake.noteWait(eventName);
-    return { kind: "wait", stepId: op.id, stepName: name, attempt: 0, runAt: new Date(nowMs + timeout), eventName, expression };
+    return {
+      kind: "wait",
+      stepId: op.id,
+      stepName: name,
+      attempt: 0,
+      runAt: new Date(nowMs + timeout),
+      eventName,
+      expression,
+    };
   }
 
   private async advance(run: RunContext, job: Job, results: StepRecord[], newJobs: NewJob[]): Promise<Next> {

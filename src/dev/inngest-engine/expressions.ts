@@ -160,26 +160,32 @@ class Parser {
     this.index++;
     if (token.type === "string" || token.type === "number") return { kind: "literal", value: token.value };
     if (token.type === "op") {
-      if (token.text !== "(") throw new ExpressionError(this.source, `unexpected ${describe(token)} at ${token.pos}`);
+      if (token.text !== "(")
+        throw new ExpressionError(this.source, `unexpected ${describe(token)} at ${token.pos}`);
       const inner = this.or();
       if (!this.peekOp(")")) throw new ExpressionError(this.source, "missing )");
       this.index++;
       return inner;
     }
-    if (token.text === "true" || token.text === "false") return { kind: "literal", value: token.text === "true" };
+    if (token.text === "true" || token.text === "false")
+      return { kind: "literal", value: token.text === "true" };
     if (token.text === "null") return { kind: "literal", value: null };
     if (token.text !== "event" && token.text !== "async") {
-      throw new ExpressionError(this.source, `unknown identifier "${token.text}" (only event.* and async.* are supported)`);
+      throw new ExpressionError(
+        this.source,
+        `unknown identifier "${token.text}" (only event.* and async.* are supported)`,
+      );
     }
     const fields: string[] = [];
     while (this.peekOp(".")) {
       this.index++;
       const field = this.tokens[this.index];
-      if (field?.type !== "ident") throw new ExpressionError(this.source, "expected a field name after \".\"");
+      if (field?.type !== "ident") throw new ExpressionError(this.source, 'expected a field name after "."');
       this.index++;
       fields.push(field.text);
     }
-    if (this.peekOp("(")) throw new ExpressionError(this.source, "function and method calls are not supported");
+    if (this.peekOp("("))
+      throw new ExpressionError(this.source, "function and method calls are not supported");
     return { kind: "path", root: token.text, fields };
   }
 }
@@ -214,7 +220,10 @@ function evaluate(node: Node, vars: ExpressionVars): unknown {
   }
 }
 
-function tryEvaluate(node: Node, vars: ExpressionVars): { ok: true; value: unknown } | { ok: false; error: unknown } {
+function tryEvaluate(
+  node: Node,
+  vars: ExpressionVars,
+): { ok: true; value: unknown } | { ok: false; error: unknown } {
   try {
     return { ok: true, value: evaluate(node, vars) };
   } catch (error) {
@@ -242,7 +251,8 @@ function evaluateBinary(op: BinaryOp, leftNode: Node, rightNode: Node, vars: Exp
   if (op === "==") return valuesEqual(left, right);
   if (op === "!=") return !valuesEqual(left, right);
   const comparable =
-    (typeof left === "number" && typeof right === "number") || (typeof left === "string" && typeof right === "string");
+    (typeof left === "number" && typeof right === "number") ||
+    (typeof left === "string" && typeof right === "string");
   if (!comparable) throw new EvaluationError(`${op} needs two numbers or two strings`);
   const l = left as number | string;
   const r = right as number | string;
@@ -259,7 +269,8 @@ function evaluateBinary(op: BinaryOp, leftNode: Node, rightNode: Node, vars: Exp
 }
 
 function valuesEqual(left: unknown, right: unknown): boolean {
-  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null) return left === right;
+  if (typeof left !== "object" || typeof right !== "object" || left === null || right === null)
+    return left === right;
   return JSON.stringify(left) === JSON.stringify(right);
 }
 

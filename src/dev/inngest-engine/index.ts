@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import expressApp from "express";
 import type express from "express";
 import type { Logger } from "../../logger";
-import { createApi } from "./api";
+import { createApi, standaloneServer } from "./api";
 import { AppClient } from "./app-client";
 import { createEngineClock, type EngineClock } from "./clock";
 import { ConcurrencyLimiter, KeyedMutex } from "./concurrency";
@@ -15,6 +15,7 @@ import { RunLifecycle } from "./lifecycle";
 import { FunctionRegistry } from "./registry";
 import { RunStore } from "./run-store";
 import { Scheduler } from "./scheduler";
+import { Sql } from "./sql";
 import { AppSync } from "./sync";
 
 export { createEngineClock, type EngineClock } from "./clock";
@@ -49,7 +50,10 @@ export interface LocalEngine {
   /** Resolves once the schema exists, stored functions are loaded and `appUrls` had a sync attempt. */
   ready(): Promise<void>;
   listen(port: number, host?: string): Promise<{ url: string }>;
-  /** Inngest's HTTP API (event API, /fn/register, /v1 REST); mountable by the caller. */
+  /**
+   * Inngest's HTTP API (`POST /e/:key`, `POST /fn/register`, `/v1/...`), mountable in the
+   * caller's express app; paths it does not know fall through to the next handler.
+   */
   handler: express.Express;
   sync(appUrl: string): Promise<void>;
   clock: {
@@ -84,14 +88,22 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   const registry = new FunctionRegistry();
   const runLocks = new KeyedMutex();
   const limiter = new ConcurrencyLimiter();
-  const app = new AppClient({ signingKey: options.signingKey, timeoutMs: options.requestTimeoutMs ?? 300_000 });
+  const app = new AppClient({
+    signingKey: options.signingKey,
+    timeoutMs: options.requestTimeoutMs ?? 300_000,
+  });
   let server: http.Server | undefined;
   let closed = false;
 
   const initialise = async (): Promise<Core> => {
-    const db = await openEngineDatabase({ url: options.databaseUrl, schema, poolSize: options.poolSize ?? 8 });
-    const runs = new RunStore(db.pool, schema);
-    const events = new EventStore(db.pool, schema);
+    const db = await openEngineDatabase({
+      url: options.databaseUrl,
+      schema,
+      poolSize: options.poolSize ?? 8,
+    });
+    const sql = new Sql(db.pool, db.preparedStatements);
+    const runs = new RunStore(sql, schema);
+    const events = new EventStore(sql, schema);
     const lifecycle = new RunLifecycle(runs, clock, logger);
     // The scheduler needs the executor and the executor wakes the scheduler: late-bound.
     const late: { scheduler?: Scheduler } = {};
@@ -111,7 +123,14 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       { pollIntervalMs: options.pollIntervalMs ?? 1_000 },
     );
     late.scheduler = scheduler;
-    const sync = new AppSync({ logger, clock, events, registry, app, onFunctionsChanged: () => scheduler.refreshCrons() });
+    const sync = new AppSync({
+      logger,
+      clock,
+      events,
+      registry,
+      app,
+      onFunctionsChanged: () => scheduler.refreshCrons(),
+    });
     await sync.restore();
     await intake.loadWaitedNames();
     await scheduler.start();
@@ -167,7 +186,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     handler,
     async listen(port, host = "127.0.0.1") {
       await corePromise;
-      const listening = http.createServer(handler);
+      const listening = http.createServer(standaloneServer(handler, logger));
       await new Promise<void>((resolve, reject) => {
         listening.once("error", reject);
         listening.listen(port, host, () => resolve());

@@ -37,7 +37,10 @@ function parseIncoming(raw: unknown, index: number): IncomingEvent {
     throw new AppError("validation_failed", `Event ${index} ("${record.name}"): id must be a string`);
   }
   if (record.ts !== undefined && record.ts !== null && typeof record.ts !== "number") {
-    throw new AppError("validation_failed", `Event ${index} ("${record.name}"): ts must be a number of milliseconds`);
+    throw new AppError(
+      "validation_failed",
+      `Event ${index} ("${record.name}"): ts must be a number of milliseconds`,
+    );
   }
   return {
     name: record.name,
@@ -126,14 +129,19 @@ export class EventIntake {
     await this.resumeWaits(event);
     for (const fn of this.deps.registry.triggeredBy(event.name)) {
       const triggered = fn.eventTriggers.some(
-        (trigger) => trigger.event === event.name && (!trigger.expression || trigger.expression.matches({ event })),
+        (trigger) =>
+          trigger.event === event.name && (!trigger.expression || trigger.expression.matches({ event })),
       );
       if (triggered) await this.startRun(fn, event, internalId);
     }
     return internalId;
   }
 
-  async startRun(fn: EngineFunction, event: EngineEvent, eventInternalId: string): Promise<string | undefined> {
+  async startRun(
+    fn: EngineFunction,
+    event: EngineEvent,
+    eventInternalId: string,
+  ): Promise<string | undefined> {
     const nowMs = this.deps.clock.nowMs();
     const runId = ulid(nowMs);
     const idempotencyKey = fn.idempotency?.key({ event });
@@ -147,7 +155,9 @@ export class EventIntake {
         maxAttempts: fn.maxAttempts,
         concurrency: concurrencySlots(fn, event),
         idempotency:
-          idempotencyKey === undefined ? undefined : { key: idempotencyKey, expiresAt: new Date(nowMs + dedupeWindowMs) },
+          idempotencyKey === undefined
+            ? undefined
+            : { key: idempotencyKey, expiresAt: new Date(nowMs + dedupeWindowMs) },
         cancellations: fn.cancel.map((cancel) => ({
           eventName: cancel.event,
           expression: cancel.expression?.source ?? null,
@@ -157,7 +167,10 @@ export class EventIntake {
       new Date(nowMs),
     );
     if (!created) {
-      this.deps.logger.debug({ functionId: fn.id, idempotencyKey }, "run skipped: idempotency key already used");
+      this.deps.logger.debug(
+        { functionId: fn.id, idempotencyKey },
+        "run skipped: idempotency key already used",
+      );
       return undefined;
     }
     this.deps.logger.debug({ runId, functionId: fn.id, event: event.name }, "run started");
@@ -208,7 +221,10 @@ export class EventIntake {
       try {
         compiled = compileExpression(expression);
       } catch (error) {
-        this.deps.logger.warn({ err: error, expression }, "stored expression no longer compiles; treating as no match");
+        this.deps.logger.warn(
+          { err: error, expression },
+          "stored expression no longer compiles; treating as no match",
+        );
         return false;
       }
       this.expressionCache.set(expression, compiled);

@@ -21,12 +21,21 @@ export class RunLifecycle {
   ) {}
 
   async complete(runId: string, output: unknown, results: StepRecord[] = []): Promise<void> {
-    const ended = await this.runs.finishRun(runId, "Completed", { output: output ?? null, results }, this.clock.now());
+    const ended = await this.runs.finishRun(
+      runId,
+      "Completed",
+      { output: output ?? null, results },
+      this.clock.now(),
+    );
     if (ended) this.logger.debug({ runId, functionId: ended.functionId }, "run completed");
   }
 
   /** `inngest/function.failed` is what triggers the SDK's `<app>-<fn>-failure` handler. */
-  async fail(runId: string, error: SerializedError, results: StepRecord[] = []): Promise<InternalEvent | undefined> {
+  async fail(
+    runId: string,
+    error: SerializedError,
+    results: StepRecord[] = [],
+  ): Promise<InternalEvent | undefined> {
     const ended = await this.runs.finishRun(runId, "Failed", { error, results }, this.clock.now());
     if (!ended) return undefined;
     this.logger.info({ runId, functionId: ended.functionId, error: error.message }, "run failed");
@@ -42,7 +51,10 @@ export class RunLifecycle {
   }
 
   /** A cancelled run emits `inngest/function.cancelled` and never `inngest/function.failed`. */
-  async cancel(runId: string, cause: { reason: string; byEvent?: string }): Promise<InternalEvent | undefined> {
+  async cancel(
+    runId: string,
+    cause: { reason: string; byEvent?: string },
+  ): Promise<InternalEvent | undefined> {
     const ended = await this.runs.finishRun(runId, "Cancelled", {}, this.clock.now());
     if (!ended) return undefined;
     this.logger.info({ runId, functionId: ended.functionId, ...cause }, "run cancelled");

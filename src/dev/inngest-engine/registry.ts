@@ -8,7 +8,15 @@ import type { ConcurrencySlot, EngineEvent, SdkConcurrency, SdkFunctionConfig } 
 const defaultRetries = 3;
 
 /** Options Inngest supports that this engine does not; syncing warns so nobody relies on them. */
-const ignoredOptions = ["batchEvents", "rateLimit", "throttle", "debounce", "priority", "timeouts", "singleton"];
+const ignoredOptions = [
+  "batchEvents",
+  "rateLimit",
+  "throttle",
+  "debounce",
+  "priority",
+  "timeouts",
+  "singleton",
+];
 
 export interface EngineFunction {
   id: string;
@@ -30,7 +38,9 @@ function compile(fnId: string, what: string, source: string): CompiledExpression
     return compileExpression(source);
   } catch (error) {
     if (error instanceof ExpressionError) {
-      throw new AppError("validation_failed", `Function "${fnId}" ${what}: ${error.message}`, { cause: error });
+      throw new AppError("validation_failed", `Function "${fnId}" ${what}: ${error.message}`, {
+        cause: error,
+      });
     }
     throw error;
   }
@@ -45,9 +55,11 @@ function concurrencyList(value: SdkFunctionConfig["concurrency"]): SdkConcurrenc
 /** Turns one function config into what the engine runs; throws AppError naming what it refuses. */
 export function compileFunction(config: SdkFunctionConfig, appUrl: string): EngineFunction {
   const fnId = config.id;
-  if (typeof fnId !== "string" || fnId === "") throw new AppError("validation_failed", "A function has no id");
+  if (typeof fnId !== "string" || fnId === "")
+    throw new AppError("validation_failed", "A function has no id");
   const step = config.steps?.["step"] ?? Object.values(config.steps ?? {})[0];
-  if (!step?.runtime?.url) throw new AppError("validation_failed", `Function "${fnId}" has no step runtime URL`);
+  if (!step?.runtime?.url)
+    throw new AppError("validation_failed", `Function "${fnId}" has no step runtime URL`);
   const retries = step.retries?.attempts ?? defaultRetries;
 
   const eventTriggers: EngineFunction["eventTriggers"] = [];
@@ -57,19 +69,23 @@ export function compileFunction(config: SdkFunctionConfig, appUrl: string): Engi
       try {
         crons.push(parseCron(trigger.cron));
       } catch (error) {
-        if (error instanceof CronError) throw new AppError("validation_failed", `Function "${fnId}": ${error.message}`);
+        if (error instanceof CronError)
+          throw new AppError("validation_failed", `Function "${fnId}": ${error.message}`);
         throw error;
       }
     } else {
       eventTriggers.push({
         event: trigger.event,
-        expression: trigger.expression ? compile(fnId, `trigger "${trigger.event}"`, trigger.expression) : undefined,
+        expression: trigger.expression
+          ? compile(fnId, `trigger "${trigger.event}"`, trigger.expression)
+          : undefined,
       });
     }
   }
 
   const concurrency = concurrencyList(config.concurrency);
-  if (concurrency.length > 2) throw new AppError("validation_failed", `Function "${fnId}": at most two concurrency limits`);
+  if (concurrency.length > 2)
+    throw new AppError("validation_failed", `Function "${fnId}": at most two concurrency limits`);
 
   return {
     id: fnId,
@@ -89,7 +105,11 @@ export function compileFunction(config: SdkFunctionConfig, appUrl: string): Engi
       if (c.timeout && timeoutMs === undefined) {
         throw new AppError("validation_failed", `Function "${fnId}": bad cancelOn timeout "${c.timeout}"`);
       }
-      return { event: c.event, expression: c.if ? compile(fnId, `cancelOn "${c.event}"`, c.if) : undefined, timeoutMs };
+      return {
+        event: c.event,
+        expression: c.if ? compile(fnId, `cancelOn "${c.event}"`, c.if) : undefined,
+        timeoutMs,
+      };
     }),
     ignoredOptions: ignoredOptions.filter((name) => config[name] !== undefined && config[name] !== null),
     config,

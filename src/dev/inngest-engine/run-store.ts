@@ -1,6 +1,15 @@
-import type { Pool } from "pg";
+import type { Sql } from "./sql";
 import { quoteIdent } from "./database";
-import type { ConcurrencySlot, EngineEvent, Job, JobKind, RunContext, RunStatus, SerializedError, StepResult } from "./types";
+import type {
+  ConcurrencySlot,
+  EngineEvent,
+  Job,
+  JobKind,
+  RunContext,
+  RunStatus,
+  SerializedError,
+  StepResult,
+} from "./types";
 
 /** A step result to memoise, with what the REST API shows about it. */
 export interface StepRecord {
@@ -103,7 +112,7 @@ export class RunStore {
   private readonly s: string;
 
   constructor(
-    private readonly pool: Pool,
+    private readonly sql: Sql,
     schema: string,
   ) {
     this.s = quoteIdent(schema);
@@ -112,7 +121,8 @@ export class RunStore {
   /** Creates the run, its first job and its cancellation hooks, unless the idempotency key is taken. */
   async createRun(run: NewRun, now: Date): Promise<boolean> {
     const s = this.s;
-    const { rows } = await this.pool.query(
+    const { rows } = await this.sql.query(
+      "createRun",
       `WITH idem AS (
          INSERT INTO ${s}.idempotency_keys (function_id, key, run_id, expires_at)
          SELECT $2, $8::text, $1, $9 WHERE $8::text IS NOT NULL
@@ -146,7 +156,11 @@ export class RunStore {
         run.idempotency?.expiresAt ?? null,
         now,
         JSON.stringify(
-          run.cancellations.map((c) => ({ event_name: c.eventName, expression: c.expression, expires_at: c.expiresAt })),
+          run.cancellations.map((c) => ({
+            event_name: c.eventName,
+            expression: c.expression,
+            expires_at: c.expiresAt,
+          })),
         ),
       ],
     );
@@ -154,7 +168,7 @@ export class RunStore {
   }
 
   async loadRun(runId: string): Promise<RunContext | undefined> {
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.sql.query<{
       id: string;
       function_id: string;
       status: RunStatus;
@@ -164,6 +178,7 @@ export class RunStore {
       concurrency: ConcurrencySlot[];
       steps: { id: string; result: StepResult }[];
     }>(
+      "loadRun",
       `SELECT r.id, r.function_id, r.status, r.event, r.events, r.max_attempts, r.concurrency,
               COALESCE((SELECT json_agg(json_build_object('id', st.id, 'result', st.result) ORDER BY st.seq)
                         FROM ${this.s}.steps st WHERE st.run_id = r.id), '[]') AS steps
@@ -186,18 +201,22 @@ export class RunStore {
 
   /** Claims due jobs; SKIP LOCKED keeps concurrent claimers from taking the same job. */
   async claimDue(now: Date, limit: number): Promise<Job[]> {
-    const { rows } = await this.pool.query<JobRow>(
+    const { rows } = await this.sql.query<JobRow>(
+      "claimDue",
       `UPDATE ${this.s}.jobs SET claimed = true
        WHERE id IN (SELECT id FROM ${this.s}.jobs WHERE NOT claimed AND run_at <= $1
                     ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
        RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression`,
       [now, limit],
     );
-    return rows.map(toJob).sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || Number(a.id) - Number(b.id));
+    return rows
+      .map(toJob)
+      .sort((a, b) => a.runAt.getTime() - b.runAt.getTime() || Number(a.id) - Number(b.id));
   }
 
   async nextDueAt(): Promise<Date | undefined> {
-    const { rows } = await this.pool.query<{ at: Date | null }>(
+    const { rows } = await this.sql.query<{ at: Date | null }>(
+      "nextDueAt",
       `SELECT min(run_at) AS at FROM ${this.s}.jobs WHERE NOT claimed`,
     );
     return rows[0]?.at ?? undefined;
@@ -205,7 +224,8 @@ export class RunStore {
 
   /** Work that is due now, or (when time flows by itself) retries that will come due. */
   async hasRunnableWork(now: Date, includeFutureCalls: boolean): Promise<boolean> {
-    const { rows } = await this.pool.query<{ busy: boolean }>(
+    const { rows } = await this.sql.query<{ busy: boolean }>(
+      "hasRunnableWork",
       `SELECT EXISTS (SELECT 1 FROM ${this.s}.jobs WHERE run_at <= $1 OR ($2 AND kind = 'call')) AS busy`,
       [now, includeFutureCalls],
     );
@@ -228,7 +248,12 @@ export class RunStore {
     claimDiscovery: boolean;
   }): Promise<{ found: boolean; discovery?: Job; queued: Job[] }> {
     const s = this.s;
-    const { rows } = await this.pool.query<{ found: number; discovery: JobRow | null; queued: JobRow[] | null }>(
+    const { rows } = await this.sql.query<{
+      found: number;
+      discovery: JobRow | null;
+      queued: JobRow[] | null;
+    }>(
+      "advanceRun",
       `WITH cur AS (
          DELETE FROM ${s}.jobs WHERE id = $1 RETURNING run_id
        ), saved AS (
@@ -288,7 +313,8 @@ export class RunStore {
     now: Date,
   ): Promise<{ functionId: string; event: EngineEvent } | undefined> {
     const s = this.s;
-    const { rows } = await this.pool.query<{ function_id: string; event: EngineEvent }>(
+    const { rows } = await this.sql.query<{ function_id: string; event: EngineEvent }>(
+      "finishRun",
       `WITH run AS (
          UPDATE ${s}.runs SET status = $2, output = $3, error = $4, ended_at = $5
          WHERE id = $1 AND status = 'Running'
@@ -319,16 +345,20 @@ export class RunStore {
 
   /** Hands a claimed job back to the queue (after an unexpected error) to be tried again later. */
   async releaseJob(jobId: string, runAt: Date): Promise<void> {
-    await this.pool.query(`UPDATE ${this.s}.jobs SET claimed = false, run_at = $2 WHERE id = $1`, [jobId, runAt]);
+    await this.sql.query(
+      "releaseJob",
+      `UPDATE ${this.s}.jobs SET claimed = false, run_at = $2 WHERE id = $1`,
+      [jobId, runAt],
+    );
   }
 
   async deleteJob(jobId: string): Promise<void> {
-    await this.pool.query(`DELETE FROM ${this.s}.jobs WHERE id = $1`, [jobId]);
+    await this.sql.query("deleteJob", `DELETE FROM ${this.s}.jobs WHERE id = $1`, [jobId]);
   }
 
   /** waitForEvent steps of running runs that wait for this event name. */
   async findWaits(eventName: string): Promise<PendingMatch[]> {
-    const { rows } = await this.pool.query<{
+    const { rows } = await this.sql.query<{
       job_id: string;
       run_id: string;
       step_id: string;
@@ -337,6 +367,7 @@ export class RunStore {
       expression: string | null;
       event: EngineEvent;
     }>(
+      "findWaits",
       `SELECT j.id AS job_id, j.run_id, j.step_id, j.step_name, r.function_id, j.expression, r.event
        FROM ${this.s}.jobs j JOIN ${this.s}.runs r ON r.id = j.run_id
        WHERE j.kind = 'wait' AND j.event_name = $1 AND r.status = 'Running'
@@ -354,26 +385,44 @@ export class RunStore {
     }));
   }
 
-  async findCancellations(eventName: string, now: Date): Promise<Omit<PendingMatch, "jobId" | "stepId" | "stepName">[]> {
-    const { rows } = await this.pool.query<{ run_id: string; function_id: string; expression: string | null; event: EngineEvent }>(
+  async findCancellations(
+    eventName: string,
+    now: Date,
+  ): Promise<Omit<PendingMatch, "jobId" | "stepId" | "stepName">[]> {
+    const { rows } = await this.sql.query<{
+      run_id: string;
+      function_id: string;
+      expression: string | null;
+      event: EngineEvent;
+    }>(
+      "findCancellations",
       `SELECT c.run_id, c.function_id, c.expression, r.event
        FROM ${this.s}.cancellations c JOIN ${this.s}.runs r ON r.id = c.run_id
        WHERE c.event_name = $1 AND (c.expires_at IS NULL OR c.expires_at > $2) AND r.status = 'Running'`,
       [eventName, now],
     );
-    return rows.map((row) => ({ runId: row.run_id, functionId: row.function_id, expression: row.expression, runEvent: row.event }));
+    return rows.map((row) => ({
+      runId: row.run_id,
+      functionId: row.function_id,
+      expression: row.expression,
+      runEvent: row.event,
+    }));
   }
 
   /** Event names that running runs wait for; lets event intake skip the lookup for all others. */
   async waitedEventNames(): Promise<string[]> {
-    const { rows } = await this.pool.query<{ event_name: string }>(
+    const { rows } = await this.sql.query<{ event_name: string }>(
+      "waitedEventNames",
       `SELECT DISTINCT event_name FROM ${this.s}.jobs WHERE kind = 'wait'`,
     );
     return rows.map((row) => row.event_name);
   }
 
-  async getRun(runId: string): Promise<{ run: RunRow; steps: StepRow[]; pending: PendingJobRow[] } | undefined> {
-    const { rows } = await this.pool.query<RunRow & { steps: StepRow[]; pending: PendingJobRow[] }>(
+  async getRun(
+    runId: string,
+  ): Promise<{ run: RunRow; steps: StepRow[]; pending: PendingJobRow[] } | undefined> {
+    const { rows } = await this.sql.query<RunRow & { steps: StepRow[]; pending: PendingJobRow[] }>(
+      "getRun",
       `SELECT r.id, r.function_id, r.event_id, r.event, r.status, r.output, r.error, r.started_at, r.ended_at,
               COALESCE((SELECT json_agg(json_build_object('id', st.id, 'name', st.name, 'op', st.op,
                          'result', st.result, 'completed_at', st.completed_at) ORDER BY st.seq)
@@ -390,8 +439,14 @@ export class RunStore {
     return { run, steps, pending };
   }
 
-  async listRuns(filter: { eventId?: string; functionId?: string; status?: string; limit: number }): Promise<RunRow[]> {
-    const { rows } = await this.pool.query<RunRow>(
+  async listRuns(filter: {
+    eventId?: string;
+    functionId?: string;
+    status?: string;
+    limit: number;
+  }): Promise<RunRow[]> {
+    const { rows } = await this.sql.query<RunRow>(
+      "listRuns",
       `SELECT id, function_id, event_id, event, status, output, error, started_at, ended_at
        FROM ${this.s}.runs
        WHERE ($1::text IS NULL OR event_id = $1

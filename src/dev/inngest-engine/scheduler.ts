@@ -75,7 +75,9 @@ export class Scheduler {
 
   /** Crons of newly synced functions start counting from now. */
   async refreshCrons(): Promise<void> {
-    const crons = this.deps.registry.all().flatMap((fn) => fn.crons.map((cron) => ({ functionId: fn.id, cron: cron.source })));
+    const crons = this.deps.registry
+      .all()
+      .flatMap((fn) => fn.crons.map((cron) => ({ functionId: fn.id, cron: cron.source })));
     const lastFires = await this.deps.events.cronLastFires(crons, this.deps.clock.now());
     this.cronLastFire.clear();
     for (const [key, at] of lastFires) this.cronLastFire.set(key, at);
@@ -97,7 +99,8 @@ export class Scheduler {
     try {
       const next = await this.deps.runs.nextDueAt();
       const nextMs = next?.getTime();
-      if (nextMs !== undefined && (this.earliestJobAt === undefined || nextMs < this.earliestJobAt)) this.earliestJobAt = nextMs;
+      if (nextMs !== undefined && (this.earliestJobAt === undefined || nextMs < this.earliestJobAt))
+        this.earliestJobAt = nextMs;
       this.armTimer();
     } catch (error) {
       if (!this.stopped) this.deps.logger.error({ err: error }, "could not read the next timer");
@@ -168,7 +171,12 @@ export class Scheduler {
         this.cronLastFire.set(key, due);
         this.armTimer();
         if (!won) continue;
-        const event = { id: ulid(due), name: "inngest/scheduled.timer", data: { cron: cron.source }, ts: due };
+        const event = {
+          id: ulid(due),
+          name: "inngest/scheduled.timer",
+          data: { cron: cron.source },
+          ts: due,
+        };
         await this.deps.intake.startRun(fn, event, event.id);
       }
     }

@@ -23,6 +23,8 @@ export function canonicalJson(value: unknown): string {
 export function signatureHeader(canonicalBody: string, signingKey: string, nowMs: number): string {
   const t = Math.floor(nowMs / 1000).toString();
   const key = signingKey.replace(/^signkey-\w+-/, "");
-  const s = createHmac("sha256", key).update(canonicalBody + t).digest("hex");
+  const s = createHmac("sha256", key)
+    .update(canonicalBody + t)
+    .digest("hex");
   return `t=${t}&s=${s}`;
 }

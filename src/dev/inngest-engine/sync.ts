@@ -30,7 +30,12 @@ export class AppSync {
 
   /** In-band sync: `PUT <serve url>` with `x-inngest-sync-kind: in_band`; the reply is the config. */
   async sync(appUrl: string): Promise<AppRegistration> {
-    const response = await this.deps.app.request("PUT", appUrl, { url: appUrl }, { "x-inngest-sync-kind": "in_band" });
+    const response = await this.deps.app.request(
+      "PUT",
+      appUrl,
+      { url: appUrl },
+      { "x-inngest-sync-kind": "in_band" },
+    );
     let body: unknown;
     try {
       body = JSON.parse(response.body);
@@ -38,7 +43,10 @@ export class AppSync {
       body = undefined;
     }
     if (response.status !== 200 || typeof body !== "object" || body === null) {
-      throw new AppError("upstream_unavailable", `Syncing ${appUrl} failed: HTTP ${response.status} ${response.body.slice(0, 300)}`);
+      throw new AppError(
+        "upstream_unavailable",
+        `Syncing ${appUrl} failed: HTTP ${response.status} ${response.body.slice(0, 300)}`,
+      );
     }
     const reply = body as Record<string, unknown>;
     if (response.headers["x-inngest-sync-kind"] !== "in_band" && !Array.isArray(reply.functions)) {
@@ -61,7 +69,10 @@ export class AppSync {
     await this.deps.onFunctionsChanged();
     for (const fn of compiled) {
       if (fn.ignoredOptions.length > 0) {
-        this.deps.logger.warn({ functionId: fn.id, options: fn.ignoredOptions }, "function options ignored by the local engine");
+        this.deps.logger.warn(
+          { functionId: fn.id, options: fn.ignoredOptions },
+          "function options ignored by the local engine",
+        );
       }
     }
     this.deps.logger.info(
@@ -82,7 +93,10 @@ export class AppSync {
         try {
           compiled.push(compileFunction(config, url));
         } catch (error) {
-          this.deps.logger.warn({ err: error, functionId: config.id }, "stored function no longer compiles; skipped");
+          this.deps.logger.warn(
+            { err: error, functionId: config.id },
+            "stored function no longer compiles; skipped",
+          );
         }
       }
       this.deps.registry.replaceApp(url, compiled);

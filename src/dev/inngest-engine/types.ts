@@ -26,7 +26,10 @@ export interface SdkFunctionConfig {
   id: string;
   name?: string;
   triggers?: ({ event: string; expression?: string } | { cron: string; jitter?: string })[];
-  steps: Record<string, { id: string; name: string; runtime: { type: string; url: string }; retries?: { attempts?: number } }>;
+  steps: Record<
+    string,
+    { id: string; name: string; runtime: { type: string; url: string }; retries?: { attempts?: number } }
+  >;
   idempotency?: string;
   concurrency?: number | SdkConcurrency | SdkConcurrency[];
   cancel?: { event: string; if?: string; timeout?: string }[];

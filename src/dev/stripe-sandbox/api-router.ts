@@ -15,7 +15,12 @@ import type { Params } from "./form";
 import { parseStripeParams } from "./form";
 import type { IdempotencyKeys } from "./idempotency";
 import { stripeId } from "./ids";
-import { cancelPaymentIntent, capturePaymentIntent, retrievePaymentIntent } from "./payment-intents";
+import {
+  cancelPaymentIntent,
+  capturePaymentIntent,
+  renderPaymentIntent,
+  retrievePaymentIntent,
+} from "./payment-intents";
 import { createRefund, retrieveRefund } from "./refunds";
 
 export interface RequestLogEntry {
@@ -45,29 +50,91 @@ interface Route {
 }
 
 const read = (value: unknown): Outcome<unknown> => ({ result: value, events: [] });
+const withoutExpand = ({ expand: _expand, ...params }: Params): Params => params;
+const rendered = (
+  ctx: SandboxContext,
+  call: Call,
+  outcome: Outcome<Stripe.PaymentIntent>,
+): Outcome<unknown> => ({
+  result: renderPaymentIntent(ctx, outcome.result, call.params),
+  events: outcome.events,
+});
 const idOf = (call: Call): string => call.id as string;
 
 const routes: Route[] = [
-  { endpoint: "checkout.sessions.create", method: "post", path: "/checkout/sessions", handle: (ctx, call) => {
-    const outcome = createCheckoutSession(ctx, call.params);
-    return { result: renderCheckoutSession(ctx, outcome.result, call.params), events: outcome.events };
-  } },
-  { endpoint: "checkout.sessions.retrieve", method: "get", path: "/checkout/sessions/:id", handle: (ctx, call) =>
-    read(renderCheckoutSession(ctx, retrieveCheckoutSession(ctx, idOf(call)), call.params)) },
-  { endpoint: "checkout.sessions.line_items", method: "get", path: "/checkout/sessions/:id/line_items", handle: (ctx, call) =>
-    read(listLineItems(ctx, idOf(call))) },
-  { endpoint: "checkout.sessions.expire", method: "post", path: "/checkout/sessions/:id/expire", handle: (ctx, call) =>
-    expireCheckoutSession(ctx, idOf(call), call.origin) },
-  { endpoint: "payment_intents.retrieve", method: "get", path: "/payment_intents/:id", handle: (ctx, call) =>
-    read(retrievePaymentIntent(ctx, idOf(call))) },
-  { endpoint: "payment_intents.capture", method: "post", path: "/payment_intents/:id/capture", handle: (ctx, call) =>
-    capturePaymentIntent(ctx, idOf(call), call.params, call.origin) },
-  { endpoint: "payment_intents.cancel", method: "post", path: "/payment_intents/:id/cancel", handle: (ctx, call) =>
-    cancelPaymentIntent(ctx, idOf(call), call.params, call.origin) },
-  { endpoint: "refunds.create", method: "post", path: "/refunds", handle: (ctx, call) => createRefund(ctx, call.params, call.origin) },
-  { endpoint: "refunds.retrieve", method: "get", path: "/refunds/:id", handle: (ctx, call) => read(retrieveRefund(ctx, idOf(call))) },
-  { endpoint: "events.list", method: "get", path: "/events", handle: (ctx, call) => read(listEvents(ctx, call.params)) },
-  { endpoint: "events.retrieve", method: "get", path: "/events/:id", handle: (ctx, call) => read(retrieveEvent(ctx, idOf(call))) },
+  {
+    endpoint: "checkout.sessions.create",
+    method: "post",
+    path: "/checkout/sessions",
+    handle: (ctx, call) => {
+      const outcome = createCheckoutSession(ctx, call.params);
+      return { result: renderCheckoutSession(ctx, outcome.result, call.params), events: outcome.events };
+    },
+  },
+  {
+    endpoint: "checkout.sessions.retrieve",
+    method: "get",
+    path: "/checkout/sessions/:id",
+    handle: (ctx, call) =>
+      read(renderCheckoutSession(ctx, retrieveCheckoutSession(ctx, idOf(call)), call.params)),
+  },
+  {
+    endpoint: "checkout.sessions.line_items",
+    method: "get",
+    path: "/checkout/sessions/:id/line_items",
+    handle: (ctx, call) => read(listLineItems(ctx, idOf(call))),
+  },
+  {
+    endpoint: "checkout.sessions.expire",
+    method: "post",
+    path: "/checkout/sessions/:id/expire",
+    handle: (ctx, call) => expireCheckoutSession(ctx, idOf(call), call.origin),
+  },
+  {
+    endpoint: "payment_intents.retrieve",
+    method: "get",
+    path: "/payment_intents/:id",
+    handle: (ctx, call) =>
+      read(renderPaymentIntent(ctx, retrievePaymentIntent(ctx, idOf(call)), call.params)),
+  },
+  {
+    endpoint: "payment_intents.capture",
+    method: "post",
+    path: "/payment_intents/:id/capture",
+    handle: (ctx, call) =>
+      rendered(ctx, call, capturePaymentIntent(ctx, idOf(call), withoutExpand(call.params), call.origin)),
+  },
+  {
+    endpoint: "payment_intents.cancel",
+    method: "post",
+    path: "/payment_intents/:id/cancel",
+    handle: (ctx, call) =>
+      rendered(ctx, call, cancelPaymentIntent(ctx, idOf(call), withoutExpand(call.params), call.origin)),
+  },
+  {
+    endpoint: "refunds.create",
+    method: "post",
+    path: "/refunds",
+    handle: (ctx, call) => createRefund(ctx, call.params, call.origin),
+  },
+  {
+    endpoint: "refunds.retrieve",
+    method: "get",
+    path: "/refunds/:id",
+    handle: (ctx, call) => read(retrieveRefund(ctx, idOf(call))),
+  },
+  {
+    endpoint: "events.list",
+    method: "get",
+    path: "/events",
+    handle: (ctx, call) => read(listEvents(ctx, call.params)),
+  },
+  {
+    endpoint: "events.retrieve",
+    method: "get",
+    path: "/events/:id",
+    handle: (ctx, call) => read(retrieveEvent(ctx, idOf(call))),
+  },
 ];
 
 export interface ApiRouterDeps {
@@ -161,10 +228,16 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         let events: Stripe.Event[] = [];
         try {
           if (failure?.kind === "decline") {
-            const paymentIntent = pathId?.startsWith("pi_") ? deps.ctx.store.data.paymentIntents[pathId] : undefined;
+            const paymentIntent = pathId?.startsWith("pi_")
+              ? deps.ctx.store.data.paymentIntents[pathId]
+              : undefined;
             throw stripeErrors.declined(failure.code ?? "card_declined", paymentIntent);
           }
-          const outcome = route.handle(deps.ctx, { id: pathId, params: entry.params, origin: { requestId, idempotencyKey } });
+          const outcome = route.handle(deps.ctx, {
+            id: pathId,
+            params: entry.params,
+            origin: { requestId, idempotencyKey },
+          });
           body = outcome.result;
           events = outcome.events;
         } catch (error) {
@@ -172,7 +245,8 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
           status = error.status;
           body = { error: error.body };
         }
-        if (idempotencyKey) deps.idempotency.save(idempotencyKey, `${req.method} ${route.path}`, entry.params, status, body);
+        if (idempotencyKey)
+          deps.idempotency.save(idempotencyKey, `${req.method} ${route.path}`, entry.params, status, body);
         if (route.method === "post") deps.ctx.store.persist();
         deps.onEvents(events);
 
@@ -180,7 +254,10 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         send(status, body);
       } catch (error) {
         if (error instanceof StripeApiError) send(error.status, { error: error.body });
-        else send(500, { error: { type: "api_error", message: error instanceof Error ? error.message : String(error) } });
+        else
+          send(500, {
+            error: { type: "api_error", message: error instanceof Error ? error.message : String(error) },
+          });
       }
     });
   }
@@ -192,7 +269,10 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
   router.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const status = (error as { status?: number }).status ?? 500;
     res.status(status).json({
-      error: { type: status < 500 ? "invalid_request_error" : "api_error", message: error instanceof Error ? error.message : String(error) },
+      error: {
+        type: status < 500 ? "invalid_request_error" : "api_error",
+        message: error instanceof Error ? error.message : String(error),
+      },
     });
   });
   return router;

@@ -6,10 +6,23 @@ import { stripeErrors } from "./errors";
 import { recordEvent } from "./events";
 import { fromFixture } from "./fixtures";
 import type { ParamValue, Params } from "./form";
-import { optionalHash, optionalInteger, optionalList, optionalString, requiredString, stringMap } from "./form";
+import {
+  optionalHash,
+  optionalInteger,
+  optionalList,
+  optionalString,
+  requiredString,
+  stringMap,
+} from "./form";
 import { stripeId } from "./ids";
 import type { PaymentSettings } from "./store";
-import { chargeOf, declinePayment, newCharge, newPaymentIntent, retrievePaymentIntent } from "./payment-intents";
+import {
+  chargeOf,
+  declinePayment,
+  newCharge,
+  newPaymentIntent,
+  retrievePaymentIntent,
+} from "./payment-intents";
 
 export type CompletionOutcome = "authorized" | "paid" | "declined" | "async_pending";
 
@@ -39,7 +52,8 @@ const maximumLifetimeSeconds = 24 * 60 * 60;
 
 function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stripe.LineItem {
   const label = `line_items[${index}]`;
-  if (typeof value !== "object" || Array.isArray(value)) throw stripeErrors.invalidParam(label, `Invalid hash: ${label}`);
+  if (typeof value !== "object" || Array.isArray(value))
+    throw stripeErrors.invalidParam(label, `Invalid hash: ${label}`);
   const price = optionalString(value, "price");
   if (price !== undefined) throw stripeErrors.resourceMissing("price", price, `${label}[price]`);
   const priceData = optionalHash(value, "price_data");
@@ -48,7 +62,11 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
   const unitAmount = optionalInteger(priceData, "unit_amount", `${label}[price_data][unit_amount]`);
   if (unitAmount === undefined) throw stripeErrors.missingParam(`${label}[price_data][unit_amount]`);
   if (unitAmount < 0) {
-    throw stripeErrors.invalidParam(`${label}[price_data][unit_amount]`, "This value must be greater than or equal to 0.", "parameter_invalid_integer");
+    throw stripeErrors.invalidParam(
+      `${label}[price_data][unit_amount]`,
+      "This value must be greater than or equal to 0.",
+      "parameter_invalid_integer",
+    );
   }
   const productData = optionalHash(priceData, "product_data");
   if (!productData) throw stripeErrors.missingParam(`${label}[price_data][product_data]`);
@@ -56,7 +74,11 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
   const quantity = optionalInteger(value, "quantity", `${label}[quantity]`);
   if (quantity === undefined) throw stripeErrors.missingParam(`${label}[quantity]`);
   if (quantity < 1) {
-    throw stripeErrors.invalidParam(`${label}[quantity]`, "This value must be greater than or equal to 1.", "parameter_invalid_integer");
+    throw stripeErrors.invalidParam(
+      `${label}[quantity]`,
+      "This value must be greater than or equal to 1.",
+      "parameter_invalid_integer",
+    );
   }
   const fixture = fromFixture("item");
   const amount = unitAmount * quantity;
@@ -120,7 +142,11 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
   }
   const mode = requiredString(params, "mode");
   if (mode !== "payment") {
-    throw stripeErrors.invalidParam("mode", "The Stripe sandbox implements mode=payment only.", "parameter_invalid_string");
+    throw stripeErrors.invalidParam(
+      "mode",
+      "The Stripe sandbox implements mode=payment only.",
+      "parameter_invalid_string",
+    );
   }
   const id = stripeId("cs_test");
   const rawItems = optionalList(params, "line_items");
@@ -128,7 +154,11 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
   const lineItems = rawItems.map((item, index) => lineItemFrom(item, index, id));
   const currency = lineItems[0]?.currency as string;
   if (lineItems.some((item) => item.currency !== currency)) {
-    throw stripeErrors.invalidParam("line_items", "All line items must use the same currency.", "parameter_invalid_string");
+    throw stripeErrors.invalidParam(
+      "line_items",
+      "All line items must use the same currency.",
+      "parameter_invalid_string",
+    );
   }
   const metadata = stringMap(params, "metadata");
   const paymentIntentData = optionalHash(params, "payment_intent_data");
@@ -149,7 +179,12 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
     created,
     currency,
     currency_conversion: null,
-    custom_text: { after_submit: null, shipping_address: null, submit: null, terms_of_service_acceptance: null },
+    custom_text: {
+      after_submit: null,
+      shipping_address: null,
+      submit: null,
+      terms_of_service_acceptance: null,
+    },
     customer: optionalString(params, "customer") ?? null,
     customer_details: null,
     customer_email: optionalString(params, "customer_email") ?? null,
@@ -194,8 +229,14 @@ export function listLineItems(ctx: SandboxContext, id: string): Stripe.ApiList<S
 }
 
 /** Applies `expand[]` for the fields this service may ask for. */
-export function renderCheckoutSession(ctx: SandboxContext, session: Stripe.Checkout.Session, params: Params): unknown {
-  const expand = (optionalList(params, "expand") ?? []).filter((value): value is string => typeof value === "string");
+export function renderCheckoutSession(
+  ctx: SandboxContext,
+  session: Stripe.Checkout.Session,
+  params: Params,
+): unknown {
+  const expand = (optionalList(params, "expand") ?? []).filter(
+    (value): value is string => typeof value === "string",
+  );
   const rendered: Record<string, unknown> = { ...session };
   for (const field of expand) {
     if (field === "payment_intent" && typeof session.payment_intent === "string") {
@@ -203,13 +244,20 @@ export function renderCheckoutSession(ctx: SandboxContext, session: Stripe.Check
     } else if (field === "line_items") {
       rendered.line_items = listLineItems(ctx, session.id);
     } else if (field !== "payment_intent") {
-      throw stripeErrors.invalidParam("expand", `This property cannot be expanded (${field}) in the Stripe sandbox.`);
+      throw stripeErrors.invalidParam(
+        "expand",
+        `This property cannot be expanded (${field}) in the Stripe sandbox.`,
+      );
     }
   }
   return rendered;
 }
 
-export function expireCheckoutSession(ctx: SandboxContext, id: string, origin: Origin): Outcome<Stripe.Checkout.Session> {
+export function expireCheckoutSession(
+  ctx: SandboxContext,
+  id: string,
+  origin: Origin,
+): Outcome<Stripe.Checkout.Session> {
   const session = retrieveCheckoutSession(ctx, id);
   if (session.status !== "open") {
     throw stripeErrors.invalidRequest(
@@ -218,7 +266,10 @@ export function expireCheckoutSession(ctx: SandboxContext, id: string, origin: O
     );
   }
   session.status = "expired";
-  const paymentIntent = typeof session.payment_intent === "string" ? ctx.store.data.paymentIntents[session.payment_intent] : undefined;
+  const paymentIntent =
+    typeof session.payment_intent === "string"
+      ? ctx.store.data.paymentIntents[session.payment_intent]
+      : undefined;
   const events: Stripe.Event[] = [];
   if (paymentIntent && paymentIntent.status === "requires_payment_method") {
     paymentIntent.status = "canceled";
@@ -237,7 +288,10 @@ function settingsOf(ctx: SandboxContext, session: Stripe.Checkout.Session): Paym
 }
 
 /** Stripe creates the PaymentIntent when the customer first submits the page, then reuses it. */
-function paymentIntentFor(ctx: SandboxContext, session: Stripe.Checkout.Session): { paymentIntent: Stripe.PaymentIntent; isNew: boolean } {
+function paymentIntentFor(
+  ctx: SandboxContext,
+  session: Stripe.Checkout.Session,
+): { paymentIntent: Stripe.PaymentIntent; isNew: boolean } {
   if (typeof session.payment_intent === "string") {
     return { paymentIntent: retrievePaymentIntent(ctx, session.payment_intent), isNew: false };
   }
@@ -269,13 +323,18 @@ export function completeCheckoutSession(
   options: { declineCode?: DeclineCode } = {},
 ): Outcome<Stripe.Checkout.Session> {
   const session = retrieveCheckoutSession(ctx, id);
-  if (session.status !== "open") throw new OutcomeNotPossible(`Checkout Session ${id} is ${session.status}, not open`);
+  if (session.status !== "open")
+    throw new OutcomeNotPossible(`Checkout Session ${id} is ${session.status}, not open`);
   const manual = settingsOf(ctx, session).captureMethod === "manual";
   if (outcome === "authorized" && !manual) {
-    throw new OutcomeNotPossible(`Checkout Session ${id} uses automatic capture; outcome "authorized" needs capture_method=manual (use "paid")`);
+    throw new OutcomeNotPossible(
+      `Checkout Session ${id} uses automatic capture; outcome "authorized" needs capture_method=manual (use "paid")`,
+    );
   }
   if (outcome === "paid" && manual) {
-    throw new OutcomeNotPossible(`Checkout Session ${id} uses manual capture; a card payment ends "authorized", not "paid"`);
+    throw new OutcomeNotPossible(
+      `Checkout Session ${id} uses manual capture; a card payment ends "authorized", not "paid"`,
+    );
   }
   const email = session.customer_email ?? "customer@example.com";
   const { paymentIntent, isNew } = paymentIntentFor(ctx, session);
@@ -289,7 +348,10 @@ export function completeCheckoutSession(
   paymentIntent.last_payment_error = null;
   paymentIntent.receipt_email = email;
   session.status = "complete";
-  session.customer_details = { ...(fromFixture("checkout.session").customer_details as Stripe.Checkout.Session.CustomerDetails), email };
+  session.customer_details = {
+    ...(fromFixture("checkout.session").customer_details as Stripe.Checkout.Session.CustomerDetails),
+    email,
+  };
   const charge = newCharge(ctx, paymentIntent, email);
   if (outcome === "async_pending") {
     charge.status = "pending";
@@ -316,9 +378,16 @@ export function completeCheckoutSession(
 }
 
 /** A delayed payment method settles (or fails) some time after `checkout.session.completed`. */
-export function settleAsyncPayment(ctx: SandboxContext, id: string, succeeded: boolean): Outcome<Stripe.Checkout.Session> {
+export function settleAsyncPayment(
+  ctx: SandboxContext,
+  id: string,
+  succeeded: boolean,
+): Outcome<Stripe.Checkout.Session> {
   const session = retrieveCheckoutSession(ctx, id);
-  const paymentIntent = typeof session.payment_intent === "string" ? retrievePaymentIntent(ctx, session.payment_intent) : undefined;
+  const paymentIntent =
+    typeof session.payment_intent === "string"
+      ? retrievePaymentIntent(ctx, session.payment_intent)
+      : undefined;
   if (session.status !== "complete" || !paymentIntent || paymentIntent.status !== "processing") {
     throw new OutcomeNotPossible(`Checkout Session ${id} has no payment in processing`);
   }
@@ -328,7 +397,13 @@ export function settleAsyncPayment(ctx: SandboxContext, id: string, succeeded: b
     paymentIntent.status = "succeeded";
     paymentIntent.amount_received = paymentIntent.amount;
     session.payment_status = "paid";
-    if (charge) Object.assign(charge, { status: "succeeded", paid: true, captured: true, amount_captured: charge.amount });
+    if (charge)
+      Object.assign(charge, {
+        status: "succeeded",
+        paid: true,
+        captured: true,
+        amount_captured: charge.amount,
+      });
     if (charge) events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
     events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, customerOrigin));
     events.push(recordEvent(ctx, "checkout.session.async_payment_succeeded", session, customerOrigin));
@@ -339,7 +414,12 @@ export function settleAsyncPayment(ctx: SandboxContext, id: string, succeeded: b
       code: "payment_method_provider_decline",
       message: "The payment was declined by the bank.",
     } as Stripe.PaymentIntent.LastPaymentError;
-    if (charge) Object.assign(charge, { status: "failed", paid: false, failure_code: "payment_method_provider_decline" });
+    if (charge)
+      Object.assign(charge, {
+        status: "failed",
+        paid: false,
+        failure_code: "payment_method_provider_decline",
+      });
     if (charge) events.push(recordEvent(ctx, "charge.failed", charge, customerOrigin));
     events.push(recordEvent(ctx, "payment_intent.payment_failed", paymentIntent, customerOrigin));
     events.push(recordEvent(ctx, "checkout.session.async_payment_failed", session, customerOrigin));

@@ -8,10 +8,19 @@ import { sandboxEndpoints } from "./failures";
 import type { WebhookDeliverer } from "./webhook-delivery";
 
 const deliver = z.boolean().optional();
-const declineCode = z.enum(["card_declined", "authentication_required", "insufficient_funds", "expired_card"]);
+const declineCode = z.enum([
+  "card_declined",
+  "authentication_required",
+  "insufficient_funds",
+  "expired_card",
+]);
 
 const schemas = {
-  complete: z.object({ outcome: z.enum(["authorized", "paid", "declined", "async_pending"]), deliver, declineCode: declineCode.optional() }),
+  complete: z.object({
+    outcome: z.enum(["authorized", "paid", "declined", "async_pending"]),
+    deliver,
+    declineCode: declineCode.optional(),
+  }),
   async: z.object({ succeeded: z.boolean(), deliver }),
   deliverOnly: z.object({ deliver }),
   failure: z.object({
@@ -54,13 +63,19 @@ export function createControlRouter(deps: {
     res.json(summary(await control.settleAsyncPayment(param(req, "id"), input.succeeded, input)));
   });
   router.post("/checkout/sessions/:id/expire", async (req, res) => {
-    res.json(summary(await control.expireCheckoutSession(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+    res.json(
+      summary(await control.expireCheckoutSession(param(req, "id"), schemas.deliverOnly.parse(body(req)))),
+    );
   });
   router.post("/payment_intents/:id/expire_authorization", async (req, res) => {
-    res.json(summary(await control.expireAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+    res.json(
+      summary(await control.expireAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))),
+    );
   });
   router.post("/payment_intents/:id/cancel", async (req, res) => {
-    res.json(summary(await control.cancelAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))));
+    res.json(
+      summary(await control.cancelAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))),
+    );
   });
   router.post("/events/:id/deliver", async (req, res) => {
     res.json(await control.redeliver(param(req, "id")));
@@ -77,7 +92,11 @@ export function createControlRouter(deps: {
       failure.kind === "decline"
         ? { kind: failure.kind, ...(failure.code ? { code: failure.code } : {}) }
         : failure.kind === "hang"
-          ? { kind: failure.kind, ...(failure.ms !== undefined ? { ms: failure.ms } : {}), afterProcessing: failure.afterProcessing ?? false }
+          ? {
+              kind: failure.kind,
+              ...(failure.ms !== undefined ? { ms: failure.ms } : {}),
+              afterProcessing: failure.afterProcessing ?? false,
+            }
           : { kind: failure.kind };
     failures.inject(endpoint, injected, times ?? 1);
     res.status(201).json({ pending: failures.pending() });
@@ -99,7 +118,11 @@ export function createControlRouter(deps: {
       res.status(error.status).json({ error: error.body });
     } else {
       const status = (error as { status?: number }).status ?? 500;
-      res.status(status).json({ error: { code: "sandbox_error", message: error instanceof Error ? error.message : String(error) } });
+      res
+        .status(status)
+        .json({
+          error: { code: "sandbox_error", message: error instanceof Error ? error.message : String(error) },
+        });
     }
   });
   return router;

@@ -2,7 +2,12 @@ import type Stripe from "stripe";
 import type { Outcome, SandboxContext } from "./context";
 import { customerOrigin } from "./context";
 import type { CompletionOutcome } from "./checkout-sessions";
-import { completeCheckoutSession, expireCheckoutSession, retrieveCheckoutSession, settleAsyncPayment } from "./checkout-sessions";
+import {
+  completeCheckoutSession,
+  expireCheckoutSession,
+  retrieveCheckoutSession,
+  settleAsyncPayment,
+} from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
 import { retrieveEvent } from "./events";
 import { cancelPaymentIntent, expireAuthorization, retrievePaymentIntent } from "./payment-intents";
@@ -79,8 +84,15 @@ export class SandboxControl {
     if (object.object === "checkout.session") {
       const session = retrieveCheckoutSession(this.ctx, object.id);
       const paymentIntent =
-        typeof session.payment_intent === "string" ? retrievePaymentIntent(this.ctx, session.payment_intent) : undefined;
-      return { checkoutSession: session, ...(paymentIntent ? { paymentIntent } : {}), events: outcome.events, deliveries };
+        typeof session.payment_intent === "string"
+          ? retrievePaymentIntent(this.ctx, session.payment_intent)
+          : undefined;
+      return {
+        checkoutSession: session,
+        ...(paymentIntent ? { paymentIntent } : {}),
+        events: outcome.events,
+        deliveries,
+      };
     }
     return { paymentIntent: object, events: outcome.events, deliveries };
   }

@@ -43,7 +43,8 @@ export class FailureInjector {
 
   inject(endpoint: SandboxEndpoint, failure: InjectedFailure, times = 1): void {
     if (!sandboxEndpoints.includes(endpoint)) throw new Error(`Unknown sandbox endpoint: ${endpoint}`);
-    if (!Number.isInteger(times) || times < 1) throw new Error(`times must be a positive integer, got ${times}`);
+    if (!Number.isInteger(times) || times < 1)
+      throw new Error(`times must be a positive integer, got ${times}`);
     this.rules.push({ endpoint, failure, remaining: times });
   }
 

@@ -19,7 +19,9 @@ function canonical(value: unknown): unknown {
 }
 
 export function fingerprint(params: Params): string {
-  return createHash("sha256").update(JSON.stringify(canonical(params))).digest("hex");
+  return createHash("sha256")
+    .update(JSON.stringify(canonical(params)))
+    .digest("hex");
 }
 
 /**
@@ -37,10 +39,8 @@ export class IdempotencyKeys {
   lookup(key: string, route: string, params: Params): IdempotencyRecord | undefined {
     const record = this.store.data.idempotency[key];
     if (!record) return undefined;
-    if (this.now() - record.createdAt > keyLifetimeMs) {
-      delete this.store.data.idempotency[key];
-      return undefined;
-    }
+    // An expired key executes afresh; save() then overwrites the old record.
+    if (this.now() - record.createdAt > keyLifetimeMs) return undefined;
     if (record.route !== route || record.fingerprint !== fingerprint(params)) {
       throw stripeErrors.idempotencyMismatch(key);
     }

@@ -16,7 +16,16 @@ import { createPayPage } from "./pay-page";
 import { SandboxStore } from "./store";
 import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./webhook-delivery";
 
-export type { CompletionOutcome, ControlResult, DeclineCode, DeliveryResult, InjectedFailure, RequestLogEntry, SandboxEndpoint, SignedDelivery };
+export type {
+  CompletionOutcome,
+  ControlResult,
+  DeclineCode,
+  DeliveryResult,
+  InjectedFailure,
+  RequestLogEntry,
+  SandboxEndpoint,
+  SignedDelivery,
+};
 
 export interface StripeSandboxOptions {
   /** Where to POST signed events (the service's /api/stripe/webhook); settable later. */
@@ -46,7 +55,11 @@ export interface StripeSandbox {
   injectFailure(endpoint: SandboxEndpoint, failure: InjectedFailure, times?: number): void;
   clearFailures(): void;
 
-  completeCheckoutSession(id: string, outcome: CompletionOutcome, options?: DeliverOption & { declineCode?: DeclineCode }): Promise<ControlResult>;
+  completeCheckoutSession(
+    id: string,
+    outcome: CompletionOutcome,
+    options?: DeliverOption & { declineCode?: DeclineCode },
+  ): Promise<ControlResult>;
   settleAsyncPayment(id: string, succeeded: boolean, options?: DeliverOption): Promise<ControlResult>;
   expireCheckoutSession(id: string, options?: DeliverOption): Promise<ControlResult>;
   expireAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
@@ -127,7 +140,9 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     },
     async listen(port, host = "127.0.0.1") {
       server = await new Promise<Server>((resolve, reject) => {
-        const listening = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(listening)));
+        const listening = app.listen(port, host, (error?: Error) =>
+          error ? reject(error) : resolve(listening),
+        );
       });
       const address = server.address() as AddressInfo;
       url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
@@ -143,7 +158,9 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
         const closing = server;
         server = undefined;
         closing.closeIdleConnections();
-        await new Promise<void>((resolve, reject) => closing.close((error) => (error ? reject(error) : resolve())));
+        await new Promise<void>((resolve, reject) =>
+          closing.close((error) => (error ? reject(error) : resolve())),
+        );
       }
     },
     setWebhookUrl: (webhookUrl) => deliverer.setUrl(webhookUrl),

@@ -6,7 +6,10 @@ import { StripeApiError } from "./errors";
 import { parseStripeParams } from "./form";
 
 const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string);
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
 
 const outcomes: CompletionOutcome[] = ["paid", "authorized", "declined", "async_pending"];
 
@@ -26,7 +29,10 @@ export function createPayPage(deps: { ctx: SandboxContext; control: SandboxContr
       return;
     }
     const items = (deps.ctx.store.data.lineItems[session.id] ?? [])
-      .map((item) => `<li>${item.quantity} × ${escapeHtml(item.description ?? "")}: ${(item.amount_total / 100).toFixed(2)} ${item.currency.toUpperCase()}</li>`)
+      .map(
+        (item) =>
+          `<li>${item.quantity} × ${escapeHtml(item.description ?? "")}: ${(item.amount_total / 100).toFixed(2)} ${item.currency.toUpperCase()}</li>`,
+      )
       .join("");
     const manual = deps.ctx.store.data.sessionSettings[session.id]?.captureMethod === "manual";
     const buttons = outcomes
@@ -56,7 +62,10 @@ ${session.status === "open" ? `<form method="post">${buttons}</form>` : ""}`);
       }
     } catch (error) {
       if (!(error instanceof OutcomeNotPossible || error instanceof StripeApiError)) throw error;
-      res.status(409).type("html").send(`<h1>${escapeHtml(error.message)}</h1>`);
+      res
+        .status(409)
+        .type("html")
+        .send(`<h1>${escapeHtml(error.message)}</h1>`);
     }
   });
   return router;

@@ -2,11 +2,11 @@ import type Stripe from "stripe";
 import type { Origin, Outcome, SandboxContext } from "./context";
 import { unixSeconds } from "./context";
 import type { DeclineCode } from "./errors";
-import { StripeApiError, stripeErrors } from "./errors";
+import { stripeErrors, type StripeApiError } from "./errors";
 import { recordEvent } from "./events";
 import { fromFixture } from "./fixtures";
 import type { Params } from "./form";
-import { optionalInteger, optionalString } from "./form";
+import { optionalInteger, optionalList, optionalString } from "./form";
 import { stripeId } from "./ids";
 
 const cancellableStatuses: Stripe.PaymentIntent.Status[] = [
@@ -21,6 +21,25 @@ export function retrievePaymentIntent(ctx: SandboxContext, id: string): Stripe.P
   const paymentIntent = ctx.store.data.paymentIntents[id];
   if (!paymentIntent) throw stripeErrors.resourceMissing("payment_intent", id);
   return paymentIntent;
+}
+
+/** Applies `expand[]=latest_charge`, the one PaymentIntent expansion this service uses. */
+export function renderPaymentIntent(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+  params: Params,
+): unknown {
+  const expand = optionalList(params, "expand") ?? [];
+  const rendered: Record<string, unknown> = { ...paymentIntent };
+  for (const field of expand) {
+    if (field === "latest_charge") rendered.latest_charge = chargeOf(ctx, paymentIntent) ?? null;
+    else
+      throw stripeErrors.invalidParam(
+        "expand",
+        `This property cannot be expanded (${String(field)}) in the Stripe sandbox.`,
+      );
+  }
+  return rendered;
 }
 
 export function newPaymentIntent(

@@ -18,7 +18,10 @@ function chargeToRefund(ctx: SandboxContext, params: Params): Stripe.Charge {
   const paymentIntentId = optionalString(params, "payment_intent");
   const chargeId = optionalString(params, "charge");
   if (paymentIntentId === undefined && chargeId === undefined) {
-    throw stripeErrors.invalidRequest("parameter_missing", "One of the following params should be provided for this request: payment_intent or charge.");
+    throw stripeErrors.invalidRequest(
+      "parameter_missing",
+      "One of the following params should be provided for this request: payment_intent or charge.",
+    );
   }
   if (chargeId !== undefined) {
     const charge = ctx.store.data.charges[chargeId];
@@ -30,11 +33,14 @@ function chargeToRefund(ctx: SandboxContext, params: Params): Stripe.Charge {
     throw stripeErrors.unexpectedState(
       paymentIntent,
       `This PaymentIntent (${paymentIntent.id}) does not have a successful charge to refund; it has a status of ${paymentIntent.status}.` +
-        (paymentIntent.status === "requires_capture" ? " Cancel it to release an uncaptured authorization." : ""),
+        (paymentIntent.status === "requires_capture"
+          ? " Cancel it to release an uncaptured authorization."
+          : ""),
     );
   }
   const charge = chargeOf(ctx, paymentIntent);
-  if (!charge) throw stripeErrors.resourceMissing("charge", String(paymentIntent.latest_charge), "payment_intent");
+  if (!charge)
+    throw stripeErrors.resourceMissing("charge", String(paymentIntent.latest_charge), "payment_intent");
   return charge;
 }
 
@@ -42,10 +48,14 @@ export function createRefund(ctx: SandboxContext, params: Params, origin: Origin
   const charge = chargeToRefund(ctx, params);
   const refundable = charge.amount_captured - charge.amount_refunded;
   if (refundable <= 0) {
-    throw stripeErrors.invalidRequest("charge_already_refunded", `Charge ${charge.id} has already been refunded.`);
+    throw stripeErrors.invalidRequest(
+      "charge_already_refunded",
+      `Charge ${charge.id} has already been refunded.`,
+    );
   }
   const amount = optionalInteger(params, "amount") ?? refundable;
-  if (amount <= 0) throw stripeErrors.invalidParam("amount", "Refund amount must be positive.", "parameter_invalid_integer");
+  if (amount <= 0)
+    throw stripeErrors.invalidParam("amount", "Refund amount must be positive.", "parameter_invalid_integer");
   if (amount > refundable) {
     throw stripeErrors.invalidRequest(
       "amount_too_large",
@@ -75,7 +85,10 @@ export function createRefund(ctx: SandboxContext, params: Params, origin: Origin
   charge.refunds?.data.unshift(refund);
   return {
     result: refund,
-    events: [recordEvent(ctx, "refund.created", refund, origin), recordEvent(ctx, "charge.refunded", charge, origin)],
+    events: [
+      recordEvent(ctx, "refund.created", refund, origin),
+      recordEvent(ctx, "charge.refunded", charge, origin),
+    ],
   };
 }
 

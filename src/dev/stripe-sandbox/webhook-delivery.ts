@@ -27,7 +27,12 @@ export interface WebhookDelivererOptions {
 }
 
 function matchesAny(patterns: string[], type: string): boolean {
-  return patterns.some((pattern) => pattern === "*" || pattern === type || (pattern.endsWith(".*") && type.startsWith(pattern.slice(0, -1))));
+  return patterns.some(
+    (pattern) =>
+      pattern === "*" ||
+      pattern === type ||
+      (pattern.endsWith(".*") && type.startsWith(pattern.slice(0, -1))),
+  );
 }
 
 /**

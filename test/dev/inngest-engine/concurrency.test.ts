@@ -24,7 +24,11 @@ describe("local Inngest engine: concurrency", () => {
     harness = await Harness.start({
       functions: (inngest) => [
         inngest.createFunction(
-          { id: "per-customer", concurrency: { limit: 1, key: "event.data.customer" }, triggers: [{ event: "test/serial" }] },
+          {
+            id: "per-customer",
+            concurrency: { limit: 1, key: "event.data.customer" },
+            triggers: [{ event: "test/serial" }],
+          },
           async ({ event, step }) => {
             const customer = (event.data as { customer: string }).customer;
             await step.run("a", () => executing(customer, () => pause(15)));
@@ -33,7 +37,11 @@ describe("local Inngest engine: concurrency", () => {
           },
         ),
         inngest.createFunction(
-          { id: "pair", concurrency: { limit: 1, key: "event.data.customer" }, triggers: [{ event: "test/pair" }] },
+          {
+            id: "pair",
+            concurrency: { limit: 1, key: "event.data.customer" },
+            triggers: [{ event: "test/pair" }],
+          },
           async ({ step }) => {
             // Each run waits (bounded) until the other run's step executes too: only possible in parallel.
             const together = await step.run("meet", async () => {
@@ -48,7 +56,11 @@ describe("local Inngest engine: concurrency", () => {
           },
         ),
         inngest.createFunction(
-          { id: "sleepy-holder", concurrency: { limit: 1, key: "event.data.customer" }, triggers: [{ event: "test/holder" }] },
+          {
+            id: "sleepy-holder",
+            concurrency: { limit: 1, key: "event.data.customer" },
+            triggers: [{ event: "test/holder" }],
+          },
           async ({ step }) => {
             await step.run("before", () => "held");
             await step.sleep("long-nap", "1h");
@@ -91,8 +103,12 @@ describe("local Inngest engine: concurrency", () => {
     await harness.engine.drain();
     const [second] = await harness.send({ name: "test/holder", data: { customer: "same" } });
     await harness.engine.drain();
-    expect((await harness.onlyRunOf(holder as string)).pending).toEqual([expect.objectContaining({ kind: "sleep" })]);
-    expect((await harness.onlyRunOf(second as string)).pending).toEqual([expect.objectContaining({ kind: "sleep" })]);
+    expect((await harness.onlyRunOf(holder as string)).pending).toEqual([
+      expect.objectContaining({ kind: "sleep" }),
+    ]);
+    expect((await harness.onlyRunOf(second as string)).pending).toEqual([
+      expect.objectContaining({ kind: "sleep" }),
+    ]);
     await harness.engine.clock.advance(3_600_000);
     expect((await harness.onlyRunOf(holder as string)).status).toBe("Completed");
     expect((await harness.onlyRunOf(second as string)).status).toBe("Completed");

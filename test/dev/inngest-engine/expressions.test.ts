@@ -3,7 +3,10 @@ import { parseCron } from "../../../src/dev/inngest-engine/cron";
 import { parseDurationMs } from "../../../src/dev/inngest-engine/durations";
 
 describe("local engine expressions (CEL subset)", () => {
-  const event = { name: "shop/order.placed", data: { orderId: "o-1", total: 120, express: true, nested: { tier: "gold" } } };
+  const event = {
+    name: "shop/order.placed",
+    data: { orderId: "o-1", total: 120, express: true, nested: { tier: "gold" } },
+  };
   const incoming = { name: "shop/order.paid", data: { orderId: "o-1", total: 99 } };
 
   test.each([
@@ -58,7 +61,9 @@ describe("local engine cron", () => {
     ["@daily", "2025-01-01T00:00:00Z", "2025-01-02T00:00:00Z"],
     ["TZ=UTC 5 4 * * *", "2025-01-01T05:00:00Z", "2025-01-02T04:05:00Z"],
   ])("%s after %s is %s", (cron, after, next) => {
-    expect(new Date(parseCron(cron).nextAfter(at(after))).toISOString()).toBe(new Date(at(next)).toISOString());
+    expect(new Date(parseCron(cron).nextAfter(at(after))).toISOString()).toBe(
+      new Date(at(next)).toISOString(),
+    );
   });
 
   test.each(["* * * *", "61 * * * *", "TZ=Europe/Paris 0 9 * * *", "0 0 5-1 * *"])("refuses %s", (cron) => {

@@ -25,18 +25,33 @@ describe("local Inngest engine: sleeps, waits, events, cancellation, cron, dedup
           });
           return paid ? { paidAmount: (paid.data as { amount: number }).amount } : "timed out";
         }),
-        inngest.createFunction({ id: "sender", triggers: [{ event: "test/send" }] }, async ({ event, step }) => {
-          await step.sendEvent("notify", { name: "test/notified", data: { orderId: (event.data as { orderId: string }).orderId } });
-          return "sent";
-        }),
-        inngest.createFunction({ id: "notified", triggers: [{ event: "test/notified", if: "event.data.orderId != 'ignored'" }] }, async ({ event }) => {
-          return `notified ${(event.data as { orderId: string }).orderId}`;
-        }),
+        inngest.createFunction(
+          { id: "sender", triggers: [{ event: "test/send" }] },
+          async ({ event, step }) => {
+            await step.sendEvent("notify", {
+              name: "test/notified",
+              data: { orderId: (event.data as { orderId: string }).orderId },
+            });
+            return "sent";
+          },
+        ),
+        inngest.createFunction(
+          { id: "notified", triggers: [{ event: "test/notified", if: "event.data.orderId != 'ignored'" }] },
+          async ({ event }) => {
+            return `notified ${(event.data as { orderId: string }).orderId}`;
+          },
+        ),
         inngest.createFunction(
           {
             id: "cancellable",
             triggers: [{ event: "test/order" }],
-            cancelOn: [{ event: "test/order.cancelled", if: "async.data.orderId == event.data.orderId", timeout: "1d" }],
+            cancelOn: [
+              {
+                event: "test/order.cancelled",
+                if: "async.data.orderId == event.data.orderId",
+                timeout: "1d",
+              },
+            ],
           },
           async ({ step }) => {
             await step.sleep("cooling-off", "1h");
@@ -45,17 +60,31 @@ describe("local Inngest engine: sleeps, waits, events, cancellation, cron, dedup
           },
         ),
         inngest.createFunction(
-          { id: "on-cancel", triggers: [{ event: "inngest/function.cancelled", if: "event.data.function_id == 'engine-test-cancellable'" }] },
+          {
+            id: "on-cancel",
+            triggers: [
+              {
+                event: "inngest/function.cancelled",
+                if: "event.data.function_id == 'engine-test-cancellable'",
+              },
+            ],
+          },
           async ({ event }) => ({ cleaned: (event.data as { run_id: string }).run_id }),
         ),
-        inngest.createFunction({ id: "idempotent", idempotency: "event.data.orderId", triggers: [{ event: "test/idem" }] }, async ({ event }) => {
-          return (event.data as { orderId: string }).orderId;
-        }),
+        inngest.createFunction(
+          { id: "idempotent", idempotency: "event.data.orderId", triggers: [{ event: "test/idem" }] },
+          async ({ event }) => {
+            return (event.data as { orderId: string }).orderId;
+          },
+        ),
         inngest.createFunction({ id: "hourly", triggers: [{ cron: "0 * * * *" }] }, async ({ event }) => {
           bump("hourly");
           return event.name;
         }),
-        inngest.createFunction({ id: "counted", triggers: [{ event: "test/counted" }] }, async () => "counted"),
+        inngest.createFunction(
+          { id: "counted", triggers: [{ event: "test/counted" }] },
+          async () => "counted",
+        ),
       ],
     });
   });
@@ -147,7 +176,9 @@ describe("local Inngest engine: sleeps, waits, events, cancellation, cron, dedup
     const [eventId] = await harness.send({ name: "test/order", data: { orderId: "rest" } });
     await harness.engine.drain();
     const [run] = await harness.runsOf(eventId as string);
-    const { status, body } = await harness.api<{ data: { status: string } }>(`/v1/runs/${run?.run_id}`, { method: "DELETE" });
+    const { status, body } = await harness.api<{ data: { status: string } }>(`/v1/runs/${run?.run_id}`, {
+      method: "DELETE",
+    });
     expect(status).toBe(200);
     expect(body.data.status).toBe("Cancelled");
   });
@@ -180,9 +211,11 @@ describe("local Inngest engine: sleeps, waits, events, cancellation, cron, dedup
     const [again] = await harness.send({ name: "test/counted", id: "evt-1" });
     expect((await harness.onlyRunOf(again as string)).status).toBe("Completed");
 
-    const { body } = await harness.api<{ received: number; accepted: number; data: { id: string; deduplicated: boolean }[] }>(
-      "/v1/events?name=test/counted",
-    );
+    const { body } = await harness.api<{
+      received: number;
+      accepted: number;
+      data: { id: string; deduplicated: boolean }[];
+    }>("/v1/events?name=test/counted");
     expect(body).toMatchObject({ received: 4, accepted: 3 });
     expect(body.data.map((e) => [e.id, e.deduplicated])).toEqual([
       ["evt-1", false],

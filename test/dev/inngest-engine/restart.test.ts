@@ -24,25 +24,34 @@ describe("local Inngest engine: restarts", () => {
       // Without a grace period an unreachable app would spend the single attempt at once.
       engine: { appUnreachableGraceMs: 30_000 },
       functions: (inngest) => [
-        inngest.createFunction({ id: "interrupted", triggers: [{ event: "test/interrupted" }] }, async ({ step }) => {
-          await step.run("one", () => bump("interrupted.one"));
-          await step.run("two", async () => {
-            bump("interrupted.two");
-            await gate;
-          });
-          await step.run("three", () => bump("interrupted.three"));
-          return "finished";
-        }),
-        inngest.createFunction({ id: "sleeps-across-restart", triggers: [{ event: "test/sleep-restart" }] }, async ({ step }) => {
-          await step.run("one", () => bump("sleeps.one"));
-          await step.sleep("nap", "1h");
-          await step.run("two", () => bump("sleeps.two"));
-          return "rested";
-        }),
-        inngest.createFunction({ id: "single-attempt", retries: 0, triggers: [{ event: "test/app-down" }] }, async ({ step }) => {
-          await step.run("only", () => bump("single.only"));
-          return "survived the app restart";
-        }),
+        inngest.createFunction(
+          { id: "interrupted", triggers: [{ event: "test/interrupted" }] },
+          async ({ step }) => {
+            await step.run("one", () => bump("interrupted.one"));
+            await step.run("two", async () => {
+              bump("interrupted.two");
+              await gate;
+            });
+            await step.run("three", () => bump("interrupted.three"));
+            return "finished";
+          },
+        ),
+        inngest.createFunction(
+          { id: "sleeps-across-restart", triggers: [{ event: "test/sleep-restart" }] },
+          async ({ step }) => {
+            await step.run("one", () => bump("sleeps.one"));
+            await step.sleep("nap", "1h");
+            await step.run("two", () => bump("sleeps.two"));
+            return "rested";
+          },
+        ),
+        inngest.createFunction(
+          { id: "single-attempt", retries: 0, triggers: [{ event: "test/app-down" }] },
+          async ({ step }) => {
+            await step.run("only", () => bump("single.only"));
+            return "survived the app restart";
+          },
+        ),
       ],
     });
   });

@@ -13,49 +13,66 @@ describe("local Inngest engine: steps, retries and failures", () => {
   beforeAll(async () => {
     harness = await Harness.start({
       functions: (inngest) => [
-        inngest.createFunction({ id: "multi-step", triggers: [{ event: "test/multi" }] }, async ({ event, step, attempt }) => {
-          const a = await step.run("first", () => {
-            record("first", attempt);
-            return { n: (event.data as { n: number }).n + 1 };
-          });
-          const b = await step.run("second", () => {
-            record("second", attempt);
-            return a.n * 10;
-          });
-          const c = await step.run("third", () => `${b}!`);
-          return { a, b, c };
-        }),
-        inngest.createFunction({ id: "parallel", triggers: [{ event: "test/parallel" }] }, async ({ step }) => {
-          const results = await Promise.all(
-            ["x", "y", "z"].map((id) =>
-              step.run(`part-${id}`, () => {
-                record(`part-${id}`, 0);
-                return id.toUpperCase();
-              }),
-            ),
-          );
-          const joined = await step.run("join", () => results.join(""));
-          return joined;
-        }),
-        inngest.createFunction({ id: "flaky-step", retries: 3, triggers: [{ event: "test/flaky" }] }, async ({ step, attempt }) => {
-          return step.run("flaky", () => {
-            const n = record("flaky", attempt);
-            if (n < 3) throw new Error(`flaky failure ${n}`);
-            return "ok after retries";
-          });
-        }),
-        inngest.createFunction({ id: "doomed-step", retries: 1, triggers: [{ event: "test/doomed" }] }, async ({ step }) => {
-          try {
-            await step.run("always-fails", () => {
-              record("always-fails", 0);
-              throw new TypeError("card declined");
+        inngest.createFunction(
+          { id: "multi-step", triggers: [{ event: "test/multi" }] },
+          async ({ event, step, attempt }) => {
+            const a = await step.run("first", () => {
+              record("first", attempt);
+              return { n: (event.data as { n: number }).n + 1 };
             });
-            return "unreachable";
-          } catch (error) {
-            const compensation = await step.run("compensate", () => "refunded");
-            return { caught: error instanceof StepError, name: (error as Error).name, message: (error as Error).message, compensation };
-          }
-        }),
+            const b = await step.run("second", () => {
+              record("second", attempt);
+              return a.n * 10;
+            });
+            const c = await step.run("third", () => `${b}!`);
+            return { a, b, c };
+          },
+        ),
+        inngest.createFunction(
+          { id: "parallel", triggers: [{ event: "test/parallel" }] },
+          async ({ step }) => {
+            const results = await Promise.all(
+              ["x", "y", "z"].map((id) =>
+                step.run(`part-${id}`, () => {
+                  record(`part-${id}`, 0);
+                  return id.toUpperCase();
+                }),
+              ),
+            );
+            const joined = await step.run("join", () => results.join(""));
+            return joined;
+          },
+        ),
+        inngest.createFunction(
+          { id: "flaky-step", retries: 3, triggers: [{ event: "test/flaky" }] },
+          async ({ step, attempt }) => {
+            return step.run("flaky", () => {
+              const n = record("flaky", attempt);
+              if (n < 3) throw new Error(`flaky failure ${n}`);
+              return "ok after retries";
+            });
+          },
+        ),
+        inngest.createFunction(
+          { id: "doomed-step", retries: 1, triggers: [{ event: "test/doomed" }] },
+          async ({ step }) => {
+            try {
+              await step.run("always-fails", () => {
+                record("always-fails", 0);
+                throw new TypeError("card declined");
+              });
+              return "unreachable";
+            } catch (error) {
+              const compensation = await step.run("compensate", () => "refunded");
+              return {
+                caught: error instanceof StepError,
+                name: (error as Error).name,
+                message: (error as Error).message,
+                compensation,
+              };
+            }
+          },
+        ),
         inngest.createFunction(
           {
             id: "broken",
@@ -71,19 +88,25 @@ describe("local Inngest engine: steps, retries and failures", () => {
             throw new Error("boom at function level");
           },
         ),
-        inngest.createFunction({ id: "non-retriable", retries: 3, triggers: [{ event: "test/non-retriable" }] }, async ({ step }) => {
-          await step.run("refuse", () => {
-            record("refuse", 0);
-            throw new NonRetriableError("order is invalid");
-          });
-        }),
-        inngest.createFunction({ id: "retry-after", retries: 2, triggers: [{ event: "test/retry-after" }] }, async ({ step }) => {
-          return step.run("rate-limited", () => {
-            const n = record("rate-limited", 0);
-            if (n === 1) throw new RetryAfterError("slow down", "10m");
-            return "done";
-          });
-        }),
+        inngest.createFunction(
+          { id: "non-retriable", retries: 3, triggers: [{ event: "test/non-retriable" }] },
+          async ({ step }) => {
+            await step.run("refuse", () => {
+              record("refuse", 0);
+              throw new NonRetriableError("order is invalid");
+            });
+          },
+        ),
+        inngest.createFunction(
+          { id: "retry-after", retries: 2, triggers: [{ event: "test/retry-after" }] },
+          async ({ step }) => {
+            return step.run("rate-limited", () => {
+              const n = record("rate-limited", 0);
+              if (n === 1) throw new RetryAfterError("slow down", "10m");
+              return "done";
+            });
+          },
+        ),
       ],
     });
   });
@@ -140,7 +163,12 @@ describe("local Inngest engine: steps, retries and failures", () => {
     await harness.engine.clock.advance(1_000);
     const run = await harness.onlyRunOf(eventId as string);
     expect(run.status).toBe("Completed");
-    expect(run.output).toEqual({ caught: true, name: "TypeError", message: "card declined", compensation: "refunded" });
+    expect(run.output).toEqual({
+      caught: true,
+      name: "TypeError",
+      message: "card declined",
+      compensation: "refunded",
+    });
     expect(calls["always-fails"]).toHaveLength(2);
     const failedStep = run.steps?.find((s) => s.name === "always-fails");
     expect(failedStep?.status).toBe("Failed");

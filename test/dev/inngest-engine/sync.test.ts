@@ -8,7 +8,10 @@ import { Harness, silentLogger } from "./fixtures/harness";
 
 type AnyFunction = InngestFunction.Like;
 
-async function serveApp(client: Inngest, functions: AnyFunction[]): Promise<{ url: string; close(): Promise<void> }> {
+async function serveApp(
+  client: Inngest,
+  functions: AnyFunction[],
+): Promise<{ url: string; close(): Promise<void> }> {
   const app = express();
   app.use(express.json({ limit: "10mb" }));
   app.use("/api/inngest", serve({ client, functions }));
@@ -31,10 +34,15 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
   beforeAll(async () => {
     harness = await Harness.start({
       functions: (inngest) => [
-        inngest.createFunction({ id: "echo", triggers: [{ event: "test/echo" }] }, async ({ event, step }) => {
-          const upper = await step.run("shout", () => String((event.data as { text: string }).text).toUpperCase());
-          return upper;
-        }),
+        inngest.createFunction(
+          { id: "echo", triggers: [{ event: "test/echo" }] },
+          async ({ event, step }) => {
+            const upper = await step.run("shout", () =>
+              String((event.data as { text: string }).text).toUpperCase(),
+            );
+            return upper;
+          },
+        ),
       ],
     });
   });
@@ -44,9 +52,17 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
   });
 
   test("sync refuses an unsupported expression and names it", async () => {
-    const client = new Inngest({ id: "bad-app", isDev: true, baseUrl: harness.engineUrl, logger: silentLogger });
+    const client = new Inngest({
+      id: "bad-app",
+      isDev: true,
+      baseUrl: harness.engineUrl,
+      logger: silentLogger,
+    });
     const app = await serveApp(client, [
-      client.createFunction({ id: "fancy", triggers: [{ event: "test/fancy", if: "size(event.data.items) > 0" }] }, async () => "x"),
+      client.createFunction(
+        { id: "fancy", triggers: [{ event: "test/fancy", if: "size(event.data.items) > 0" }] },
+        async () => "x",
+      ),
     ]);
     try {
       await expect(harness.engine.sync(app.url)).rejects.toThrow(
@@ -60,7 +76,12 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
   });
 
   test("out-of-band sync: the SDK registers through POST /fn/register", async () => {
-    const client = new Inngest({ id: "oob-app", isDev: true, baseUrl: harness.engineUrl, logger: silentLogger });
+    const client = new Inngest({
+      id: "oob-app",
+      isDev: true,
+      baseUrl: harness.engineUrl,
+      logger: silentLogger,
+    });
     const app = await serveApp(client, [
       client.createFunction({ id: "hello", triggers: [{ event: "test/oob" }] }, async () => "hello from oob"),
     ]);
@@ -68,25 +89,48 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
       const response = await fetch(app.url, { method: "PUT" });
       expect(response.status).toBe(200);
       const [eventId] = await harness.send({ name: "test/oob" });
-      expect(await harness.onlyRunOf(eventId as string)).toMatchObject({ function_id: "oob-app-hello", status: "Completed", output: "hello from oob" });
+      expect(await harness.onlyRunOf(eventId as string)).toMatchObject({
+        function_id: "oob-app-hello",
+        status: "Completed",
+        output: "hello from oob",
+      });
     } finally {
       await app.close();
     }
   });
 
   test("with a signing key, requests are signed so an app in cloud mode accepts them", async () => {
-    const engine = createLocalEngine({ databaseUrl: harness.db.url, schema: "inngest_signed", logger: silentLogger, signingKey });
+    const engine = createLocalEngine({
+      databaseUrl: harness.db.url,
+      schema: "inngest_signed",
+      logger: silentLogger,
+      signingKey,
+    });
     const { url: engineUrl } = await engine.listen(0);
-    const client = new Inngest({ id: "cloud-app", isDev: false, signingKey, eventKey: "local", baseUrl: engineUrl, logger: silentLogger });
+    const client = new Inngest({
+      id: "cloud-app",
+      isDev: false,
+      signingKey,
+      eventKey: "local",
+      baseUrl: engineUrl,
+      logger: silentLogger,
+    });
     const app = await serveApp(client, [
-      client.createFunction({ id: "signed", triggers: [{ event: "test/signed" }] }, async ({ step }) => step.run("s", () => "verified")),
+      client.createFunction({ id: "signed", triggers: [{ event: "test/signed" }] }, async ({ step }) =>
+        step.run("s", () => "verified"),
+      ),
     ]);
     try {
       await engine.sync(app.url);
-      const reply = await fetch(`${engineUrl}/e/local`, { method: "POST", body: JSON.stringify({ name: "test/signed" }) });
+      const reply = await fetch(`${engineUrl}/e/local`, {
+        method: "POST",
+        body: JSON.stringify({ name: "test/signed" }),
+      });
       const { ids } = (await reply.json()) as { ids: string[] };
       await engine.drain();
-      const runs = (await (await fetch(`${engineUrl}/v1/events/${ids[0]}/runs`)).json()) as { data: { status: string; output: unknown }[] };
+      const runs = (await (await fetch(`${engineUrl}/v1/events/${ids[0]}/runs`)).json()) as {
+        data: { status: string; output: unknown }[];
+      };
       expect(runs.data).toEqual([expect.objectContaining({ status: "Completed", output: "verified" })]);
 
       // The same app refuses an engine that does not sign.
@@ -104,7 +148,13 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
     const byEvent = await harness.api<{ data: unknown[] }>(`/v1/events/${eventId}/runs`);
     expect(byEvent.status).toBe(200);
     expect(byEvent.body.data).toEqual([
-      expect.objectContaining({ run_id: expect.any(String), function_id: "engine-test-echo", status: "Completed", output: "HI", event_id: eventId }),
+      expect.objectContaining({
+        run_id: expect.any(String),
+        function_id: "engine-test-echo",
+        status: "Completed",
+        output: "HI",
+        event_id: eventId,
+      }),
     ]);
     const runId = (byEvent.body.data[0] as { run_id: string }).run_id;
 
@@ -116,11 +166,24 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
       output: "HI",
       error: null,
       event_id: eventId,
-      event: expect.objectContaining({ id: eventId, name: "test/echo", data: { text: "hi" }, ts: expect.any(Number) }),
+      event: expect.objectContaining({
+        id: eventId,
+        name: "test/echo",
+        data: { text: "hi" },
+        ts: expect.any(Number),
+      }),
       started_at: expect.any(String),
       ended_at: expect.any(String),
       steps: [
-        { id: expect.stringMatching(/^[0-9a-f]{40}$/), name: "shout", op: "StepRun", status: "Completed", output: "HI", error: null, completed_at: expect.any(String) },
+        {
+          id: expect.stringMatching(/^[0-9a-f]{40}$/),
+          name: "shout",
+          op: "StepRun",
+          status: "Completed",
+          output: "HI",
+          error: null,
+          completed_at: expect.any(String),
+        },
       ],
       pending: [],
     });
@@ -131,8 +194,36 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
     const missing = await harness.api<{ error: { code: string } }>("/v1/runs/nope");
     expect(missing).toEqual({ status: 404, body: { error: { code: "not_found", message: "No run nope" } } });
 
-    const bad = await harness.api<{ error: { code: string } }>("/e/key", { method: "POST", body: JSON.stringify({ data: {} }) });
+    const unknown = await harness.api<{ error: { code: string } }>("/nope");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("route_not_found");
+
+    const bad = await harness.api<{ error: { code: string } }>("/e/key", {
+      method: "POST",
+      body: JSON.stringify({ data: {} }),
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.code).toBe("validation_failed");
+  });
+
+  test("the handler mounts inside another express app and lets unknown paths fall through", async () => {
+    const host = express();
+    host.use("/engine", harness.engine.handler);
+    host.get("/mine", (_req, res) => {
+      res.json({ mine: true });
+    });
+    const server = http.createServer(host);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      expect(await (await fetch(`${base}/engine/v1/health`)).json()).toEqual({ status: "ok" });
+      expect(await (await fetch(`${base}/engine/mine`)).status).toBe(404);
+      expect(await (await fetch(`${base}/mine`)).json()).toEqual({ mine: true });
+    } finally {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    }
   });
 });

@@ -1,6 +1,7 @@
 import Stripe from "stripe";
 import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
 import { sessionParams, startSandbox } from "./harness";
+import { defined } from "../../support/defined";
 
 describe("Stripe sandbox API through stripe-node", () => {
   let sandbox: StripeSandbox;
@@ -32,14 +33,18 @@ describe("Stripe sandbox API through stripe-node", () => {
     expect(session).toHaveProperty("automatic_tax.enabled", false);
 
     const retrieved = await stripe.checkout.sessions.retrieve(session.id, { expand: ["line_items"] });
-    expect(retrieved.line_items?.data.map((item) => [item.description, item.quantity, item.amount_total])).toEqual([
+    expect(
+      retrieved.line_items?.data.map((item) => [item.description, item.quantity, item.amount_total]),
+    ).toEqual([
       ["Mug", 2, 2500],
       ["Tea, 100 g", 1, 990],
     ]);
   });
 
   it("answers Stripe's validation errors", async () => {
-    await expect(stripe.checkout.sessions.create({ ...sessionParams(), line_items: [] })).rejects.toMatchObject({
+    await expect(
+      stripe.checkout.sessions.create({ ...sessionParams(), line_items: [] }),
+    ).rejects.toMatchObject({
       type: "StripeInvalidRequestError",
       code: "parameter_missing",
       param: "line_items",
@@ -50,20 +55,33 @@ describe("Stripe sandbox API through stripe-node", () => {
       code: "resource_missing",
     });
     const unknown = { ...sessionParams(), shiny: "yes" } as Stripe.Checkout.SessionCreateParams;
-    await expect(stripe.checkout.sessions.create(unknown)).rejects.toMatchObject({ code: "parameter_unknown", param: "shiny" });
-    const anonymous = new Stripe("", { host: "127.0.0.1", port: Number(new URL(sandbox.url as string).port), protocol: "http" });
+    await expect(stripe.checkout.sessions.create(unknown)).rejects.toMatchObject({
+      code: "parameter_unknown",
+      param: "shiny",
+    });
+    const anonymous = new Stripe("pk_test_publishable", {
+      host: "127.0.0.1",
+      port: Number(new URL(sandbox.url as string).port),
+      protocol: "http",
+    });
     await expect(anonymous.paymentIntents.retrieve("pi_x")).rejects.toMatchObject({ statusCode: 401 });
   });
 
   it("replays a request with the same idempotency key and refuses the key with other parameters", async () => {
-    const first = await stripe.checkout.sessions.create(sessionParams(), { idempotencyKey: "checkout-order-1" });
-    const again = await stripe.checkout.sessions.create(sessionParams(), { idempotencyKey: "checkout-order-1" });
+    const first = await stripe.checkout.sessions.create(sessionParams(), {
+      idempotencyKey: "checkout-order-1",
+    });
+    const again = await stripe.checkout.sessions.create(sessionParams(), {
+      idempotencyKey: "checkout-order-1",
+    });
     expect(again.id).toBe(first.id);
     expect(again.lastResponse.headers["idempotent-replayed"]).toBe("true");
     expect(first.lastResponse.headers["idempotent-replayed"]).toBeUndefined();
 
     const other = sessionParams({ client_reference_id: "someone-else" });
-    const refused = await stripe.checkout.sessions.create(other, { idempotencyKey: "checkout-order-1" }).catch((e: unknown) => e);
+    const refused = await stripe.checkout.sessions
+      .create(other, { idempotencyKey: "checkout-order-1" })
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(Stripe.errors.StripeIdempotencyError);
     expect(refused).toMatchObject({ type: "StripeIdempotencyError", statusCode: 400 });
   });
@@ -71,20 +89,28 @@ describe("Stripe sandbox API through stripe-node", () => {
   it("captures an authorization once, and refuses to capture a canceled one", async () => {
     const session = await stripe.checkout.sessions.create(sessionParams());
     const { paymentIntent } = await sandbox.completeCheckoutSession(session.id, "authorized");
-    expect(paymentIntent).toMatchObject({ status: "requires_capture", amount_capturable: 3490, capture_method: "manual" });
+    expect(paymentIntent).toMatchObject({
+      status: "requires_capture",
+      amount_capturable: 3490,
+      capture_method: "manual",
+    });
 
-    const captured = await stripe.paymentIntents.capture(paymentIntent!.id, {}, { idempotencyKey: "capture-1" });
+    const captured = await stripe.paymentIntents.capture(
+      defined(paymentIntent).id,
+      {},
+      { idempotencyKey: "capture-1" },
+    );
     expect(captured).toMatchObject({ status: "succeeded", amount_received: 3490, amount_capturable: 0 });
-    await expect(stripe.paymentIntents.capture(paymentIntent!.id)).rejects.toMatchObject({
+    await expect(stripe.paymentIntents.capture(defined(paymentIntent).id)).rejects.toMatchObject({
       code: "payment_intent_unexpected_state",
-      payment_intent: { id: paymentIntent!.id, status: "succeeded" },
+      payment_intent: { id: defined(paymentIntent).id, status: "succeeded" },
     });
 
     const expiring = await stripe.checkout.sessions.create(sessionParams());
     const authorized = await sandbox.completeCheckoutSession(expiring.id, "authorized");
-    const expired = await sandbox.expireAuthorization(authorized.paymentIntent!.id);
+    const expired = await sandbox.expireAuthorization(defined(authorized.paymentIntent).id);
     expect(expired.events.map((event) => event.type)).toEqual(["charge.expired", "payment_intent.canceled"]);
-    await expect(stripe.paymentIntents.capture(authorized.paymentIntent!.id)).rejects.toMatchObject({
+    await expect(stripe.paymentIntents.capture(defined(authorized.paymentIntent).id)).rejects.toMatchObject({
       type: "StripeInvalidRequestError",
       code: "payment_intent_unexpected_state",
       message: expect.stringContaining("status of canceled"),
@@ -94,23 +120,36 @@ describe("Stripe sandbox API through stripe-node", () => {
   it("cancels an authorization and refunds a captured payment, within Stripe's limits", async () => {
     const toVoid = await stripe.checkout.sessions.create(sessionParams());
     const { paymentIntent: authorized } = await sandbox.completeCheckoutSession(toVoid.id, "authorized");
-    const canceled = await stripe.paymentIntents.cancel(authorized!.id, { cancellation_reason: "abandoned" });
+    const canceled = await stripe.paymentIntents.cancel(defined(authorized).id, {
+      cancellation_reason: "abandoned",
+    });
     expect(canceled).toMatchObject({ status: "canceled", cancellation_reason: "abandoned" });
-    await expect(stripe.paymentIntents.cancel(authorized!.id)).rejects.toMatchObject({ code: "payment_intent_unexpected_state" });
-    await expect(stripe.refunds.create({ payment_intent: authorized!.id })).rejects.toMatchObject({
+    await expect(stripe.paymentIntents.cancel(defined(authorized).id)).rejects.toMatchObject({
+      code: "payment_intent_unexpected_state",
+    });
+    await expect(stripe.refunds.create({ payment_intent: defined(authorized).id })).rejects.toMatchObject({
       code: "payment_intent_unexpected_state",
     });
 
-    const paid = await stripe.checkout.sessions.create(sessionParams({ payment_intent_data: { capture_method: "automatic" } }));
+    const paid = await stripe.checkout.sessions.create(
+      sessionParams({ payment_intent_data: { capture_method: "automatic" } }),
+    );
     const { paymentIntent } = await sandbox.completeCheckoutSession(paid.id, "paid");
-    const partial = await stripe.refunds.create({ payment_intent: paymentIntent!.id, amount: 490 });
-    expect(partial).toMatchObject({ object: "refund", amount: 490, status: "succeeded", payment_intent: paymentIntent!.id });
-    await expect(stripe.refunds.create({ payment_intent: paymentIntent!.id, amount: 5000 })).rejects.toMatchObject({
+    const partial = await stripe.refunds.create({ payment_intent: defined(paymentIntent).id, amount: 490 });
+    expect(partial).toMatchObject({
+      object: "refund",
+      amount: 490,
+      status: "succeeded",
+      payment_intent: defined(paymentIntent).id,
+    });
+    await expect(
+      stripe.refunds.create({ payment_intent: defined(paymentIntent).id, amount: 5000 }),
+    ).rejects.toMatchObject({
       code: "amount_too_large",
     });
-    const rest = await stripe.refunds.create({ payment_intent: paymentIntent!.id });
+    const rest = await stripe.refunds.create({ payment_intent: defined(paymentIntent).id });
     expect(rest.amount).toBe(3000);
-    await expect(stripe.refunds.create({ payment_intent: paymentIntent!.id })).rejects.toMatchObject({
+    await expect(stripe.refunds.create({ payment_intent: defined(paymentIntent).id })).rejects.toMatchObject({
       code: "charge_already_refunded",
     });
   });
@@ -118,7 +157,7 @@ describe("Stripe sandbox API through stripe-node", () => {
   it("injects 500s, declines and hangs per endpoint", async () => {
     const session = await stripe.checkout.sessions.create(sessionParams());
     const { paymentIntent } = await sandbox.completeCheckoutSession(session.id, "authorized");
-    const id = paymentIntent!.id;
+    const id = defined(paymentIntent).id;
 
     sandbox.injectFailure("payment_intents.retrieve", { kind: "server_error" }, 2);
     await expect(stripe.paymentIntents.retrieve(id)).rejects.toBeInstanceOf(Stripe.errors.StripeAPIError);
@@ -133,14 +172,18 @@ describe("Stripe sandbox API through stripe-node", () => {
       payment_intent: { id },
     });
 
-    const impatient = (await startSandbox({}, { timeoutMs: 300 })).stripe;
     const port = Number(new URL(sandbox.url as string).port);
-    const shortTimeout = new Stripe("sk_test_sandbox", { host: "127.0.0.1", port, protocol: "http", timeout: 300, maxNetworkRetries: 0 });
-    void impatient;
+    const shortTimeout = new Stripe("sk_test_sandbox", {
+      host: "127.0.0.1",
+      port,
+      protocol: "http",
+      timeout: 300,
+      maxNetworkRetries: 0,
+    });
     sandbox.injectFailure("payment_intents.capture", { kind: "hang", afterProcessing: true });
-    await expect(shortTimeout.paymentIntents.capture(id, {}, { idempotencyKey: "capture-lost-answer" })).rejects.toBeInstanceOf(
-      Stripe.errors.StripeConnectionError,
-    );
+    await expect(
+      shortTimeout.paymentIntents.capture(id, {}, { idempotencyKey: "capture-lost-answer" }),
+    ).rejects.toBeInstanceOf(Stripe.errors.StripeConnectionError);
     // The capture happened although its answer was lost: the retry with the same key replays it.
     const replay = await stripe.paymentIntents.capture(id, {}, { idempotencyKey: "capture-lost-answer" });
     expect(replay.status).toBe("succeeded");

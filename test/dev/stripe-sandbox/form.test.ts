@@ -9,7 +9,10 @@ describe("Stripe form parameters", () => {
     expect(parseStripeParams(body)).toEqual({
       mode: "payment",
       line_items: [
-        { price_data: { currency: "eur", unit_amount: "500", product_data: { name: "Mug & Co" } }, quantity: "2" },
+        {
+          price_data: { currency: "eur", unit_amount: "500", product_data: { name: "Mug & Co" } },
+          quantity: "2",
+        },
         { quantity: "1" },
       ],
       metadata: { orderId: "o-1" },

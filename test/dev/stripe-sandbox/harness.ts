@@ -1,7 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type Stripe from "stripe";
-import { createStripeSandbox, type StripeSandbox, type StripeSandboxOptions } from "../../../src/dev/stripe-sandbox";
+import {
+  createStripeSandbox,
+  type StripeSandbox,
+  type StripeSandboxOptions,
+} from "../../../src/dev/stripe-sandbox";
 import { createLogger } from "../../../src/logger";
 import { createStripeClient } from "../../../src/payments/stripe-client";
 
@@ -47,7 +51,9 @@ export async function startSandbox(
   return { sandbox, stripe, url };
 }
 
-export const sessionParams = (overrides: Partial<Stripe.Checkout.SessionCreateParams> = {}): Stripe.Checkout.SessionCreateParams => ({
+export const sessionParams = (
+  overrides: Partial<Stripe.Checkout.SessionCreateParams> = {},
+): Stripe.Checkout.SessionCreateParams => ({
   mode: "payment",
   line_items: [
     { price_data: { currency: "eur", unit_amount: 1250, product_data: { name: "Mug" } }, quantity: 2 },
@@ -56,7 +62,10 @@ export const sessionParams = (overrides: Partial<Stripe.Checkout.SessionCreatePa
   client_reference_id: "8d7f6f57-6a53-4a3e-9a65-0f0e0e3f7f10",
   customer_email: "ada@example.com",
   metadata: { orderId: "8d7f6f57-6a53-4a3e-9a65-0f0e0e3f7f10", customerId: "cus-42" },
-  payment_intent_data: { capture_method: "manual", metadata: { orderId: "8d7f6f57-6a53-4a3e-9a65-0f0e0e3f7f10" } },
+  payment_intent_data: {
+    capture_method: "manual",
+    metadata: { orderId: "8d7f6f57-6a53-4a3e-9a65-0f0e0e3f7f10" },
+  },
   success_url: "https://shop.example/thanks?session={CHECKOUT_SESSION_ID}",
   cancel_url: "https://shop.example/cart",
   ...overrides,

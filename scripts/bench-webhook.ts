@@ -1,0 +1,201 @@
+/**
+ * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10]`: signed Stripe webhook throughput and
+ * latency at 50 connections, side by side with a bare Express route that only reads the raw body
+ * (the ceiling on this machine), in one run. Ends with `ratio: <webhook req/s / ceiling req/s>`.
+ *
+ * Processes: this one generates load and plays Stripe (the sandbox) and Inngest's event API; the
+ * service runs in a child process (scripts/bench/webhook-target.ts) against PostgreSQL (the local
+ * server, or TEST_DATABASE_URL as in the tests), in a scratch database dropped at the end.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import pino from "pino";
+import Stripe from "stripe";
+import { migrate } from "../src/db/migrator";
+import { createStripeSandbox } from "../src/dev/stripe-sandbox";
+import { createStripeClient } from "../src/payments/stripe-client";
+import { createTestDatabase } from "../test/support/database";
+import { startEventApiReceiver } from "../test/support/event-api-receiver";
+import { runLoad, type LoadRequest, type LoadResult } from "./bench/load-generator";
+import type { TargetOptions } from "./bench/webhook-target";
+
+const connections = 50;
+const webhookSecret = "whsec_bench_secret_0123456789";
+
+function flag(name: string, fallback: number): number {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}
+
+function signed(payload: string, pathName: string): LoadRequest {
+  return {
+    path: pathName,
+    headers: {
+      "content-type": "application/json; charset=utf-8",
+      "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }),
+    },
+    body: payload,
+  };
+}
+
+async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+}
+
+function startTarget(
+  options: TargetOptions,
+): Promise<{ child: ChildProcess; urls: { bare: string; service: string } }> {
+  const child = fork(path.join(__dirname, "bench", "webhook-target.ts"), [JSON.stringify(options)], {
+    execArgv: ["--import", "tsx"],
+  });
+  return new Promise((resolve, reject) => {
+    child.once("message", (urls) => resolve({ child, urls: urls as { bare: string; service: string } }));
+    child.once("exit", (code) => reject(new Error(`bench target exited with ${code}`)));
+  });
+}
+
+const row = (name: string, r: LoadResult): string =>
+  `${name.padEnd(34)} ${r.requestsPerSecond.toFixed(0).padStart(7)} req/s   p50 ${r.p50Ms.toFixed(1).padStart(6)} ms   p99 ${r.p99Ms
+    .toFixed(1)
+    .padStart(
+      6,
+    )} ms   max ${r.maxMs.toFixed(0).padStart(5)} ms   ${r.requests} requests ${JSON.stringify(r.statuses)}${r.exhausted ? " (ran out of orders)" : ""}`;
+
+async function main(): Promise<void> {
+  const orderCount = flag("orders", 6000);
+  const seconds = flag("seconds", 5);
+  const logger = pino({ level: "silent" });
+
+  const database = await createTestDatabase({ migrated: false });
+  await migrate(database.url);
+  const sandbox = createStripeSandbox({ webhookSecret, logger });
+  const stripeApiBase = (await sandbox.listen(0)).url;
+  const eventApi = await startEventApiReceiver();
+  const { child, urls } = await startTarget({
+    databaseUrl: database.url,
+    stripeApiBase,
+    eventApiUrl: eventApi.url,
+    webhookSecret,
+    poolSize: flag("pool", 10),
+  });
+
+  try {
+    process.stdout.write(`preparing ${orderCount} orders authorized on the Stripe sandbox...\n`);
+    const stripe = createStripeClient({ secretKey: "sk_test_bench", apiBase: stripeApiBase });
+    await database.db.product.create({
+      data: { sku: "MUG", name: "Logo mug", unitPrice: 1200, currency: "usd", stockOnHand: 1_000_000 },
+    });
+    const completed: string[] = [];
+    const unhandled: string[] = [];
+    const orders: { id: string; checkoutSessionId: string }[] = [];
+    await inBatches(
+      Array.from({ length: orderCount }, () => randomUUID()),
+      25,
+      async (orderId) => {
+        const session = await stripe.checkout.sessions.create({
+          mode: "payment",
+          line_items: [
+            {
+              price_data: { currency: "usd", unit_amount: 1200, product_data: { name: "Logo mug" } },
+              quantity: 1,
+            },
+          ],
+          client_reference_id: orderId,
+          customer_email: "bench@example.com",
+          metadata: { orderId, customerId: "cus-bench" },
+          payment_intent_data: { capture_method: "manual" },
+          success_url: "http://shop.bench/ok",
+        });
+        const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {
+          deliver: false,
+        });
+        for (const event of events) {
+          const payload = JSON.stringify(event, null, 2);
+          if (event.type === "checkout.session.completed") completed.push(payload);
+          if (event.type === "charge.succeeded") unhandled.push(payload);
+        }
+        orders.push({ id: orderId, checkoutSessionId: session.id });
+      },
+    );
+    await database.db.order.createMany({
+      data: orders.map((o) => ({
+        ...o,
+        customerId: "cus-bench",
+        email: "bench@example.com",
+        currency: "usd",
+        total: 1200,
+      })),
+    });
+
+    const load = (baseUrl: string, next: () => LoadRequest | undefined) =>
+      runLoad({ baseUrl, connections, warmupMs: 1000, durationMs: seconds * 1000, next });
+    const cycle = (payloads: string[], pathName: string) => {
+      let i = 0;
+      return () => signed(payloads[i++ % payloads.length] as string, pathName);
+    };
+    let next = 0;
+    const firstDeliveries = () => {
+      const payload = completed[next++];
+      return payload === undefined ? undefined : signed(payload, "/api/stripe/webhook");
+    };
+    const serviceCpuMs = () =>
+      new Promise<number>((resolve) => {
+        child.once("message", (message) => {
+          const { cpu } = message as { cpu: NodeJS.CpuUsage };
+          resolve((cpu.user + cpu.system) / 1000);
+        });
+        child.send("cpu");
+      });
+    const rows: [string, LoadResult][] = [];
+    const measure = async (name: string, baseUrl: string, nextRequest: () => LoadRequest | undefined) => {
+      const cpuBefore = await serviceCpuMs();
+      const result = await load(baseUrl, nextRequest);
+      const cpuMs = (await serviceCpuMs()) - cpuBefore;
+      rows.push([name, result]);
+      process.stdout.write(
+        `${row(name, result)}   service CPU ${(cpuMs / result.totalRequests).toFixed(2)} ms/req\n`,
+      );
+      return result;
+    };
+
+    process.stdout.write(
+      `load: ${connections} keep-alive connections, 1 s warm-up, ${seconds} s measured per row\n\n`,
+    );
+    const ceiling = await measure("bare Express raw body (ceiling)", urls.bare, cycle(completed, "/raw"));
+    const webhook = await measure("webhook, first deliveries", urls.service, firstDeliveries);
+    const delivered = completed.slice(0, next);
+    await measure(
+      "webhook, redeliveries (duplicates)",
+      urls.service,
+      cycle(delivered, "/api/stripe/webhook"),
+    );
+    await measure("webhook, unhandled event type", urls.service, cycle(unhandled, "/api/stripe/webhook"));
+
+    const placed = eventApi.accepted.filter((e) => e.name === "shop/order.placed").length;
+    const announced = await database.db.order.count({ where: { placedEventSentAt: { not: null } } });
+    process.stdout.write(
+      `\nexactly once: ${next} first deliveries sent, ${announced} orders announced, ` +
+        `${placed} shop/order.placed accepted, ${eventApi.received.length} events sent to the event API\n`,
+    );
+    for (const [name, result] of rows.slice(1)) {
+      process.stdout.write(
+        `ratio to ceiling, ${name}: ${(result.requestsPerSecond / ceiling.requestsPerSecond).toFixed(3)}\n`,
+      );
+    }
+    process.stdout.write(
+      `goal: ratio >= 0.5 with p99 <= 50 ms; first deliveries p99 ${webhook.p99Ms.toFixed(1)} ms\n`,
+    );
+    process.stdout.write(`ratio: ${(webhook.requestsPerSecond / ceiling.requestsPerSecond).toFixed(3)}\n`);
+  } finally {
+    child.disconnect();
+    await sandbox.close();
+    await eventApi.close();
+    await database.drop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:webhook failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

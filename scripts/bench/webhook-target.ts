@@ -1,0 +1,79 @@
+/**
+ * The system under test for `npm run bench:webhook`, in a process of its own: the bare raw-body
+ * route (the ceiling) and the real service app (buildApp with the Stripe intake), each on its
+ * own port. Started by scripts/bench-webhook.ts, which sends its ports back over IPC.
+ */
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import pino from "pino";
+import { buildApp } from "../../src/app";
+import { parseConfig } from "../../src/config";
+import { createDatabase } from "../../src/db/client";
+import { createDatabaseReadiness } from "../../src/health/readiness";
+import { createInngestClient } from "../../src/inngest/client";
+import { createInngestPublisher } from "../../src/inngest/publisher";
+import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
+import { createOrderIntake } from "../../src/orders/order-intake";
+import { createStripeClient } from "../../src/payments/stripe-client";
+
+export interface TargetOptions {
+  databaseUrl: string;
+  stripeApiBase: string;
+  eventApiUrl: string;
+  webhookSecret: string;
+  /** Prisma's connection pool; the service's default is 10. */
+  poolSize: number;
+}
+
+const listen = (app: express.Express): Promise<string> =>
+  new Promise((resolve) => {
+    const server: Server = app.listen(0, "127.0.0.1", () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
+  });
+
+async function main(): Promise<void> {
+  const options = JSON.parse(process.argv[2] as string) as TargetOptions;
+
+  const bare = express();
+  bare.post("/raw", express.raw({ type: () => true, limit: "1mb" }), (req, res) => {
+    res.json({ received: Buffer.isBuffer(req.body) ? req.body.length : 0 });
+  });
+
+  // As `npm start` logs (info, one line per request and per transition), into /dev/null.
+  const logger = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: false }));
+  const db = createDatabase(options.databaseUrl, { maxConnections: options.poolSize });
+  const stripe = createStripeClient({ secretKey: "sk_test_bench", apiBase: options.stripeApiBase });
+  const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), {
+    localEngineUrl: options.eventApiUrl,
+  });
+  const intake = createOrderIntake({
+    db,
+    stripe,
+    inventory: createPrismaInventoryRepository(db),
+    publisher: createInngestPublisher(inngest),
+    logger,
+    webhookSecret: options.webhookSecret,
+    captureMethod: "manual",
+    publicUrl: "http://shop.bench",
+  });
+  const service = buildApp({
+    logger,
+    readiness: await createDatabaseReadiness(db),
+    stripeWebhook: intake.stripeWebhook,
+    checkout: intake.checkout,
+  });
+
+  const urls = { bare: await listen(bare), service: await listen(service) };
+  process.send?.(urls);
+  process.on("message", (message) => {
+    if (message === "cpu") process.send?.({ cpu: process.cpuUsage() });
+  });
+  process.on("disconnect", () => process.exit(0));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench target failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});

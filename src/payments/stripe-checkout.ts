@@ -1,0 +1,59 @@
+import type Stripe from "stripe";
+
+export interface CheckoutSessionRequest {
+  orderId: string;
+  customerId: string;
+  email: string;
+  currency: string;
+  lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
+  successUrl: string;
+  cancelUrl: string;
+}
+
+export interface CreatedCheckoutSession {
+  id: string;
+  url: string;
+}
+
+/** Hosted payment pages; Stripe Checkout in production. */
+export interface CheckoutSessions {
+  create(request: CheckoutSessionRequest): Promise<CreatedCheckoutSession>;
+}
+
+/**
+ * One Checkout Session per order. The idempotency key is derived from the order id, so a retried
+ * call (our client's, or stripe-node's own after a dropped connection) returns the same session
+ * instead of opening a second one; Stripe keeps keys for 24 hours, longer than a session lives.
+ */
+export function createStripeCheckoutSessions(
+  stripe: Stripe,
+  options: { captureMethod: "manual" | "automatic" },
+): CheckoutSessions {
+  return {
+    async create(request) {
+      const metadata = { orderId: request.orderId, customerId: request.customerId };
+      const session = await stripe.checkout.sessions.create(
+        {
+          mode: "payment",
+          line_items: request.lines.map((line) => ({
+            price_data: {
+              currency: request.currency,
+              unit_amount: line.unitPrice,
+              product_data: { name: line.name, metadata: { sku: line.sku } },
+            },
+            quantity: line.quantity,
+          })),
+          client_reference_id: request.orderId,
+          customer_email: request.email,
+          metadata,
+          payment_intent_data: { capture_method: options.captureMethod, metadata },
+          success_url: request.successUrl,
+          cancel_url: request.cancelUrl,
+        },
+        { idempotencyKey: `checkout-session-${request.orderId}` },
+      );
+      if (!session.url) throw new Error(`Stripe returned Checkout Session ${session.id} without a URL`);
+      return { id: session.id, url: session.url };
+    },
+  };
+}

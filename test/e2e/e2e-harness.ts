@@ -1,0 +1,158 @@
+import pino from "pino";
+import Stripe from "stripe";
+import { createEngineClock, createLocalEngine, type EngineClock, type LocalEngine } from "../../src/dev/inngest-engine";
+import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { startServer, type ServerProcess } from "../support/server-process";
+import { startSlackStandIn, type SlackStandIn } from "../support/slack-receiver";
+import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
+
+export const adminToken = "e2e-admin-token-0123456789";
+export const carrierSecret = "e2e-carrier-secret-0123456789";
+const webhookSecret = "whsec_e2e_secret_0123456789";
+
+export interface RunView {
+  run_id: string;
+  function_id: string;
+  status: "Running" | "Completed" | "Failed" | "Cancelled";
+  output: unknown;
+}
+
+/**
+ * The service as users run it: `src/server.ts` in a child process (killable, restartable), with
+ * the local Inngest engine, the Stripe sandbox, an SMTP server and a Slack receiver in the test
+ * process, all on loopback ports chosen by the OS, and a PostgreSQL database of its own.
+ */
+export class E2eHarness {
+  app!: ServerProcess;
+  engineUrl!: string;
+  private appPort = 0;
+
+  private constructor(
+    readonly database: TestDatabase,
+    readonly engine: LocalEngine,
+    readonly clock: EngineClock,
+    readonly sandbox: StripeSandbox,
+    readonly stripeUrl: string,
+    readonly smtp: SmtpReceiver,
+    readonly slack: SlackStandIn,
+  ) {}
+
+  static async start(options: { env?: Record<string, string> } = {}): Promise<E2eHarness> {
+    const logger = pino({ level: "silent" });
+    const database = await createTestDatabase();
+    const clock = createEngineClock({ timeScale: 1 });
+    const engine = createLocalEngine({
+      databaseUrl: database.url,
+      logger,
+      clock,
+      retryBackoff: () => 200,
+      pollIntervalMs: 100,
+    });
+    const sandbox = createStripeSandbox({ webhookSecret, logger });
+    const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+    const harness = new E2eHarness(
+      database,
+      engine,
+      clock,
+      sandbox,
+      stripeUrl,
+      await startSmtpReceiver(),
+      await startSlackStandIn(),
+    );
+    harness.engineUrl = (await engine.listen(0, "127.0.0.1")).url;
+    await harness.startApp(options.env);
+    return harness;
+  }
+
+  /** Starts (or restarts, on the same port) the app process and lets the engine sync it. */
+  async startApp(extraEnv: Record<string, string> = {}): Promise<void> {
+    this.app = await startServer({
+      NODE_ENV: "test",
+      // server-process.ts learns the port from the info-level "listening" line.
+      LOG_LEVEL: "info",
+      PORT: String(this.appPort),
+      DATABASE_URL: this.database.url,
+      STRIPE_SECRET_KEY: "sk_test_e2e",
+      STRIPE_API_BASE: this.stripeUrl,
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+      INNGEST_DEV: this.engineUrl,
+      SMTP_URL: this.smtp.url,
+      SLACK_WEBHOOK_URL: this.slack.url,
+      ADMIN_API_TOKEN: adminToken,
+      CARRIER_WEBHOOK_SECRET: carrierSecret,
+      PUBLIC_URL: "http://shop.test",
+      ...extraEnv,
+    });
+    this.appPort = this.app.port;
+    this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);
+    await this.engine.sync(`${this.app.url}/api/inngest`);
+  }
+
+  get db() {
+    return this.database.db;
+  }
+
+  stripe(): Stripe {
+    return new Stripe("sk_test_e2e", {
+      host: "127.0.0.1",
+      port: Number(new URL(this.stripeUrl).port),
+      protocol: "http",
+    });
+  }
+
+  async addProduct(sku: string, stockOnHand: number, unitPrice = 2000): Promise<void> {
+    await this.db.product.create({ data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand } });
+  }
+
+  /** A customer's checkout through our API; returns the order and its Checkout Session. */
+  async checkout(customerId: string, items: { sku: string; quantity: number }[]) {
+    const res = await fetch(`${this.app.url}/api/checkout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
+    });
+    if (res.status !== 201 && res.status !== 200) throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
+    return (await res.json()) as { orderId: string; checkoutSessionId: string; checkoutUrl: string };
+  }
+
+  async runsOfEvent(eventId: string): Promise<RunView[]> {
+    const res = await fetch(`${this.engineUrl}/v1/events/${encodeURIComponent(eventId)}/runs`);
+    return ((await res.json()) as { data: RunView[] }).data;
+  }
+
+  /** Polls until `check` passes or `timeoutMs` runs out (the app and engine work asynchronously). */
+  async eventually<T>(check: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    let lastError: unknown;
+    while (Date.now() < deadline) {
+      try {
+        return await check();
+      } catch (error) {
+        lastError = error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+    throw lastError;
+  }
+
+  async order(orderId: string) {
+    return this.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, shipment: true, emails: true, reservations: true, timeline: { orderBy: { id: "asc" } } },
+    });
+  }
+
+  stripeCalls(endpoint: string) {
+    return this.sandbox.requests.filter((r) => r.endpoint === endpoint);
+  }
+
+  async close(): Promise<void> {
+    await this.app.stop("SIGTERM");
+    await this.engine.close();
+    await this.sandbox.close();
+    await this.smtp.close();
+    await this.slack.close();
+    await this.database.drop();
+  }
+}
