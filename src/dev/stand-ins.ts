@@ -31,7 +31,8 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
   const stops: (() => Promise<void>)[] = [];
   const onAttach: ((appUrl: string) => Promise<void>)[] = [];
   const refuseInProduction = (what: string) => {
-    if (config.isProduction) throw new Error(`Refusing to start the embedded ${what} with NODE_ENV=production`);
+    if (config.isProduction)
+      throw new Error(`Refusing to start the embedded ${what} with NODE_ENV=production`);
   };
 
   let databaseUrl = config.DATABASE_URL;
@@ -93,7 +94,10 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     const file = path.resolve(config.DATA_DIR, "dev-secrets.json");
     await mkdir(config.DATA_DIR, { recursive: true });
     await writeFile(file, `${JSON.stringify(generated, null, 2)}\n`, { mode: 0o600 });
-    logger.info({ file, variables: Object.keys(generated) }, "generated development secrets for unset variables");
+    logger.info(
+      { file, variables: Object.keys(generated) },
+      "generated development secrets for unset variables",
+    );
   }
 
   return {

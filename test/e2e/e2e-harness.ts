@@ -1,6 +1,11 @@
 import pino from "pino";
 import Stripe from "stripe";
-import { createEngineClock, createLocalEngine, type EngineClock, type LocalEngine } from "../../src/dev/inngest-engine";
+import {
+  createEngineClock,
+  createLocalEngine,
+  type EngineClock,
+  type LocalEngine,
+} from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startServer, type ServerProcess } from "../support/server-process";
@@ -102,7 +107,9 @@ export class E2eHarness {
   }
 
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2000): Promise<void> {
-    await this.db.product.create({ data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand } });
+    await this.db.product.create({
+      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand },
+    });
   }
 
   /** A customer's checkout through our API; returns the order and its Checkout Session. */
@@ -112,7 +119,8 @@ export class E2eHarness {
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
     });
-    if (res.status !== 201 && res.status !== 200) throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
+    if (res.status !== 201 && res.status !== 200)
+      throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
     return (await res.json()) as { orderId: string; checkoutSessionId: string; checkoutUrl: string };
   }
 
@@ -139,7 +147,13 @@ export class E2eHarness {
   async order(orderId: string) {
     return this.db.order.findUniqueOrThrow({
       where: { id: orderId },
-      include: { payment: true, shipment: true, emails: true, reservations: true, timeline: { orderBy: { id: "asc" } } },
+      include: {
+        payment: true,
+        shipment: true,
+        emails: true,
+        reservations: true,
+        timeline: { orderBy: { id: "asc" } },
+      },
     });
   }
 

@@ -13,7 +13,9 @@ describe("end to end: checkout to review", () => {
   afterAll(() => h.close());
 
   it("captures once, ships once, confirms once, and asks for a review after delivery and the virtual delay", async () => {
-    const { orderId, checkoutSessionId } = await h.checkout("cus_e2e_happy", [{ sku: "E2E-HAPPY", quantity: 2 }]);
+    const { orderId, checkoutSessionId } = await h.checkout("cus_e2e_happy", [
+      { sku: "E2E-HAPPY", quantity: 2 },
+    ]);
     const completion = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
     expect(completion.deliveries.every((d) => d.status === 200)).toBe(true);
 
@@ -26,7 +28,9 @@ describe("end to end: checkout to review", () => {
     expect(run?.status).toBe("Running");
     expect(h.stripeCalls("payment_intents.capture").filter((c) => c.status === 200)).toHaveLength(1);
     expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
-    await h.eventually(async () => expect(h.smtp.accepted.filter((m) => /on its way/.test(m.subject ?? ""))).toHaveLength(1));
+    await h.eventually(async () =>
+      expect(h.smtp.accepted.filter((m) => /on its way/.test(m.subject ?? ""))).toHaveLength(1),
+    );
 
     const body = JSON.stringify({ trackingNumber: shipped.shipment?.trackingNumber, status: "delivered" });
     const delivered = await fetch(`${h.app.url}/api/carrier/webhook`, {
