@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { PGLiteSocketServer } from "@electric-sql/pglite-socket";
 import type { Logger } from "../logger";
+import { servePglite } from "./pglite-server";
 
 /**
  * PGlite (PostgreSQL compiled to WebAssembly) served over the PostgreSQL wire protocol on a
@@ -22,17 +22,9 @@ export async function startEmbeddedPostgres(options: {
   const dir = path.resolve(options.dataDir, "pglite");
   await mkdir(dir, { recursive: true });
   const db = await PGlite.create(dir);
-  // PGlite is single-connection; the socket server queues clients, so the pool must stay small.
-  const server = new PGLiteSocketServer({
-    db,
-    port: options.port ?? 0,
-    host: "127.0.0.1",
-    maxConnections: 100,
-  });
-  await server.start();
-  const address = server.getServerConn();
-  const url = `postgresql://postgres@${address}/postgres?sslmode=disable`;
-  options.logger.info({ dir, address }, "embedded PostgreSQL (PGlite) started");
+  const server = await servePglite(db, { port: options.port ?? 0 });
+  const url = `postgresql://postgres@${server.address}/postgres?sslmode=disable`;
+  options.logger.info({ dir, address: server.address }, "embedded PostgreSQL (PGlite) started");
   return {
     url,
     async stop() {

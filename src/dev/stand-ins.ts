@@ -5,8 +5,8 @@ import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { ResolvedEndpoints } from "../wiring";
 import { startEmbeddedPostgres } from "./embedded-postgres";
-import { createEngineClock, createLocalEngine } from "./inngest-engine";
-import { createStripeSandbox, generateWebhookSecret } from "./stripe-sandbox";
+import { createEngineClock, createLocalEngine, type LocalEngine } from "./inngest-engine";
+import { createStripeSandbox, generateWebhookSecret, type StripeSandbox } from "./stripe-sandbox";
 
 /**
  * Starts an embedded stand-in for whatever the configuration leaves unset, so that `npm start`
@@ -16,6 +16,9 @@ import { createStripeSandbox, generateWebhookSecret } from "./stripe-sandbox";
 export interface StandIns {
   endpoints: ResolvedEndpoints;
   embeddedDatabase: boolean;
+  /** The stand-ins that were started, for the demo to drive (clock, customer actions). */
+  localEngine?: LocalEngine;
+  stripeSandbox?: StripeSandbox;
   /** Points the stand-ins at the running app (webhook deliveries, engine sync). */
   attachApp(appUrl: string): Promise<void>;
   stop(): Promise<void>;
@@ -45,6 +48,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
 
   const stripeWebhookSecret = config.STRIPE_WEBHOOK_SECRET ?? generateWebhookSecret();
   let stripeSecretKey = config.STRIPE_SECRET_KEY;
+  let stripeSandbox: StripeSandbox | undefined;
   let stripeApiBase = config.STRIPE_API_BASE;
   if (stripeSecretKey === undefined) {
     refuseInProduction("Stripe stand-in");
@@ -57,11 +61,13 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     logger.info({ url }, "Stripe stand-in started (no STRIPE_SECRET_KEY)");
     stops.push(() => sandbox.close());
     onAttach.push(async (appUrl) => sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`));
+    stripeSandbox = sandbox;
     stripeSecretKey = sandboxSecretKey;
     stripeApiBase = url;
   }
 
   let localEngineUrl: string | undefined;
+  let localEngine: LocalEngine | undefined;
   const inngestConfigured =
     config.INNGEST_DEV !== undefined ||
     config.INNGEST_BASE_URL !== undefined ||
@@ -79,6 +85,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     stops.push(() => engine.close());
     onAttach.push((appUrl) => engine.sync(`${appUrl}${config.INNGEST_SERVE_PATH}`));
     localEngineUrl = url;
+    localEngine = engine;
   }
 
   const adminToken = config.ADMIN_API_TOKEN ?? devSecret();
@@ -111,6 +118,8 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       carrierWebhookSecret,
     },
     embeddedDatabase: config.useEmbeddedDatabase,
+    ...(localEngine ? { localEngine } : {}),
+    ...(stripeSandbox ? { stripeSandbox } : {}),
     async attachApp(appUrl) {
       for (const attach of onAttach) await attach(appUrl);
     },

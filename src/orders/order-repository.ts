@@ -29,10 +29,15 @@ export interface FulfilmentOrder {
 
 export type ClaimOutcome =
   | { claimed: true }
-  | { claimed: false; reason: "claimed-by-another-run" | "cancel-requested" | "not-payable" | "not-found" };
+  | {
+      claimed: false;
+      reason: "claimed-by-another-run" | "cancel-requested" | "not-paid-yet" | "not-payable" | "not-found";
+    };
 
 /** Statuses from which fulfilment may start: the money is authorized or already taken. */
 export const payableStatuses: readonly OrderStatus[] = ["authorized", "paid"];
+/** Statuses that may still become payable: the payment is not confirmed yet. */
+const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_processing"];
 
 export interface OrderRepository {
   findForFulfilment(orderId: string): Promise<FulfilmentOrder | null>;
@@ -97,6 +102,7 @@ export function createOrderRepository(
       if (order.claimId === claimId) return { claimed: true };
       if (order.claimId !== null) return { claimed: false, reason: "claimed-by-another-run" };
       if (order.cancelRequestedAt !== null) return { claimed: false, reason: "cancel-requested" };
+      if (awaitingPaymentStatuses.includes(order.status)) return { claimed: false, reason: "not-paid-yet" };
       return { claimed: false, reason: "not-payable" };
     },
 

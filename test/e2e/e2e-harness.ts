@@ -8,6 +8,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { startServer, type ServerProcess } from "../support/server-process";
 import { startSlackStandIn, type SlackStandIn } from "../support/slack-receiver";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
@@ -31,7 +32,10 @@ export interface RunView {
 export class E2eHarness {
   app!: ServerProcess;
   engineUrl!: string;
+  /** Set with `observeCalls`: every engine -> serve() call, timed. */
+  proxy?: ServeProxy;
   private appPort = 0;
+  private proxyDelayMs?: number;
 
   private constructor(
     readonly database: TestDatabase,
@@ -43,7 +47,9 @@ export class E2eHarness {
     readonly slack: SlackStandIn,
   ) {}
 
-  static async start(options: { env?: Record<string, string> } = {}): Promise<E2eHarness> {
+  static async start(
+    options: { env?: Record<string, string>; observeCalls?: { delayMs: number } } = {},
+  ): Promise<E2eHarness> {
     const logger = pino({ level: "silent" });
     const database = await createTestDatabase();
     const clock = createEngineClock({ timeScale: 1 });
@@ -54,7 +60,12 @@ export class E2eHarness {
       retryBackoff: () => 200,
       pollIntervalMs: 100,
     });
-    const sandbox = createStripeSandbox({ webhookSecret, logger });
+    // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting).
+    const sandbox = createStripeSandbox({
+      webhookSecret,
+      logger,
+      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000],
+    });
     const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
     const harness = new E2eHarness(
       database,
@@ -66,6 +77,7 @@ export class E2eHarness {
       await startSlackStandIn(),
     );
     harness.engineUrl = (await engine.listen(0, "127.0.0.1")).url;
+    harness.proxyDelayMs = options.observeCalls?.delayMs;
     await harness.startApp(options.env);
     return harness;
   }
@@ -91,7 +103,10 @@ export class E2eHarness {
     });
     this.appPort = this.app.port;
     this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);
-    await this.engine.sync(`${this.app.url}/api/inngest`);
+    if (this.proxyDelayMs !== undefined && !this.proxy) {
+      this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, { delayMs: this.proxyDelayMs });
+    }
+    await this.engine.sync(this.proxy?.url ?? `${this.app.url}/api/inngest`);
   }
 
   get db() {
@@ -164,6 +179,7 @@ export class E2eHarness {
   async close(): Promise<void> {
     await this.app.stop("SIGTERM");
     await this.engine.close();
+    await this.proxy?.close();
     await this.sandbox.close();
     await this.smtp.close();
     await this.slack.close();

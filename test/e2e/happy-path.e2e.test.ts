@@ -32,6 +32,7 @@ describe("end to end: checkout to review", () => {
       expect(h.smtp.accepted.filter((m) => /on its way/.test(m.subject ?? ""))).toHaveLength(1),
     );
 
+    await h.engine.drain(); // the run waits for the delivery event before the carrier reports it
     const body = JSON.stringify({ trackingNumber: shipped.shipment?.trackingNumber, status: "delivered" });
     const delivered = await fetch(`${h.app.url}/api/carrier/webhook`, {
       method: "POST",

@@ -159,13 +159,13 @@ describe("Stripe webhook intake", () => {
       h.eventApi.down = false;
     }
     expect(failed.status).toBe(500);
-    // Recording, transition and announcement are one transaction: all of it rolled back.
-    expect(await h.order(orderId)).toMatchObject({ status: "pending", placedEventSentAt: null });
-    expect(await storedEvents(event.id)).toBe(0);
+    // The payment is on record (committed first); only the announcement is owed.
+    expect(await h.order(orderId)).toMatchObject({ status: "authorized", placedEventSentAt: null });
+    expect(await storedEvents(event.id)).toBe(1);
     expect(h.placedEvents(orderId)).toHaveLength(0);
 
     const retry = await h.deliver(payload);
-    expect(retry).toMatchObject({ status: 200, body: { outcome: "processed", announced: true } });
+    expect(retry).toMatchObject({ status: 200, body: { outcome: "duplicate", announced: true } });
     expect(await h.order(orderId)).toMatchObject({
       status: "authorized",
       placedEventSentAt: expect.any(Date),

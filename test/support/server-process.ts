@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 
 const root = path.resolve(__dirname, "../..");
-const tsx = path.join(root, "node_modules", ".bin", "tsx");
+// Node itself with tsx's loader, not the tsx CLI: the CLI runs the server in a grandchild that a
+// SIGKILL sent to the CLI would leave running.
+const nodeArgs = ["--import", "tsx", "src/server.ts"];
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -24,7 +26,7 @@ export function runToExit(
   timeoutMs = 20_000,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tsx, ["src/server.ts"], { cwd: root, env: childEnv(vars) });
+    const child = spawn(process.execPath, nodeArgs, { cwd: root, env: childEnv(vars) });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -43,7 +45,7 @@ export function runToExit(
 /** Starts `src/server.ts` and resolves once it logs the port it listens on. */
 export function startServer(vars: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(tsx, ["src/server.ts"], {
+    const child = spawn(process.execPath, nodeArgs, {
       cwd: root,
       env: childEnv({ PORT: "0", HOST: "127.0.0.1", ...vars }),
     });

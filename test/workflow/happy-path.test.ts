@@ -71,3 +71,27 @@ describe("fulfill-order: the happy path", () => {
     expect(new Set(order.timeline.map((entry) => entry.runId))).toEqual(new Set([finished?.run_id]));
   });
 });
+
+describe("fulfill-order: an event that overtakes the payment's commit", () => {
+  let h: WorkflowHarness;
+
+  beforeAll(async () => {
+    h = await WorkflowHarness.start();
+    await h.addProduct("RACE-1", 10);
+  });
+  afterAll(() => h.close());
+
+  it("retries the claim until the order is paid instead of skipping it", async () => {
+    const { orderId } = await h.createPaidOrder({ items: [{ sku: "RACE-1", quantity: 1 }] });
+    await h.db.order.update({ where: { id: orderId }, data: { status: "pending" } });
+    const eventId = await h.placeOrder(orderId);
+    await h.engine.drain();
+    expect((await h.order(orderId)).claimId).toBeNull();
+
+    await h.db.order.update({ where: { id: orderId }, data: { status: "authorized" } });
+    await h.settle(3);
+
+    expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Running");
+    expect((await h.order(orderId)).status).toBe("shipped");
+  });
+});

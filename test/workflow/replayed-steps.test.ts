@@ -1,16 +1,18 @@
 import { shipmentDelivered } from "../../src/inngest/events";
-import { startStepReplayProxy, type StepReplayProxy } from "../support/step-replay-proxy";
+import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
 
 describe("fulfill-order: every step run twice, as a retry after a crash would", () => {
   let h: WorkflowHarness;
-  let proxy: StepReplayProxy;
+  let proxy: ServeProxy;
 
   beforeAll(async () => {
     h = await WorkflowHarness.start();
-    proxy = await startStepReplayProxy(`${h.appUrl}${h.services.config.INNGEST_SERVE_PATH}`);
+    proxy = await startServeProxy(`${h.appUrl}${h.services.config.INNGEST_SERVE_PATH}`, {
+      replaySteps: true,
+    });
     await h.engine.sync(proxy.url);
   });
   afterAll(async () => {

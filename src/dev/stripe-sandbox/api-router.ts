@@ -49,6 +49,8 @@ interface Route {
   handle: Handler;
 }
 
+const maxLogEntries = 20_000;
+
 const read = (value: unknown): Outcome<unknown> => ({ result: value, events: [] });
 const withoutExpand = ({ expand: _expand, ...params }: Params): Params => params;
 const rendered = (
@@ -189,6 +191,9 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         replayed: false,
       };
       deps.requestLog.push(entry);
+      // A long-running `npm start` must not grow without bound; tests look at recent calls.
+      if (deps.requestLog.length > maxLogEntries)
+        deps.requestLog.splice(0, deps.requestLog.length - maxLogEntries);
 
       const send = (status: number, body: unknown): void => {
         entry.status = status;

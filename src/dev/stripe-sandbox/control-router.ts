@@ -118,11 +118,9 @@ export function createControlRouter(deps: {
       res.status(error.status).json({ error: error.body });
     } else {
       const status = (error as { status?: number }).status ?? 500;
-      res
-        .status(status)
-        .json({
-          error: { code: "sandbox_error", message: error instanceof Error ? error.message : String(error) },
-        });
+      res.status(status).json({
+        error: { code: "sandbox_error", message: error instanceof Error ? error.message : String(error) },
+      });
     }
   });
   return router;

@@ -38,7 +38,10 @@ export interface StripeSandboxOptions {
   now?: () => number;
   /** Which event types reach the webhook URL, like a Stripe endpoint's enabled_events. Default: all. */
   enabledEvents?: string[];
-  /** Redeliver after a failed delivery, with these delays (Stripe retries for three days). Default: never. */
+  /**
+   * Automatic redelivery after a failed attempt, with these delays: Stripe's schedule (up to
+   * three days) compressed for local use. Default 0.5 s, 1 s, 2 s, 5 s, 10 s, 30 s; [] for none.
+   */
   retryDelaysMs?: number[];
   /** Delivery timeout. Default 10 s. */
   deliveryTimeoutMs?: number;
@@ -80,6 +83,8 @@ export interface StripeSandbox {
   readonly deliveries: readonly DeliveryResult[];
 }
 
+const defaultRetryDelaysMs = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
+
 /** A webhook signing secret for the embedded sandbox when STRIPE_WEBHOOK_SECRET is unset. */
 export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString("base64url")}`;
@@ -101,7 +106,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     logger,
     now,
     enabledEvents: options.enabledEvents ?? ["*"],
-    retryDelaysMs: options.retryDelaysMs ?? [],
+    retryDelaysMs: options.retryDelaysMs ?? defaultRetryDelaysMs,
     timeoutMs: options.deliveryTimeoutMs ?? 10_000,
   });
   deliverer.setUrl(options.webhookUrl);

@@ -26,6 +26,9 @@ export interface WebhookDelivererOptions {
   timeoutMs: number;
 }
 
+/** A long-running `npm start` must not grow without bound; tests look at recent deliveries. */
+const maxResults = 20_000;
+
 function matchesAny(patterns: string[], type: string): boolean {
   return patterns.some(
     (pattern) =>
@@ -100,9 +103,10 @@ export class WebhookDeliverer {
       }
     }
     this.results.push(result);
+    if (this.results.length > maxResults) this.results.splice(0, this.results.length - maxResults);
     const delivered = result.status !== undefined && result.status >= 200 && result.status < 300;
     this.options.logger.debug({ ...result, delivered }, "stripe sandbox webhook delivery");
-    if (!delivered) this.scheduleRetry(event, attempt);
+    if (!delivered && url !== undefined) this.scheduleRetry(event, attempt);
     return result;
   }
 

@@ -13,6 +13,13 @@ class OrderVanishedError extends NonRetriableError {
   }
 }
 
+class OrderNotPaidYetError extends Error {
+  constructor(orderId: string) {
+    super(`Order ${orderId} is not paid yet; the claim will be retried`);
+    this.name = "OrderNotPaidYetError";
+  }
+}
+
 /**
  * Fulfils one paid order: claim it, reserve stock, capture the payment, book the shipment,
  * e-mail the tracking link, then ask for a review after delivery (or after REVIEW_DELAY).
@@ -55,6 +62,10 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       const claimId = await step.run("claim-id", () => randomUUID());
       const claim = await step.run("claim", async () => {
         const outcome = await deps.orders.claim(orderId, claimId);
+        if (!outcome.claimed && outcome.reason === "not-paid-yet") {
+          // The event can overtake the commit that records the payment; retrying lets it land.
+          throw new OrderNotPaidYetError(orderId);
+        }
         if (outcome.claimed) await deps.timeline.record(orderId, "claimed", { claimId }, runId);
         else if (outcome.reason !== "not-found")
           await deps.timeline.record(orderId, "claim-lost", { reason: outcome.reason }, runId);

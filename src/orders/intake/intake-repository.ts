@@ -28,8 +28,13 @@ export interface RecordOutcome {
   firstDelivery: boolean;
   /** True when this delivery changed the order (its status, or its ops flag). */
   changed: boolean;
-  /** True when this delivery handed shop/order.placed over and marked the order announced. */
-  announced: boolean;
+}
+
+export interface StatusChange {
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+  paymentIntentId: string | null;
+  timelineKind: string;
 }
 
 export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string };
@@ -42,22 +47,13 @@ export interface IntakeRepository {
    */
   peek(eventId: string, key: OrderKey): Promise<{ order: OrderSnapshot | null; recorded: boolean }>;
   /**
-   * Records the event id (unique) and, only on its first delivery, moves the order keyed on its
-   * Checkout Session from one of `from` to `to`: one transaction. When the order is then placed
-   * (authorized or paid) and not yet announced, `announce` runs inside that same transaction,
-   * under the order's row lock, and the order is marked announced; if `announce` throws, the
-   * whole transaction (event record included) rolls back, so Stripe's retry starts afresh.
+   * One statement, so one transaction: records the event id (unique) and, only on its first
+   * delivery, moves the order keyed on its Checkout Session from one of `from` to `to`.
    */
   recordTransition(
     event: RecordedEvent,
     checkoutSessionId: string,
-    change: {
-      from: readonly OrderStatus[];
-      to: OrderStatus;
-      paymentIntentId: string | null;
-      timelineKind: string;
-    },
-    announce: (order: PlacedOrder) => Promise<void>,
+    change: StatusChange,
   ): Promise<RecordOutcome>;
   /**
    * Same for `payment_intent.canceled`: records the event and flags the order keyed on its
@@ -68,10 +64,18 @@ export interface IntakeRepository {
     paymentIntentId: string,
     reason: string,
   ): Promise<RecordOutcome>;
+  /** The order as it is now, for a decision that must not use a stale read. */
+  findOrder(orderId: string): Promise<OrderSnapshot | null>;
+  /** Marks shop/order.placed as accepted for the order (once: a second mark changes nothing). */
+  markAnnounced(orderId: string, eventId: string): Promise<boolean>;
 }
 
 /** Statuses in which an order has been placed: shop/order.placed must have been accepted. */
 export const placedStatuses: readonly OrderStatus[] = ["authorized", "paid"];
+
+/** Placed, but shop/order.placed not accepted yet: the announcement is owed. */
+export const owesAnnouncement = (order: { status: OrderStatus; placedEventSentAt: Date | null }): boolean =>
+  order.placedEventSentAt === null && placedStatuses.includes(order.status);
 
 /** Money authorized but possibly not captured: where a lost authorization matters. */
 const uncapturedStatuses: readonly OrderStatus[] = ["authorized", "fulfilling"];
@@ -104,115 +108,72 @@ function snapshotOf(row: Row): OrderSnapshot {
 
 function outcomeOf(rows: Row[]): RecordOutcome {
   const row = rows[0];
-  if (!row) return { order: null, firstDelivery: false, changed: false, announced: false };
-  return {
-    order: snapshotOf(row),
-    firstDelivery: row.first_delivery,
-    changed: row.changed,
-    announced: false,
-  };
+  if (!row) return { order: null, firstDelivery: false, changed: false };
+  return { order: snapshotOf(row), firstDelivery: row.first_delivery, changed: row.changed };
 }
 
-const needsAnnouncing = (order: OrderSnapshot | null): order is OrderSnapshot =>
-  order !== null && order.placedEventSentAt === null && placedStatuses.includes(order.status);
+/** The order columns every statement returns, as this delivery leaves the order. */
+const orderColumns = (target: string, changed: string): Prisma.Sql =>
+  Prisma.raw(`${target}.id AS order_id, COALESCE(${changed}.status, ${target}.status) AS status,
+    ${target}.placed_event_sent_at, ${target}.customer_id, ${target}.email, ${target}.total, ${target}.currency,
+    COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id`);
 
-/** The columns every statement returns, from the order as this delivery leaves it. */
-const rawColumns = (target: string, changed: string): Prisma.Sql =>
-  Prisma.raw(`
-  ${target}.id AS order_id, COALESCE(${changed}.status, ${target}.status) AS status, ${target}.placed_event_sent_at,
-  ${target}.customer_id, ${target}.email, ${target}.total, ${target}.currency,
-  COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id`);
-
-export function createIntakeRepository(
-  db: Database,
-  options: { transactionTimeoutMs?: number } = {},
-): IntakeRepository {
-  const transactionTimeoutMs = options.transactionTimeoutMs ?? 15_000;
-
-  // One data-modifying CTE is one statement: the event row, the status change and the timeline
-  // entry commit together or not at all. `FOR UPDATE` on the order serialises deliveries for the
-  // same order: a concurrent duplicate waits, then sees the first one's committed result, finds
-  // its event id taken (ON CONFLICT DO NOTHING) and changes nothing. The UPDATE's `status` test
-  // is the conditional transition, re-checked against the committed row.
-  const transitionStatement = (
-    event: RecordedEvent,
-    checkoutSessionId: string,
-    change: {
-      from: readonly OrderStatus[];
-      to: OrderStatus;
-      paymentIntentId: string | null;
-      timelineKind: string;
-    },
-  ): Prisma.Sql => Prisma.sql`
-    WITH target AS (
-      SELECT * FROM orders WHERE checkout_session_id = ${checkoutSessionId} FOR UPDATE
-    ), recorded AS (
-      INSERT INTO stripe_events (id, type, order_id, processed_at)
-      SELECT ${event.id}, ${event.type}, target.id, now() FROM target
-      ON CONFLICT (id) DO NOTHING
-      RETURNING order_id
-    ), moved AS (
-      UPDATE orders o
-      SET status = ${change.to}::order_status,
-          payment_intent_id = COALESCE(${change.paymentIntentId}, o.payment_intent_id),
-          updated_at = now()
-      FROM recorded
-      WHERE o.id = recorded.order_id AND o.status = ANY(${[...change.from]}::order_status[])
-      RETURNING o.id, o.status, o.payment_intent_id
-    ), logged AS (
-      INSERT INTO order_timeline (order_id, kind, detail)
-      SELECT moved.id, ${change.timelineKind}, jsonb_build_object('stripeEvent', ${event.id}::text, 'type', ${event.type}::text)
-      FROM moved
-    )
-    SELECT ${rawColumns("target", "moved")},
-           EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-           moved.id IS NOT NULL AS changed
-    FROM target LEFT JOIN moved ON moved.id = target.id`;
-
+export function createIntakeRepository(db: Database): IntakeRepository {
   return {
     async peek(eventId, key) {
+      const where =
+        "checkoutSessionId" in key
+          ? Prisma.sql`o.checkout_session_id = ${key.checkoutSessionId}`
+          : Prisma.sql`o.payment_intent_id = ${key.paymentIntentId}`;
       const rows = await db.$queryRaw<(Row & { recorded: boolean })[]>`
-        SELECT ${rawColumns("o", "o")}, false AS first_delivery, false AS changed,
+        SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed,
                EXISTS (SELECT 1 FROM stripe_events WHERE id = ${eventId}) AS recorded
-        FROM orders o
-        WHERE ${"checkoutSessionId" in key ? Prisma.sql`o.checkout_session_id = ${key.checkoutSessionId}` : Prisma.sql`o.payment_intent_id = ${key.paymentIntentId}`}
+        FROM orders o WHERE ${where}
         ORDER BY o.created_at DESC LIMIT 1`;
       const row = rows[0];
       return row ? { order: snapshotOf(row), recorded: row.recorded } : { order: null, recorded: false };
     },
 
-    async recordTransition(event, checkoutSessionId, change, announce) {
-      const statement = transitionStatement(event, checkoutSessionId, change);
-      if (!placedStatuses.includes(change.to)) {
-        return outcomeOf(await db.$queryRaw<Row[]>(statement));
-      }
-      // The event API is called while the order's row lock is held (bounded by the publisher's
-      // deadline): that is what makes a concurrent duplicate wait for the outcome instead of
-      // announcing the order a second time, or answering 200 before the announcement happened.
-      return db.$transaction(
-        async (tx) => {
-          const outcome = outcomeOf(await tx.$queryRaw<Row[]>(statement));
-          if (!needsAnnouncing(outcome.order)) return outcome;
-          const { status: _status, placedEventSentAt: _sent, ...placed } = outcome.order;
-          await announce(placed);
-          await tx.$executeRaw`
-            WITH marked AS (
-              UPDATE orders SET placed_event_sent_at = now(), updated_at = now()
-              WHERE id = ${placed.orderId}::uuid RETURNING id
-            )
-            INSERT INTO order_timeline (order_id, kind, detail)
-            SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', ${event.id}::text) FROM marked`;
-          return { ...outcome, announced: true };
-        },
-        { maxWait: transactionTimeoutMs, timeout: transactionTimeoutMs },
-      );
+    async recordTransition(event, checkoutSessionId, change) {
+      // One data-modifying CTE is one statement: the event row, the status change and the
+      // timeline entry commit together or not at all. A concurrent duplicate blocks on the event
+      // id's unique index until the first commits, then inserts nothing (ON CONFLICT DO NOTHING)
+      // and so changes nothing. The UPDATE's `status` test is the conditional transition,
+      // re-checked against the committed row, so racing events for one order cannot both move it.
+      const rows = await db.$queryRaw<Row[]>`
+        WITH target AS (
+          SELECT * FROM orders WHERE checkout_session_id = ${checkoutSessionId}
+        ), recorded AS (
+          INSERT INTO stripe_events (id, type, order_id, processed_at)
+          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
+          ON CONFLICT (id) DO NOTHING
+          RETURNING order_id
+        ), moved AS (
+          UPDATE orders o
+          SET status = ${change.to}::order_status,
+              payment_intent_id = COALESCE(${change.paymentIntentId}, o.payment_intent_id),
+              updated_at = now()
+          FROM recorded
+          WHERE o.id = recorded.order_id AND o.status = ANY(${[...change.from]}::order_status[])
+          RETURNING o.id, o.status, o.payment_intent_id
+        ), logged AS (
+          INSERT INTO order_timeline (order_id, kind, detail)
+          SELECT moved.id, ${change.timelineKind},
+                 jsonb_build_object('stripeEvent', ${event.id}::text, 'type', ${event.type}::text)
+          FROM moved
+        )
+        SELECT ${orderColumns("target", "moved")},
+               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+               moved.id IS NOT NULL AS changed
+        FROM target LEFT JOIN moved ON moved.id = target.id`;
+      return outcomeOf(rows);
     },
 
     async recordAuthorizationLost(event, paymentIntentId, reason) {
       const rows = await db.$queryRaw<Row[]>`
         WITH target AS (
           SELECT * FROM orders WHERE payment_intent_id = ${paymentIntentId}
-          ORDER BY created_at DESC LIMIT 1 FOR UPDATE
+          ORDER BY created_at DESC LIMIT 1
         ), recorded AS (
           INSERT INTO stripe_events (id, type, order_id, processed_at)
           SELECT ${event.id}, ${event.type}, target.id, now() FROM target
@@ -226,19 +187,40 @@ export function createIntakeRepository(
             AND o.status = ANY(${[...uncapturedStatuses]}::order_status[])
             AND o.attention_reason IS NULL
             AND NOT EXISTS (
-              SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.status IN ('captured', 'refunded', 'voided')
+              SELECT 1 FROM payments p
+              WHERE p.order_id = o.id AND p.status IN ('captured', 'refunded', 'voided')
             )
           RETURNING o.id, o.status, o.payment_intent_id
         ), logged AS (
           INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT flagged.id, 'authorization-lost', jsonb_build_object('stripeEvent', ${event.id}::text, 'reason', ${reason}::text)
+          SELECT flagged.id, 'authorization-lost',
+                 jsonb_build_object('stripeEvent', ${event.id}::text, 'reason', ${reason}::text)
           FROM flagged
         )
-        SELECT ${rawColumns("target", "flagged")},
+        SELECT ${orderColumns("target", "flagged")},
                EXISTS (SELECT 1 FROM recorded) AS first_delivery,
                flagged.id IS NOT NULL AS changed
         FROM target LEFT JOIN flagged ON flagged.id = target.id`;
       return outcomeOf(rows);
+    },
+
+    async findOrder(orderId) {
+      const rows = await db.$queryRaw<Row[]>`
+        SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed
+        FROM orders o WHERE o.id = ${orderId}::uuid`;
+      const row = rows[0];
+      return row ? snapshotOf(row) : null;
+    },
+
+    async markAnnounced(orderId, eventId) {
+      const marked = await db.$executeRaw`
+        WITH marked AS (
+          UPDATE orders SET placed_event_sent_at = now(), updated_at = now()
+          WHERE id = ${orderId}::uuid AND placed_event_sent_at IS NULL RETURNING id
+        )
+        INSERT INTO order_timeline (order_id, kind, detail)
+        SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', ${eventId}::text) FROM marked`;
+      return marked > 0;
     },
   };
 }

@@ -5,8 +5,13 @@ import { orderPlacedEventId, type OrderPlacedData } from "../../inngest/events";
 import type { EventPublisher } from "../../inngest/publisher";
 import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
-import type { IntakeRepository, OrderKey, PlacedOrder } from "./intake-repository";
-import { placedStatuses } from "./intake-repository";
+import {
+  owesAnnouncement,
+  type IntakeRepository,
+  type OrderKey,
+  type PlacedOrder,
+} from "./intake-repository";
+import { KeyedMutex } from "./keyed-mutex";
 import { RecentIds } from "./recent-ids";
 import { orderKeyOf, planFor, type PaymentIntentStatusLookup } from "./stripe-event-plan";
 
@@ -27,11 +32,9 @@ export interface StripeIntakeDeps {
   publisher: EventPublisher;
   logger: Logger;
   onTransition?: (to: OrderStatus) => void;
-  /** Deadline for the event API (the order's row lock is held meanwhile). Default 5 s. */
+  /** Deadline for the event API (duplicates of the delivery wait meanwhile). Default 5 s. */
   publishTimeoutMs?: number;
 }
-
-class PublishFailed extends Error {}
 
 async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -48,38 +51,55 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
 /**
  * Turns verified Stripe events into order transitions, and a placed order into exactly one
  * shop/order.placed (id `order-placed-<orderId>`):
- * - the event id is recorded (unique) and the order moved by a conditional update in one
- *   transaction; a redelivery finds its id taken and changes nothing;
- * - the delivery that places the order sends the event inside that transaction, under the order's
- *   row lock, and marks the order announced. If the send fails, everything rolls back and the
- *   route answers 500; Stripe's retry is then a first delivery again and sends. Once marked, no
- *   delivery sends again however late it comes: Inngest's 24-hour id deduplication is only the
- *   second line of defence.
+ * 1. the event id is recorded (unique) and the order moved by a conditional update in one
+ *    statement; a redelivery finds its id taken and changes nothing;
+ * 2. once that has committed, the delivery that finds the order placed and not yet announced
+ *    sends the event, then marks the order announced (`placed_event_sent_at`). Deliveries for
+ *    one order take turns here (a per-order mutex, no database lock held across the call), so
+ *    a concurrent duplicate waits and then finds the order announced. If the send fails the
+ *    route answers 500 with the mark unset, and Stripe's retry (a redelivery: step 1 is a no-op)
+ *    sends it. Once marked, no delivery sends again however late it comes; Inngest's 24-hour
+ *    id deduplication is only the second line of defence (it covers a crash between send and
+ *    mark, and duplicates racing on two replicas).
  */
 export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
   const logger = deps.logger.child({ component: "stripe-intake" });
   const publishTimeoutMs = deps.publishTimeoutMs ?? 5_000;
-  // Ids whose delivery committed here. A recorded event never owes anything more (its transition
-  // and any announcement committed together), so a redelivery of one is answered from memory.
+  // Event ids whose handling completed here, with nothing left owed: a redelivery of one is
+  // answered from memory. Losing this (restart, another replica) only costs a database read.
   const settled = new RecentIds(50_000);
+  const announcing = new KeyedMutex();
 
-  const announce = async (order: PlacedOrder): Promise<void> => {
+  const send = async (order: PlacedOrder): Promise<void> => {
     const data: OrderPlacedData = { ...order, currency: order.currency.toLowerCase() };
-    try {
-      await withDeadline(
-        deps.publisher.publish({
-          name: "shop/order.placed",
-          id: orderPlacedEventId(order.orderId),
-          data: { ...data },
-        }),
-        publishTimeoutMs,
-      );
-    } catch (error) {
-      throw new PublishFailed(`shop/order.placed for order ${order.orderId} was not accepted`, {
-        cause: error,
-      });
-    }
+    await withDeadline(
+      deps.publisher.publish({
+        name: "shop/order.placed",
+        id: orderPlacedEventId(order.orderId),
+        data: { ...data },
+      }),
+      publishTimeoutMs,
+    );
   };
+
+  const announce = (orderId: string, event: Stripe.Event): Promise<boolean> =>
+    announcing.run(orderId, async () => {
+      // Read again after waiting our turn: the delivery before us may have announced it.
+      const order = await deps.repository.findOrder(orderId);
+      if (!order || !owesAnnouncement(order)) return false;
+      const { status: _status, placedEventSentAt: _sent, ...placed } = order;
+      try {
+        await send(placed);
+      } catch (error) {
+        // 500: Stripe retries, and the retry finds the announcement still owed.
+        throw new AppError("internal_error", `shop/order.placed for order ${orderId} was not accepted`, {
+          cause: error,
+        });
+      }
+      await deps.repository.markAnnounced(orderId, event.id);
+      logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
+      return true;
+    });
 
   /** Answering an error would make Stripe retry for three days, and it would never succeed. */
   const unknownOrder = (event: Stripe.Event, key: OrderKey): IntakeResult => {
@@ -95,37 +115,31 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
         return { outcome: "ignored", announced: false };
       }
       if (settled.has(event.id)) return { outcome: "duplicate", announced: false };
+
       const seen = await deps.repository.peek(event.id, key);
       if (!seen.order) return unknownOrder(event, key);
-      const owesAnnouncement =
-        seen.order.placedEventSentAt === null && placedStatuses.includes(seen.order.status);
-      if (seen.recorded && !owesAnnouncement) {
+      const { orderId } = seen.order;
+      if (seen.recorded) {
+        // A redelivery: its change is on record; only an announcement may still be owed
+        // (the earlier attempt failed to send it).
+        const announced = owesAnnouncement(seen.order) ? await announce(orderId, event) : false;
         settled.add(event.id);
-        return { outcome: "duplicate", orderId: seen.order.orderId, announced: false };
+        return { outcome: "duplicate", orderId, announced };
       }
 
       const plan = await planFor(event, deps.lookupPaymentIntent);
       if (plan.kind === "ignore") {
         logger.info(
-          { eventId: event.id, type: event.type, reason: plan.reason },
+          { orderId, eventId: event.id, type: event.type, reason: plan.reason },
           "Stripe event changes nothing",
         );
-        return { outcome: "ignored", orderId: seen.order.orderId, announced: false };
+        return { outcome: "ignored", orderId, announced: false };
       }
-      let recorded;
-      try {
-        recorded =
-          plan.kind === "transition"
-            ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan, announce)
-            : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
-      } catch (error) {
-        if (error instanceof PublishFailed)
-          throw new AppError("internal_error", error.message, { cause: error });
-        throw error;
-      }
+      const recorded =
+        plan.kind === "transition"
+          ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
+          : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
       if (!recorded.order) return unknownOrder(event, key);
-      settled.add(event.id);
-      const orderId = recorded.order.orderId;
       if (recorded.changed && plan.kind === "transition") {
         deps.onTransition?.(plan.to);
         logger.info(
@@ -136,12 +150,9 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       if (recorded.changed && plan.kind === "authorization-lost") {
         logger.warn({ orderId, eventId: event.id, reason: plan.reason }, "order flagged for ops");
       }
-      if (recorded.announced) logger.info({ orderId }, "shop/order.placed sent");
-      return {
-        outcome: recorded.firstDelivery ? "processed" : "duplicate",
-        orderId,
-        announced: recorded.announced,
-      };
+      const announced = owesAnnouncement(recorded.order) ? await announce(orderId, event) : false;
+      settled.add(event.id);
+      return { outcome: recorded.firstDelivery ? "processed" : "duplicate", orderId, announced };
     },
   };
 }

@@ -154,6 +154,46 @@ describe("Stripe sandbox webhooks, control routes and events", () => {
     }
   });
 
+  it("serves a checkout page whose buttons complete the session like a customer", async () => {
+    const session = await stripe.checkout.sessions.create(sessionParams());
+    const page = await request(sandbox.app)
+      .get(new URL(defined(session.url)).pathname)
+      .expect(200);
+    expect(page.text).toContain('value="authorized"');
+    expect(page.text).not.toContain('value="paid"');
+    const paid = await request(sandbox.app)
+      .post(new URL(defined(session.url)).pathname)
+      .type("form")
+      .send({ outcome: "authorized" })
+      .expect(303);
+    expect(paid.headers.location).toBe(`https://shop.example/thanks?session=${session.id}`);
+    expect(sandbox.checkoutSession(session.id)?.status).toBe("complete");
+  });
+
+  it("redelivers an event the endpoint failed, like Stripe's retries", async () => {
+    let answers = 0;
+    const flaky = await startWebhookReceiver(() => (answers++ === 0 ? 500 : 200));
+    const { sandbox: retrying, stripe: client } = await startSandbox({
+      webhookUrl: flaky.url,
+      retryDelaysMs: [10],
+      enabledEvents: ["checkout.session.expired"],
+    });
+    try {
+      const session = await client.checkout.sessions.create(sessionParams());
+      const { deliveries } = await retrying.expireCheckoutSession(session.id);
+      expect(deliveries.map((d) => d.status)).toEqual([500]);
+      while (flaky.received.length < 2) await new Promise((resolve) => setTimeout(resolve, 10));
+      await retrying.deliveriesSettled();
+      expect(retrying.deliveries.map((d) => [d.type, d.attempt, d.status])).toEqual([
+        ["checkout.session.expired", 1, 500],
+        ["checkout.session.expired", 2, 200],
+      ]);
+    } finally {
+      await retrying.close();
+      await flaky.close();
+    }
+  });
+
   it("injects failures through the control route", async () => {
     await request(sandbox.app)
       .post("/_sandbox/failures")
