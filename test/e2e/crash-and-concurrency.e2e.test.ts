@@ -30,55 +30,12 @@ describe("end to end: crashes", () => {
     }
     await completions;
 
-    try {
-      await h.eventually(async () => {
-        const shipped = await h.db.order.count({
-          where: { id: { in: orders.map((o) => o.orderId) }, status: "shipped" },
-        });
-        expect(shipped).toBe(orders.length);
-      }, 30_000);
-    } catch (e) {
-      for (const o of orders) {
-        const order = await h.order(o.orderId);
-        if (order.status === "shipped") continue;
-        const runs = await h.runsOfEvent(`order-placed-${o.orderId}`);
-        const ev = await h.db.stripeEvent.findMany({ where: { orderId: o.orderId } });
-        process.stdout.write(
-          [
-            "DEBUG",
-            o.orderId,
-            order.status,
-            order.placedEventSentAt,
-            JSON.stringify(runs).slice(0, 800),
-            JSON.stringify(ev),
-            order.timeline.map((t) => t.kind).join(","),
-            JSON.stringify(
-              h.sandbox.deliveries
-                .filter((d) => JSON.stringify(d).includes(o.checkoutSessionId))
-                .map((d) => JSON.stringify(d).slice(0, 300)),
-            ),
-          ].join(" | ") + "\n",
-        );
-        if (runs[0])
-          process.stdout.write(
-            "RUN " +
-              JSON.stringify(await (await fetch(`${h.engineUrl}/v1/runs/${runs[0].run_id}`)).json()).slice(
-                0,
-                3000,
-              ) +
-              "\n",
-          );
-      }
-      process.stdout.write(
-        h.app
-          .output()
-          .split("\n")
-          .filter((l) => /"level":(40|50)/.test(l))
-          .slice(0, 20)
-          .join("\n"),
-      );
-      throw e;
-    }
+    await h.eventually(async () => {
+      const shipped = await h.db.order.count({
+        where: { id: { in: orders.map((o) => o.orderId) }, status: "shipped" },
+      });
+      expect(shipped).toBe(orders.length);
+    }, 90_000);
     // Every run is now waiting for its delivery event; the 14-day timeout counts from there.
     await h.engine.drain();
     await h.engine.clock.advance(15 * day);
