@@ -5,6 +5,13 @@ import type { OrderRepository } from "../orders/order-repository";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
+import type { StripeIntake } from "../orders/intake/stripe-intake";
+import type {
+  ExpiringAuthorizations,
+  RecoveryCheckpoints,
+  StalledOrders,
+  StripeEventSource,
+} from "../recovery";
 
 /** Books a shipment for an order once; repeating it returns the same booking. */
 export interface ShipmentBooking {
@@ -18,6 +25,16 @@ export interface WorkflowSettings {
   reviewAfterDelivery: string;
 }
 
+/** What the recovery crons read and feed: see src/inngest/functions/recover-*, sweep-*, alert-*. */
+export interface RecoveryDependencies {
+  stalledOrders: StalledOrders;
+  expiringAuthorizations: ExpiringAuthorizations;
+  checkpoints: RecoveryCheckpoints;
+  stripeEvents: StripeEventSource;
+  /** The webhook's own intake: a swept event is handled exactly as a delivered one. */
+  intake: Pick<StripeIntake, "handle">;
+}
+
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
 export interface WorkflowDependencies {
   orders: OrderRepository;
@@ -29,4 +46,5 @@ export interface WorkflowDependencies {
   messages: CustomerMessages;
   alerts: Alerter;
   settings: WorkflowSettings;
+  recovery: RecoveryDependencies;
 }

@@ -66,10 +66,20 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
           // The event can overtake the commit that records the payment; retrying lets it land.
           throw new OrderNotPaidYetError(orderId);
         }
-        if (outcome.claimed) await deps.timeline.record(orderId, "claimed", { claimId }, runId);
-        else if (outcome.reason !== "not-found")
-          await deps.timeline.record(orderId, "claim-lost", { reason: outcome.reason }, runId);
-        return outcome;
+        if (!outcome.claimed) {
+          if (outcome.reason !== "not-found")
+            await deps.timeline.record(orderId, "claim-lost", { reason: outcome.reason }, runId);
+          return outcome;
+        }
+        const order = await deps.orders.findForFulfilment(orderId);
+        if (!order) throw new OrderVanishedError(orderId);
+        await deps.timeline.record(orderId, "claimed", { claimId }, runId);
+        // Memoised with the step, so later steps need not load the order again.
+        return {
+          claimed: true as const,
+          lines: order.lines.map(({ sku, quantity }) => ({ sku, quantity })),
+          paymentIntentId: order.paymentIntentId,
+        };
       });
       if (!claim.claimed) {
         if (claim.reason === "not-found") throw new OrderVanishedError(orderId);
@@ -81,10 +91,9 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         return { orderId, skipped: claim.reason };
       }
 
+      const { lines } = claim;
       const reservation = await step.run("reserve-stock", async () => {
-        const order = await deps.orders.findForFulfilment(orderId);
-        if (!order) throw new OrderVanishedError(orderId);
-        const outcome = await deps.inventory.reserve(orderId, order.lines);
+        const outcome = await deps.inventory.reserve(orderId, lines);
         await deps.timeline.record(
           orderId,
           outcome.ok ? "stock-reserved" : "out-of-stock",
@@ -117,9 +126,8 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       let paymentId: string;
       try {
         paymentId = await step.run("charge-card", async () => {
-          const order = await deps.orders.findForFulfilment(orderId);
-          const intentId = event.data.paymentIntentId ?? order?.paymentIntentId;
-          if (!order || !intentId)
+          const intentId = event.data.paymentIntentId ?? claim.paymentIntentId;
+          if (!intentId)
             throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
           try {
             const captured = await deps.payments.capture(intentId, `capture-${orderId}`);
@@ -154,9 +162,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
 
       const shipment = await step.run("create-shipment", async () => {
-        const order = await deps.orders.findForFulfilment(orderId);
-        if (!order) throw new OrderVanishedError(orderId);
-        const booked = await deps.shipments.book({ orderId, lines: order.lines });
+        const booked = await deps.shipments.book({ orderId, lines });
         await deps.orders.transition(orderId, ["fulfilling"], "shipped");
         await deps.timeline.record(orderId, "shipment-booked", { ...booked }, runId);
         return booked;
