@@ -28,6 +28,12 @@ import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
 import { createStripePaymentGateway } from "./payments/stripe-payment-gateway";
+import {
+  createExpiringAuthorizations,
+  createRecoveryCheckpoints,
+  createStalledOrders,
+  createStripeEventSource,
+} from "./recovery";
 import { durationMs } from "./shared/duration";
 import {
   carrierWebhookRouter,
@@ -97,10 +103,24 @@ export async function createServices(options: {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
   });
 
+  const inventory = createPrismaInventoryRepository(db);
+  const intake = createOrderIntake({
+    db,
+    stripe,
+    inventory,
+    publisher,
+    logger,
+    webhookSecret: endpoints.stripeWebhookSecret,
+    captureMethod: config.PAYMENT_CAPTURE,
+    publicUrl: publicBaseUrl(config),
+    metrics,
+    onTransition: (to) => metrics.observeOrderTransition(to),
+  });
+
   const workflow: WorkflowDependencies = {
     orders,
     timeline: createTimeline(db),
-    inventory: createPrismaInventoryRepository(db),
+    inventory,
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
@@ -114,20 +134,14 @@ export async function createServices(options: {
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
     },
+    recovery: {
+      stalledOrders: createStalledOrders(db),
+      expiringAuthorizations: createExpiringAuthorizations(db),
+      checkpoints: createRecoveryCheckpoints(db),
+      stripeEvents: createStripeEventSource(stripe),
+      intake: intake.intake,
+    },
   };
-
-  const intake = createOrderIntake({
-    db,
-    stripe,
-    inventory: workflow.inventory,
-    publisher,
-    logger,
-    webhookSecret: endpoints.stripeWebhookSecret,
-    captureMethod: config.PAYMENT_CAPTURE,
-    publicUrl: publicBaseUrl(config),
-    metrics,
-    onTransition: (to) => metrics.observeOrderTransition(to),
-  });
 
   return {
     config,

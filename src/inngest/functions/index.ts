@@ -1,9 +1,18 @@
 import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
+import { createAlertExpiringAuthorizations } from "./alert-expiring-authorizations";
 import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
 import { createFulfillOrder } from "./fulfill-order";
+import { createRecoverStalledOrders } from "./recover-stalled-orders";
+import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
-  return [createFulfillOrder(inngest, deps), createCleanupCancelledOrder(inngest, deps)];
+  return [
+    createFulfillOrder(inngest, deps),
+    createCleanupCancelledOrder(inngest, deps),
+    createRecoverStalledOrders(inngest, deps),
+    createSweepMissedWebhooks(inngest, deps),
+    createAlertExpiringAuthorizations(inngest, deps),
+  ];
 }
