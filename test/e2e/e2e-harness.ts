@@ -8,6 +8,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { runsOfEvent, type RunView } from "../support/engine-runs";
 import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { startServer, type ServerProcess } from "../support/server-process";
 import { startSlackStandIn, type SlackStandIn } from "../support/slack-receiver";
@@ -16,13 +17,6 @@ import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 export const adminToken = "e2e-admin-token-0123456789";
 export const carrierSecret = "e2e-carrier-secret-0123456789";
 const webhookSecret = "whsec_e2e_secret_0123456789";
-
-export interface RunView {
-  run_id: string;
-  function_id: string;
-  status: "Running" | "Completed" | "Failed" | "Cancelled";
-  output: unknown;
-}
 
 /**
  * The service as users run it: `src/server.ts` in a child process (killable, restartable), with
@@ -139,9 +133,8 @@ export class E2eHarness {
     return (await res.json()) as { orderId: string; checkoutSessionId: string; checkoutUrl: string };
   }
 
-  async runsOfEvent(eventId: string): Promise<RunView[]> {
-    const res = await fetch(`${this.engineUrl}/v1/events/${encodeURIComponent(eventId)}/runs`);
-    return ((await res.json()) as { data: RunView[] }).data;
+  runsOfEvent(eventId: string): Promise<RunView[]> {
+    return runsOfEvent(this.engineUrl, eventId);
   }
 
   /** Polls until `check` passes or `timeoutMs` runs out (the app and engine work asynchronously). */

@@ -13,20 +13,13 @@ import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { runsOfEvent, type RunView } from "./engine-runs";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
 import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
 
 export const adminToken = "test-admin-token-0123456789";
 export const carrierSecret = "test-carrier-secret-0123456789";
 export const webhookSecret = "whsec_test_workflow_secret";
-
-export interface RunView {
-  run_id: string;
-  function_id: string;
-  status: "Running" | "Completed" | "Failed" | "Cancelled";
-  output: unknown;
-  error?: { name: string; message: string } | null;
-}
 
 /**
  * The whole service in one process, wired as in production but with stand-ins that speak the
@@ -192,9 +185,8 @@ export class WorkflowHarness {
     await this.services.inngest.send({ name, data, ...(id ? { id } : {}) });
   }
 
-  async runsOfEvent(eventId: string): Promise<RunView[]> {
-    const res = await fetch(`${this.engineUrlOf()}/v1/events/${encodeURIComponent(eventId)}/runs`);
-    return ((await res.json()) as { data: RunView[] }).data;
+  runsOfEvent(eventId: string): Promise<RunView[]> {
+    return runsOfEvent(this.engineUrlOf(), eventId);
   }
 
   async run(
