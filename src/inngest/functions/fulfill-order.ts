@@ -127,8 +127,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       try {
         paymentId = await step.run("charge-card", async () => {
           const intentId = event.data.paymentIntentId ?? claim.paymentIntentId;
-          if (!intentId)
-            throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
+          if (!intentId) throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
           try {
             const captured = await deps.payments.capture(intentId, `capture-${orderId}`);
             const record = await deps.paymentRecords.recordCaptured(
