@@ -91,9 +91,12 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(synced.app_id).toBe("shop");
     const byId = Object.fromEntries(synced.functions.map((fn) => [fn.id, fn]));
     expect(Object.keys(byId).sort()).toEqual([
+      "shop-alert-expiring-authorizations",
       "shop-cleanup-cancelled-order",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
+      "shop-recover-stalled-orders",
+      "shop-sweep-missed-webhooks",
     ]);
 
     const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
@@ -111,6 +114,9 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(failure.triggers).toEqual([
       { event: "inngest/function.failed", expression: "event.data.function_id == 'shop-fulfill-order'" },
     ]);
+    expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "*/10 * * * *" }]);
+    expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "*/15 * * * *" }]);
+    expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
     expect(cleanup.triggers).toEqual([
       { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-fulfill-order'" },

@@ -8,7 +8,11 @@ export const stripeEventsCheckpoint = "stripe-events";
 export const firstSweepLookbackMs = 3 * 24 * 3600_000;
 /** Each sweep starts this far before the checkpoint: the intake is idempotent, a gap is not. */
 export const sweepOverlapMs = 5 * 60_000;
-/** The newest events are left to the webhook, which normally delivers them within seconds. */
+/**
+ * An event the sweep handles first counts as missed only when it is older than this: a younger one
+ * is most likely racing its own webhook delivery (harmless, the intake is idempotent) and must not
+ * raise an alert.
+ */
 export const webhookGraceMs = 2 * 60_000;
 /** 100 events per page; beyond this the checkpoint stays put and the next sweep starts over. */
 export const maxPagesPerSweep = 20;
@@ -19,7 +23,7 @@ type Counts = Record<string, number>;
  * Stripe's documented recovery path for missed webhooks: list the checkout events created since the
  * last checkpoint through the Events API and hand each to the webhook's own intake. An event the
  * webhook already delivered is a duplicate there and changes nothing; one it never delivered is
- * processed now ("recovered") and ops are told once per sweep.
+ * processed now, and ops are told once per sweep about the orders it recovered.
  */
 export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDependencies) {
   const { checkpoints, stripeEvents, intake } = deps.recovery;
@@ -35,7 +39,7 @@ export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDepend
     async ({ step }) => {
       const window = await step.run("plan-window", async () => {
         const checkpoint = await checkpoints.get(stripeEventsCheckpoint);
-        const until = new Date(Date.now() - webhookGraceMs);
+        const until = new Date();
         const since = checkpoint
           ? new Date(checkpoint.getTime() - sweepOverlapMs)
           : new Date(until.getTime() - firstSweepLookbackMs);
@@ -55,17 +59,19 @@ export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDepend
             until: new Date(window.until),
             ...(startingAfter ? { startingAfter } : {}),
           });
-          const results: { outcome: string; orderId: string | null }[] = [];
+          const results: { outcome: string; orderId: string | null; missed: boolean }[] = [];
+          const lateBefore = (Date.now() - webhookGraceMs) / 1000;
           // Pages come newest first; within a page, take them in the order they happened.
           for (const event of [...events].reverse()) {
             const result = await intake.handle(event);
-            results.push({ outcome: result.outcome, orderId: result.orderId ?? null });
+            const missed = result.outcome === "processed" && event.created < lateBefore;
+            results.push({ outcome: result.outcome, orderId: result.orderId ?? null, missed });
           }
           return { results, lastEventId: events.at(-1)?.id ?? null, hasMore };
         });
-        for (const { outcome, orderId } of handled.results) {
+        for (const { outcome, orderId, missed } of handled.results) {
           outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
-          if (outcome === "processed" && orderId) recovered.add(orderId);
+          if (missed && orderId) recovered.add(orderId);
         }
         startingAfter = handled.lastEventId ?? undefined;
         complete = !handled.hasMore || handled.lastEventId === null;
@@ -82,7 +88,6 @@ export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDepend
           deps.alerts.notify({
             title: "Missed Stripe webhooks recovered",
             fields: {
-              events: outcomes.processed ?? 0,
               orders: orderIds.length,
               orderIds: orderIds.slice(0, 20).join(", "),
               since: window.since,
