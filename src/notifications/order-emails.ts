@@ -17,12 +17,15 @@ export function createOrderEmails(deps: {
 }): CustomerMessages {
   const { db, sender, publicUrl } = deps;
 
-  async function loadOrder(orderId: string): Promise<{ email: string; summary: OrderSummary }> {
+  async function loadOrder(
+    orderId: string,
+  ): Promise<{ email: string; summary: OrderSummary; nameOf: (sku: string) => string }> {
     const order = await db.order.findUniqueOrThrow({
       where: { id: orderId },
       include: { lines: { orderBy: { sku: "asc" } } },
     });
-    return { email: order.email, summary: toOrderSummary(order) };
+    const names = new Map(order.lines.map((line) => [line.sku, line.name]));
+    return { email: order.email, summary: toOrderSummary(order), nameOf: (sku) => names.get(sku) ?? sku };
   }
 
   function settlementOf(settlement: PaymentSettlement, order: OrderSummary): CancellationSettlement {
@@ -34,7 +37,10 @@ export function createOrderEmails(deps: {
     orderId: string,
     idempotencyKey: string,
     template: Name,
-    content: (order: OrderSummary) => Parameters<(typeof emailTemplates)[Name]>[0],
+    content: (
+      order: OrderSummary,
+      nameOf: (sku: string) => string,
+    ) => Parameters<(typeof emailTemplates)[Name]>[0],
   ): Promise<EmailOutcome> {
     const order = await loadOrder(orderId);
     const render = emailTemplates[template] as (
@@ -45,7 +51,7 @@ export function createOrderEmails(deps: {
       orderId,
       template,
       to: order.email,
-      content: render(content(order.summary)),
+      content: render(content(order.summary, order.nameOf)),
     });
     return { idempotencyKey, ...result };
   }
@@ -60,8 +66,12 @@ export function createOrderEmails(deps: {
         const reason = customerSafeReason(failure);
         return reason ? { order, reason } : { order };
       }),
-    outOfStock: (orderId, sku) =>
-      send(orderId, emailKeys.outOfStock(orderId), "outOfStock", (order) => ({ order, unavailable: [sku] })),
+    outOfStock: (orderId, sku, settlement) =>
+      send(orderId, emailKeys.outOfStock(orderId), "outOfStock", (order, nameOf) => ({
+        order,
+        unavailable: [nameOf(sku)],
+        refunded: settlement === "refunded",
+      })),
     cancelled: (orderId, settlement) =>
       send(orderId, emailKeys.cancelled(orderId), "orderCancelled", (order) => ({
         order,

@@ -104,5 +104,8 @@ describe("fulfill-order: compensation", () => {
     const refunds = h.stripeCalls("refunds.create").filter((r) => r.idempotencyKey === `refund-${orderId}`);
     expect(refunds).toHaveLength(1);
     expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("succeeded");
+    const [mail] = h.smtp.accepted.filter((m) => m.messageId === `<out-of-stock-${orderId}@shop.example>`);
+    expect(mail?.text).toContain("We have refunded $25.00");
+    expect(mail?.text).toContain("Product SCARCE-2 sold out");
   });
 });
