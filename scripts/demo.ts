@@ -3,7 +3,6 @@
  * Inngest engine, e-mails to an outbox), four customers checking out, the clock fast-forwarded,
  * and each order's timeline printed. Nothing to configure; state goes to a temporary folder.
  */
-import { createHmac } from "node:crypto";
 import http from "node:http";
 import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
@@ -15,6 +14,7 @@ import { migrate } from "../src/db/migrator";
 import { seedDemoCatalogIfEmpty } from "../src/db/seed";
 import { startStandIns } from "../src/dev/stand-ins";
 import { createLogger } from "../src/logger";
+import { carrierSignature } from "../src/shipping";
 import { createServices } from "../src/wiring";
 
 const day = 24 * 3600 * 1000;
@@ -87,9 +87,7 @@ async function main(): Promise<void> {
   const aliceOrder = await details(alice.orderId);
   if (aliceOrder.shipment) {
     const body = JSON.stringify({ trackingNumber: aliceOrder.shipment.trackingNumber, status: "delivered" });
-    const signature = createHmac("sha256", standIns.endpoints.carrierWebhookSecret)
-      .update(body)
-      .digest("hex");
+    const signature = carrierSignature(Buffer.from(body), standIns.endpoints.carrierWebhookSecret);
     await fetch(`${appUrl}/api/carrier/webhook`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-carrier-signature": signature },

@@ -4,7 +4,7 @@ import type { Logger } from "../../logger";
 import type { EventStore, StoredEvent } from "./event-store";
 import type { EventIntake } from "./intake";
 import type { InternalEvent, RunLifecycle } from "./lifecycle";
-import type { KeyedMutex } from "./concurrency";
+import type { KeyedMutex } from "../../shared/keyed-mutex";
 import type { FunctionRegistry } from "./registry";
 import type { PendingJobRow, RunRow, RunStore, StepRow } from "./run-store";
 import type { AppSync } from "./sync";

@@ -59,23 +59,3 @@ export class ConcurrencyLimiter {
     }
   }
 }
-
-/** Serialises state transitions per run (the engine is the only writer of its schema). */
-export class KeyedMutex {
-  private readonly tails = new Map<string, Promise<void>>();
-
-  async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    let unlock: () => void = () => undefined;
-    const current = new Promise<void>((resolve) => (unlock = resolve));
-    const tail = previous.then(() => current);
-    this.tails.set(key, tail);
-    await previous;
-    try {
-      return await fn();
-    } finally {
-      unlock();
-      if (this.tails.get(key) === tail) this.tails.delete(key);
-    }
-  }
-}

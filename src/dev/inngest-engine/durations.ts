@@ -1,29 +1,9 @@
-/**
- * Durations as the SDK writes them: `timeStr()` output such as "1w2d3h4m5s", plus "500ms"
- * and plain numbers of milliseconds. Sleeps may instead carry an ISO date (`sleepUntil`).
- */
-const unitMs: Record<string, number> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
-  w: 604_800_000,
-};
+import { parseDurationMs } from "../../shared/duration";
 
-export function parseDurationMs(text: string): number | undefined {
-  const trimmed = text.trim();
-  if (trimmed === "") return 0;
-  if (/^\d+$/.test(trimmed)) return Number(trimmed);
-  const pattern = /(\d+(?:\.\d+)?)(ms|s|m|h|d|w)/gy;
-  let total = 0;
-  let consumed = 0;
-  for (const match of trimmed.matchAll(pattern)) {
-    total += Number(match[1]) * (unitMs[match[2] ?? ""] ?? NaN);
-    consumed += match[0].length;
-  }
-  return consumed === trimmed.length && Number.isFinite(total) ? total : undefined;
-}
+/*
+ * Durations as the SDK writes them (parsed by src/shared/duration.ts); sleeps may instead carry
+ * an ISO date (`sleepUntil`), and retry-after may be seconds or a date.
+ */
 
 /** A sleep's `name`: either a duration from now or an absolute ISO timestamp. */
 export function sleepWakeAtMs(name: string, nowMs: number): number | undefined {

@@ -1,7 +1,7 @@
 import { AppError } from "../../errors";
 import type { Logger } from "../../logger";
 import type { EngineClock } from "./clock";
-import type { KeyedMutex } from "./concurrency";
+import type { KeyedMutex } from "../../shared/keyed-mutex";
 import type { EventStore } from "./event-store";
 import { compileExpression, type CompiledExpression } from "./expressions";
 import { eventIdFromSeed, ulid } from "./ids";

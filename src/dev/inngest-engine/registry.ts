@@ -1,7 +1,7 @@
 import { AppError } from "../../errors";
 import { compileExpression, ExpressionError, type CompiledExpression } from "./expressions";
 import { CronError, parseCron, type CronSchedule } from "./cron";
-import { parseDurationMs } from "./durations";
+import { parseDurationMs } from "../../shared/duration";
 import type { ConcurrencySlot, EngineEvent, SdkConcurrency, SdkFunctionConfig } from "./types";
 
 /** Inngest's default when a function sets no `retries`: 3 retries, so 4 attempts. */

@@ -11,7 +11,7 @@ import {
   type OrderKey,
   type PlacedOrder,
 } from "./intake-repository";
-import { KeyedMutex } from "./keyed-mutex";
+import { KeyedMutex } from "../../shared/keyed-mutex";
 import { RecentIds } from "./recent-ids";
 import { orderKeyOf, planFor, type PaymentIntentStatusLookup } from "./stripe-event-plan";
 

@@ -1,6 +1,6 @@
 import { compileExpression, ExpressionError } from "../../../src/dev/inngest-engine/expressions";
 import { parseCron } from "../../../src/dev/inngest-engine/cron";
-import { parseDurationMs } from "../../../src/dev/inngest-engine/durations";
+import { parseDurationMs } from "../../../src/shared/duration";
 
 describe("local engine expressions (CEL subset)", () => {
   const event = {
