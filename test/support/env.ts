@@ -1,10 +1,19 @@
+import { createHash } from "node:crypto";
+
 /** Where the tests find PostgreSQL: TEST_DATABASE_URL, or the server on this machine. */
 export const adminDatabaseUrl =
   // eslint-disable-next-line no-restricted-properties -- tests are configured by the environment too
   process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
 
-/** A migrated database that every test file copies (CREATE DATABASE ... TEMPLATE). */
-export const templateDatabaseName = "order_fulfillment_test_template";
+/**
+ * A migrated database that every test file copies (CREATE DATABASE ... TEMPLATE). Named after the
+ * checkout, so two checkouts (worktrees, CI beside a developer) sharing one server never drop each
+ * other's template.
+ */
+export const templateDatabaseName = `order_fulfillment_test_template_${createHash("sha256")
+  .update(process.cwd())
+  .digest("hex")
+  .slice(0, 10)}`;
 
 export function databaseUrl(name: string): string {
   const url = new URL(adminDatabaseUrl);
