@@ -79,6 +79,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       databaseUrl,
       logger: logger.child({ component: "local-engine" }),
       clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
+      checkpointing: config.LOCAL_ENGINE_CHECKPOINTING,
     });
     const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
     logger.info({ url }, "local Inngest-compatible engine started (no Inngest configuration)");

@@ -8,6 +8,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { engineCheckpointing } from "../support/env";
 import { runsOfEvent, type RunView } from "../support/engine-runs";
 import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { startServer, type ServerProcess } from "../support/server-process";
@@ -53,6 +54,7 @@ export class E2eHarness {
       clock,
       retryBackoff: () => 200,
       pollIntervalMs: 100,
+      checkpointing: engineCheckpointing,
     });
     // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting).
     const sandbox = createStripeSandbox({

@@ -13,6 +13,7 @@ import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { engineCheckpointing } from "./env";
 import { runsOfEvent, type RunView } from "./engine-runs";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
 import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
@@ -68,6 +69,7 @@ export class WorkflowHarness {
       logger,
       clock: harness.clock,
       retryBackoff: () => 1_000,
+      checkpointing: engineCheckpointing,
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
 

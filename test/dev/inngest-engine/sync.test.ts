@@ -183,6 +183,8 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
           output: "HI",
           error: null,
           completed_at: expect.any(String),
+          started_at: expect.any(String),
+          duration_ms: expect.any(Number),
         },
       ],
       pending: [],
