@@ -51,6 +51,8 @@ export class WorkflowHarness {
       env?: Record<string, string>;
       serviceLogger?: Logger;
       smtpCredentials?: { user: string; pass: string };
+      /** Something between the app's Inngest client and the engine (e.g. checkpoint faults). */
+      engineApi?: (engineUrl: string) => Promise<string>;
     } = {},
   ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
@@ -91,7 +93,7 @@ export class WorkflowHarness {
         stripeSecretKey: "sk_test_workflow",
         stripeApiBase: stripeUrl,
         stripeWebhookSecret: webhookSecret,
-        localEngineUrl: engineUrl,
+        localEngineUrl: options.engineApi ? await options.engineApi(engineUrl) : engineUrl,
         adminToken,
         carrierWebhookSecret: carrierSecret,
       },
