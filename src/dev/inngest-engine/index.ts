@@ -51,6 +51,8 @@ export interface LocalEngineOptions {
    * `/v1/checkpoint/:runId/async` as it does with Inngest (default true); false = classic.
    */
   checkpointing?: boolean;
+  /** On a clock faster than real time, one cron fires at most once per this many real ms (default 1 s). */
+  cronMinRealIntervalMs?: number;
 }
 
 /** Counters since start, for benchmarks and tests. */
@@ -159,7 +161,10 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     );
     const scheduler = new Scheduler(
       { logger, clock, runs, events, registry, intake, executor },
-      { pollIntervalMs: options.pollIntervalMs ?? 1_000 },
+      {
+        pollIntervalMs: options.pollIntervalMs ?? 1_000,
+        cronMinRealIntervalMs: options.cronMinRealIntervalMs ?? 1_000,
+      },
     );
     late.scheduler = scheduler;
     const sync = new AppSync({
