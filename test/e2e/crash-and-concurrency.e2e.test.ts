@@ -100,6 +100,8 @@ describe("end to end: one order per customer at a time", () => {
       expect(await h.db.order.count({ where: { id: { in: ids }, status: "shipped" } })).toBe(ids.length);
     });
 
+    // A checkpointing call ends after the step that ships; let every call finish first.
+    await h.engine.drain();
     const calls = h.proxy?.calls ?? [];
     const overlaps = (a: { startedAt: number; endedAt: number }, b: { startedAt: number; endedAt: number }) =>
       a.startedAt < b.endedAt && b.startedAt < a.endedAt;
@@ -108,8 +110,8 @@ describe("end to end: one order per customer at a time", () => {
     const [runA, runB] = [...new Set(sameCustomer.map((c) => c.runId))];
     const callsA = sameCustomer.filter((c) => c.runId === runA);
     const callsB = sameCustomer.filter((c) => c.runId === runB);
-    // Classic: one call per step; checkpointing: the steps run inside fewer, longer calls.
-    expect(callsA.length).toBeGreaterThanOrEqual(engineCheckpointing ? 2 : 5);
+    // Classic: one call per step; checkpointing: the steps up to the wait run inside one call.
+    expect(callsA.length).toBeGreaterThanOrEqual(engineCheckpointing ? 1 : 5);
     expect(callsA.some((a) => callsB.some((b) => overlaps(a, b)))).toBe(false);
 
     const otherCustomers = calls.filter((c) => c.customerId?.startsWith("cus_other_"));
