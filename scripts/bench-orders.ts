@@ -30,7 +30,8 @@ const { values: args } = parseArgs({
   options: {
     orders: { type: "string", default: "200" },
     "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
-    concurrency: { type: "string", default: "50" },
+    // Checkouts at a time; above the app's pool (10) Prisma times out starting transactions (issue 14).
+    concurrency: { type: "string", default: "10" },
   },
 });
 const orderCount = Number(args.orders);
@@ -174,99 +175,104 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
   const sandbox = createStripeSandbox({ webhookSecret, logger });
   const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
 
-  const engine = spawnNode([
-    "--import",
-    "tsx",
-    "scripts/bench/engine-process.ts",
-    JSON.stringify({ databaseUrl, checkpointing, timeScale: 1e9 }),
-  ]);
-  const ready = await engine.next();
-  const engineUrl = String(ready.url);
+  const children: Child[] = [];
+  try {
+    const engine = spawnNode([
+      "--import",
+      "tsx",
+      "scripts/bench/engine-process.ts",
+      JSON.stringify({ databaseUrl, checkpointing, timeScale: 1e9 }),
+    ]);
+    children.push(engine);
+    const ready = await engine.next();
+    const engineUrl = String(ready.url);
 
-  const port = await freePort();
-  const app = spawnNode(["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"], {
-    NODE_ENV: "test",
-    LOG_LEVEL: "warn",
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATABASE_URL: databaseUrl,
-    STRIPE_SECRET_KEY: "sk_test_bench",
-    STRIPE_API_BASE: stripeUrl,
-    STRIPE_WEBHOOK_SECRET: webhookSecret,
-    INNGEST_DEV: engineUrl,
-    SMTP_URL: smtp.url,
-    ADMIN_API_TOKEN: "bench-admin-token-0123456789",
-    CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
-    PUBLIC_URL: "http://shop.test",
-  });
-  const appUrl = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    const up = await fetch(`${appUrl}/healthz`).then(
-      (res) => res.status < 500,
-      () => false,
+    const port = await freePort();
+    const app = spawnNode(["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"], {
+      NODE_ENV: "test",
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: databaseUrl,
+      STRIPE_SECRET_KEY: "sk_test_bench",
+      STRIPE_API_BASE: stripeUrl,
+      STRIPE_WEBHOOK_SECRET: webhookSecret,
+      INNGEST_DEV: engineUrl,
+      SMTP_URL: smtp.url,
+      ADMIN_API_TOKEN: "bench-admin-token-0123456789",
+      CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
+      PUBLIC_URL: "http://shop.test",
+    });
+    children.push(app);
+    const appUrl = `http://127.0.0.1:${port}`;
+    for (let i = 0; ; i++) {
+      const up = await fetch(`${appUrl}/healthz`).then(
+        (res) => res.status < 500,
+        () => false,
+      );
+      if (up) break;
+      if (i > 600 || app.process.exitCode !== null) throw new Error(`the app did not start:\n${app.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`);
+    await engine.ask({ type: "sync", url: `${appUrl}/api/inngest` });
+
+    const engineBefore = await engine.ask({ type: "stats" });
+    const appBefore = await app.ask({ type: "stats" });
+    const started = performance.now();
+    await pool(
+      Array.from({ length: orderCount }, (_, i) => i),
+      checkoutConcurrency,
+      async (i) => {
+        const res = await fetch(`${appUrl}/api/checkout`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({
+            customerId: `cus_bench_${i}`,
+            email: `buyer${i}@example.com`,
+            items: [{ sku: "BENCH-1", quantity: 1 }],
+          }),
+        });
+        if (res.status !== 201)
+          throw new Error(`checkout answered ${res.status}: ${await res.text()}\n${app.output.slice(-3000)}`);
+        const { checkoutSessionId } = (await res.json()) as { checkoutSessionId: string };
+        await sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
+      },
     );
-    if (up) break;
-    if (i > 600 || app.process.exitCode !== null) throw new Error(`the app did not start:\n${app.output}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (;;) {
+      const completed = await db.order.count({ where: { status: "completed" } });
+      const failed = await db.order.count({ where: { status: { in: ["payment_failed", "cancelled"] } } });
+      if (failed > 0) throw new Error(`${failed} orders failed during the benchmark`);
+      if (completed === orderCount) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const engineAfter = await engine.ask({ type: "stats" });
+    const appAfter = await app.ask({ type: "stats" });
+    const stat = (m: Record<string, unknown>, key: string): number =>
+      Number((m.stats as Record<string, number>)[key]);
+
+    const figures: Figures = {
+      mode: checkpointing ? "checkpointing" : "classic",
+      seconds,
+      ordersPerSecond: orderCount / seconds,
+      serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / orderCount,
+      checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / orderCount,
+      engineStatements: (stat(engineAfter, "statements") - stat(engineBefore, "statements")) / orderCount,
+      appStatements: (Number(appAfter.statements) - Number(appBefore.statements)) / orderCount,
+      appCpuMs: (Number(appAfter.cpuMs) - Number(appBefore.cpuMs)) / orderCount,
+      engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / orderCount,
+      emails: smtp.received(),
+    };
+    await engine.ask({ type: "close" }).catch(() => undefined);
+    return figures;
+  } finally {
+    for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
+    await db.$disconnect();
+    await sandbox.close();
+    await smtp.close();
+    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   }
-  sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`);
-  await engine.ask({ type: "sync", url: `${appUrl}/api/inngest` });
-
-  const engineBefore = await engine.ask({ type: "stats" });
-  const appBefore = await app.ask({ type: "stats" });
-  const started = performance.now();
-  await pool(
-    Array.from({ length: orderCount }, (_, i) => i),
-    checkoutConcurrency,
-    async (i) => {
-      const res = await fetch(`${appUrl}/api/checkout`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({
-          customerId: `cus_bench_${i}`,
-          email: `buyer${i}@example.com`,
-          items: [{ sku: "BENCH-1", quantity: 1 }],
-        }),
-      });
-      if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
-      const { checkoutSessionId } = (await res.json()) as { checkoutSessionId: string };
-      await sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
-    },
-  );
-  for (;;) {
-    const completed = await db.order.count({ where: { status: "completed" } });
-    const failed = await db.order.count({ where: { status: { in: ["payment_failed", "cancelled"] } } });
-    if (failed > 0) throw new Error(`${failed} orders failed during the benchmark`);
-    if (completed === orderCount) break;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const engineAfter = await engine.ask({ type: "stats" });
-  const appAfter = await app.ask({ type: "stats" });
-  const stat = (m: Record<string, unknown>, key: string): number =>
-    Number((m.stats as Record<string, number>)[key]);
-
-  const figures: Figures = {
-    mode: checkpointing ? "checkpointing" : "classic",
-    seconds,
-    ordersPerSecond: orderCount / seconds,
-    serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / orderCount,
-    checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / orderCount,
-    engineStatements: (stat(engineAfter, "statements") - stat(engineBefore, "statements")) / orderCount,
-    appStatements: (Number(appAfter.statements) - Number(appBefore.statements)) / orderCount,
-    appCpuMs: (Number(appAfter.cpuMs) - Number(appBefore.cpuMs)) / orderCount,
-    engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / orderCount,
-    emails: smtp.received(),
-  };
-
-  app.process.kill("SIGTERM");
-  await engine.ask({ type: "close" }).catch(() => undefined);
-  await new Promise((resolve) => app.process.once("exit", resolve));
-  await db.$disconnect();
-  await sandbox.close();
-  await smtp.close();
-  await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
-  return figures;
 }
 
 async function main(): Promise<void> {

@@ -21,7 +21,6 @@ async function main(): Promise<void> {
     logger: pino({ level: "warn" }),
     clock: createEngineClock({ timeScale: options.timeScale }),
     checkpointing: options.checkpointing,
-    pollIntervalMs: 50,
     poolSize: 16,
   });
   const { url } = await engine.listen(0, "127.0.0.1");
