@@ -16,6 +16,7 @@ import { createInngestPublisher } from "../../src/inngest/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import { createStripeClient } from "../../src/payments/stripe-client";
+import { startReference } from "./webhook-reference";
 
 export interface TargetOptions {
   databaseUrl: string;
@@ -65,7 +66,12 @@ async function main(): Promise<void> {
     checkout: intake.checkout,
   });
 
-  const urls = { bare: await listen(bare), service: await listen(service) };
+  const urls = {
+    bare: await listen(bare),
+    service: await listen(service),
+    // Same process and database, the thinnest stack doing the same I/O (issue 10).
+    reference: (await startReference(options)).url,
+  };
   process.send?.(urls);
   process.on("message", (message) => {
     if (message === "cpu") process.send?.({ cpu: process.cpuUsage() });
