@@ -152,7 +152,13 @@ export class Checkpoints {
     this.accepted++;
   }
 
-  /** Inngest's `validateAsyncDispatch`: 409 when a newer dispatch of the job exists (or none). */
+  /**
+   * Inngest's `validateAsyncDispatch`: 409 when the job's current dispatch is not the one the
+   * checkpoint comes from. Inngest skips the queue lookup for requests younger than 10 s (an
+   * optimisation); this engine knows its dispatches in memory, so a different generation in
+   * flight is refused at any age: a request the engine gave up on (timeout, restart) must not
+   * keep running steps beside the new dispatch of the same job.
+   */
   private validateDispatch(
     runId: string,
     body: CheckpointBody,
@@ -160,20 +166,17 @@ export class Checkpoints {
     nowMs: number,
   ): void {
     const generation = typeof body.generation_id === "number" ? body.generation_id : 0;
-    if (generation === 0) return;
-    const startedAt = typeof body.request_started_at === "number" ? body.request_started_at : 0;
-    if (startedAt !== 0) {
-      const elapsed = nowMs - startedAt;
-      if (elapsed >= 0 && elapsed < dispatchValidationSkipMs) return;
-    }
-    if (!jobId) return;
+    if (generation === 0 || !jobId) return;
     const dispatch = this.dispatches.get(jobId);
-    if (!dispatch || dispatch.run.id !== runId)
-      throw new AppError("conflict", "Stale dispatch: queue item not found");
-    if (dispatch.generation !== generation)
+    if (dispatch && dispatch.run.id === runId && dispatch.generation !== generation)
       throw new AppError(
         "conflict",
         `Stale dispatch: generation ${generation} does not match queue item generation ${dispatch.generation}`,
       );
+    if (dispatch) return;
+    const startedAt = typeof body.request_started_at === "number" ? body.request_started_at : 0;
+    const elapsed = nowMs - startedAt;
+    if (startedAt !== 0 && elapsed >= 0 && elapsed < dispatchValidationSkipMs) return;
+    throw new AppError("conflict", "Stale dispatch: queue item not found");
   }
 }

@@ -240,7 +240,7 @@ describe("local Inngest engine: async checkpointing (issue 10)", () => {
     expect(run.status).toBe("Completed");
   });
 
-  test("a stale generation gets 409 once the dispatch is older than Inngest's 10 s grace", async () => {
+  test("a stale generation gets 409", async () => {
     blocker = gate();
     blockerReached = gate();
     const callsBefore = harness.calls.length;
@@ -250,16 +250,14 @@ describe("local Inngest engine: async checkpointing (issue 10)", () => {
     const ctx = call?.body.ctx ?? {};
     const runId = String(ctx.run_id);
     const base = { qi_id: ctx.qi_id, request_started_at: Date.now() - 60_000, steps: [] };
-    expect(
-      await postCheckpoint(harness, runId, { ...base, generation_id: Number(ctx.generation_id) - 1 }),
-    ).toBe(409);
-    expect(await postCheckpoint(harness, runId, { ...base, generation_id: Number(ctx.generation_id) })).toBe(
-      200,
-    );
-    // Fresh requests and requests without a generation are not checked, as on Inngest.
+    const generation = Number(ctx.generation_id);
+    expect(await postCheckpoint(harness, runId, { ...base, generation_id: generation - 1 })).toBe(409);
+    expect(await postCheckpoint(harness, runId, { ...base, generation_id: generation })).toBe(200);
+    // The engine knows its dispatches: another generation in flight is stale even when fresh.
     expect(
       await postCheckpoint(harness, runId, { ...base, request_started_at: Date.now(), generation_id: 1 }),
-    ).toBe(200);
+    ).toBe(409);
+    // Without a generation there is nothing to check, as on Inngest.
     expect(await postCheckpoint(harness, runId, { ...base, generation_id: 0 })).toBe(200);
     blocker.open();
     expect((await harness.onlyRunOf(eventId as string)).status).toBe("Completed");
