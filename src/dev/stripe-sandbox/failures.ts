@@ -1,4 +1,4 @@
-import type { DeclineCode } from "./errors";
+import type { CaptureFailureCode, DeclineCode } from "./errors";
 
 export const sandboxEndpoints = [
   "checkout.sessions.create",
@@ -22,6 +22,10 @@ export type SandboxEndpoint = (typeof sandboxEndpoints)[number];
  * - `rate_limited`: 429 before anything executes;
  * - `decline`: 402 `card_error` (`card_declined`, `authentication_required`, ...), saved under the
  *   idempotency key like any executed request;
+ * - `capture_failure` (capture only): 400 `invalid_request_error` with the code Stripe gives a
+ *   capture that cannot happen (`charge_expired_for_capture`, ...; see CaptureFailureCode), saved
+ *   like `decline`. The PaymentIntent's state is left alone: to model the lapse itself, move the
+ *   sandbox clock past the authorization window instead (StripeSandbox.advanceClock);
  * - `hang`: no answer, so the client's timeout fires. `afterProcessing: true` executes the request
  *   first (the change happens, the answer is lost: a retry with the same key replays it);
  *   `ms` answers normally after that delay instead of never.
@@ -30,6 +34,7 @@ export type InjectedFailure =
   | { kind: "server_error" }
   | { kind: "rate_limited" }
   | { kind: "decline"; code?: DeclineCode }
+  | { kind: "capture_failure"; code: CaptureFailureCode }
   | { kind: "hang"; ms?: number; afterProcessing?: boolean };
 
 interface Rule {
@@ -43,6 +48,8 @@ export class FailureInjector {
 
   inject(endpoint: SandboxEndpoint, failure: InjectedFailure, times = 1): void {
     if (!sandboxEndpoints.includes(endpoint)) throw new Error(`Unknown sandbox endpoint: ${endpoint}`);
+    if (failure.kind === "capture_failure" && endpoint !== "payment_intents.capture")
+      throw new Error(`A capture_failure can be injected into payment_intents.capture only, not ${endpoint}`);
     if (!Number.isInteger(times) || times < 1)
       throw new Error(`times must be a positive integer, got ${times}`);
     this.rules.push({ endpoint, failure, remaining: times });

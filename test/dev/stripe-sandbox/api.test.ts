@@ -110,10 +110,12 @@ describe("Stripe sandbox API through stripe-node", () => {
     const authorized = await sandbox.completeCheckoutSession(expiring.id, "authorized");
     const expired = await sandbox.expireAuthorization(defined(authorized.paymentIntent).id);
     expect(expired.events.map((event) => event.type)).toEqual(["charge.expired", "payment_intent.canceled"]);
+    // Stripe expired the uncaptured charge: its own code, not a generic state error (issue 15).
     await expect(stripe.paymentIntents.capture(defined(authorized.paymentIntent).id)).rejects.toMatchObject({
       type: "StripeInvalidRequestError",
-      code: "payment_intent_unexpected_state",
-      message: expect.stringContaining("status of canceled"),
+      statusCode: 400,
+      code: "charge_expired_for_capture",
+      payment_intent: { status: "canceled", cancellation_reason: "expired" },
     });
   });
 
