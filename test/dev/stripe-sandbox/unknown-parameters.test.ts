@@ -1,4 +1,4 @@
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
 import { createStripeCheckoutSessions } from "../../../src/payments/stripe-checkout";
 import { createStripePaymentGateway } from "../../../src/payments/stripe-payment-gateway";
