@@ -137,7 +137,12 @@ export function createControlRouter(deps: {
   router.post("/failures", (req, res) => {
     const { endpoint, times, ...failure } = schemas.failure.parse(body(req));
     const injected = injectedFailure(failure);
-    failures.inject(endpoint, injected, times ?? 1);
+    try {
+      failures.inject(endpoint, injected, times ?? 1);
+    } catch (error) {
+      res.status(400).json({ error: { code: "invalid_failure", message: (error as Error).message } });
+      return;
+    }
     res.status(201).json({ pending: failures.pending() });
   });
   router.get("/failures", (_req, res) => {

@@ -166,11 +166,11 @@ describe("Stripe sandbox API through stripe-node", () => {
     await expect(stripe.paymentIntents.retrieve(id)).rejects.toMatchObject({ statusCode: 500 });
     await expect(stripe.paymentIntents.retrieve(id)).resolves.toMatchObject({ id });
 
-    sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "authentication_required" });
+    sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "card_declined" });
     await expect(stripe.paymentIntents.capture(id)).rejects.toMatchObject({
       type: "StripeCardError",
-      code: "authentication_required",
-      decline_code: "authentication_required",
+      code: "card_declined",
+      decline_code: "generic_decline",
       payment_intent: { id },
     });
 

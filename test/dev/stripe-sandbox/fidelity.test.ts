@@ -203,16 +203,22 @@ describe("issue 15: Stripe sandbox fidelity", () => {
       });
     });
 
-    it("an issuer decline stays a 402 card_error", async () => {
+    it("an issuer decline stays a 402 card_error; authorization-time declines are not capture answers", async () => {
       const { paymentIntentId } = await authorized();
-      sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "insufficient_funds" });
+      sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "card_declined" });
       const error = await stripe.paymentIntents.capture(paymentIntentId).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Stripe.errors.StripeCardError);
       expect(error).toMatchObject({
         statusCode: 402,
         code: "card_declined",
-        decline_code: "insufficient_funds",
+        decline_code: "generic_decline",
+        payment_intent: { id: paymentIntentId },
       });
+      for (const code of ["insufficient_funds", "expired_card", "authentication_required"] as const) {
+        expect(() => sandbox.injectFailure("payment_intents.capture", { kind: "decline", code })).toThrow(
+          /does not answer a capture/,
+        );
+      }
     });
 
     it("capture_failure is for captures only, and settable over the control route", async () => {
@@ -232,6 +238,12 @@ describe("issue 15: Stripe sandbox fidelity", () => {
         }),
       });
       expect(res.status).toBe(201);
+      const refused = await fetch(`${defined(sandbox.url)}/_sandbox/failures`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ endpoint: "payment_intents.capture", kind: "decline", code: "expired_card" }),
+      });
+      expect(refused.status).toBe(400);
       const { paymentIntentId } = await authorized();
       await expect(stripe.paymentIntents.capture(paymentIntentId)).rejects.toMatchObject({
         code: "capture_charge_authorization_expired",
