@@ -43,6 +43,12 @@ export interface StripeSandboxOptions {
   now?: () => number;
   /** How long a card authorization stays capturable. Default 7 days, Stripe's usual window. */
   authorizationWindowMs?: number;
+  /**
+   * While listening, run Stripe's expiry of lapsed authorizations this often (a long-running
+   * `npm start` whose state file outlives the window). Default: never on its own; tests call
+   * advanceClock / expireLapsedAuthorizations so that nothing lapses behind their back.
+   */
+  expiryIntervalMs?: number;
   /** Which event types reach the webhook URL, like a Stripe endpoint's enabled_events. Default: all. */
   enabledEvents?: string[];
   /**
@@ -114,11 +120,11 @@ export function generateWebhookSecret(): string {
  */
 export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbox {
   const logger = options.logger.child({ component: "stripe-sandbox" });
-  const baseNow = options.now ?? Date.now;
-  let advancedMs = 0;
-  const now = (): number => baseNow() + advancedMs;
-  const authorizationWindowMs = options.authorizationWindowMs ?? defaultAuthorizationWindowMs;
   const store = new SandboxStore(options.stateFile);
+  const baseNow = options.now ?? Date.now;
+  const now = (): number => baseNow() + store.data.clockAdvancedMs;
+  const authorizationWindowMs = options.authorizationWindowMs ?? defaultAuthorizationWindowMs;
+  let expiryTimer: NodeJS.Timeout | undefined;
   let url: string | undefined;
   let server: Server | undefined;
 
@@ -164,11 +170,12 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
   ): Promise<LapseResult> => {
     if (!Number.isFinite(ms) || ms < 0)
       throw new Error(`The sandbox clock only moves forward, not by ${ms} ms`);
-    advancedMs += ms;
+    store.data.clockAdvancedMs += ms;
+    store.persist();
     if (opts.expire === false) return { paymentIntents: [], events: [], deliveries: [] };
     return control.expireLapsedAuthorizations(opts);
   };
-  const clock = () => ({ now: now(), advancedMs, authorizationWindowMs });
+  const clock = () => ({ now: now(), advancedMs: store.data.clockAdvancedMs, authorizationWindowMs });
   app.use("/_sandbox", createControlRouter({ control, failures, deliverer, advanceClock, clock }));
 
   return {
@@ -185,9 +192,19 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       const address = server.address() as AddressInfo;
       url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
       logger.info({ url }, "Stripe sandbox listening");
+      if (options.expiryIntervalMs !== undefined && !expiryTimer) {
+        expiryTimer = setInterval(() => {
+          control.expireLapsedAuthorizations().catch((error: unknown) => {
+            logger.warn({ err: error }, "Stripe sandbox: expiring lapsed authorizations failed");
+          });
+        }, options.expiryIntervalMs);
+        expiryTimer.unref();
+      }
       return { url };
     },
     async close() {
+      clearInterval(expiryTimer);
+      expiryTimer = undefined;
       deliverer.close();
       for (const res of hanging) res.destroy();
       hanging.clear();

@@ -1,7 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import Stripe from "stripe";
-import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
+import { createStripeSandbox, type StripeSandbox } from "../../../src/dev/stripe-sandbox";
 import { defined } from "../../support/defined";
-import { sessionParams, startSandbox, startWebhookReceiver } from "./harness";
+import { logger, sessionParams, startSandbox, startWebhookReceiver, webhookSecret } from "./harness";
 
 const day = 24 * 3600_000;
 
@@ -160,6 +163,39 @@ describe("issue 15: Stripe sandbox fidelity", () => {
       await expect(stripe.paymentIntents.capture(paymentIntentId)).resolves.toMatchObject({
         status: "succeeded",
       });
+    });
+
+    it("keeps the advanced clock across restarts of a sandbox with a state file", async () => {
+      const dir = mkdtempSync(path.join(tmpdir(), "stripe-sandbox-clock-"));
+      const stateFile = path.join(dir, "state.json");
+      try {
+        const first = createStripeSandbox({ webhookSecret, logger, stateFile });
+        await first.advanceClock(2 * day);
+        await first.close();
+        const second = createStripeSandbox({ webhookSecret, logger, stateFile });
+        expect(second.clock().advancedMs).toBe(2 * day);
+        await second.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+
+    it("with expiryIntervalMs, lapsed holds expire on their own while the sandbox listens", async () => {
+      const background = await startSandbox({ authorizationWindowMs: 1, expiryIntervalMs: 10 });
+      try {
+        const session = await background.stripe.checkout.sessions.create(sessionParams());
+        const { paymentIntent } = await background.sandbox.completeCheckoutSession(session.id, "authorized");
+        const id = defined(paymentIntent).id;
+        while (background.sandbox.paymentIntent(id)?.status === "requires_capture") {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        expect(background.sandbox.paymentIntent(id)).toMatchObject({
+          status: "canceled",
+          cancellation_reason: "expired",
+        });
+      } finally {
+        await background.sandbox.close();
+      }
     });
 
     it("is driven over the control routes too", async () => {
