@@ -208,6 +208,27 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
   "events.retrieve": { expand: list(S) },
 };
 
+/**
+ * The `expand[]` paths the sandbox renders, per endpoint. Stripe can expand more (any expandable
+ * field); asking the sandbox for one it does not render is refused rather than silently ignored,
+ * so a test never believes it got an expanded object it did not.
+ */
+const sessionExpansions = ["payment_intent", "line_items"];
+const paymentIntentExpansions = ["latest_charge"];
+export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
+  "checkout.sessions.create": sessionExpansions,
+  "checkout.sessions.retrieve": sessionExpansions,
+  "checkout.sessions.expire": sessionExpansions,
+  "checkout.sessions.line_items": [],
+  "payment_intents.retrieve": paymentIntentExpansions,
+  "payment_intents.capture": paymentIntentExpansions,
+  "payment_intents.cancel": paymentIntentExpansions,
+  "refunds.create": [],
+  "refunds.retrieve": [],
+  "events.list": [],
+  "events.retrieve": [],
+};
+
 function isHash(value: ParamValue): value is Params {
   return typeof value === "object" && !Array.isArray(value);
 }
@@ -272,4 +293,16 @@ function check(value: ParamValue, shape: Shape, path: string): void {
 /** Throws Stripe's 400 `parameter_unknown` (or `parameter_invalid_*`) for the first bad parameter. */
 export function validateParams(endpoint: SandboxEndpoint, params: Params): void {
   check(params, acceptedParams[endpoint], "");
+  const expand = params.expand;
+  const paths = expand === undefined || expand === "" ? [] : Array.isArray(expand) ? expand : [expand];
+  for (const path of paths) {
+    if (typeof path === "string" && !renderedExpansions[endpoint].includes(path)) {
+      throw stripeErrors.invalidParam(
+        "expand",
+        `This property cannot be expanded (${path}) in the Stripe sandbox: it renders ${
+          renderedExpansions[endpoint].join(", ") || "no expansions"
+        } on this endpoint.`,
+      );
+    }
+  }
 }

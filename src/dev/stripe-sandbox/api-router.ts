@@ -91,7 +91,10 @@ const routes: Route[] = [
     endpoint: "checkout.sessions.expire",
     method: "post",
     path: "/checkout/sessions/:id/expire",
-    handle: (ctx, call) => expireCheckoutSession(ctx, idOf(call), call.origin),
+    handle: (ctx, call) => {
+      const outcome = expireCheckoutSession(ctx, idOf(call), call.origin);
+      return { result: renderCheckoutSession(ctx, outcome.result, call.params), events: outcome.events };
+    },
   },
   {
     endpoint: "payment_intents.retrieve",

@@ -148,6 +148,25 @@ describe("issue 15: the Stripe sandbox refuses parameters Stripe does not know",
     });
   });
 
+  it("expand[]: renders what it can, refuses what it does not render instead of ignoring it", async () => {
+    const id = await authorizedPaymentIntent();
+    const expanded = await stripe.paymentIntents.retrieve(id, { expand: ["latest_charge"] });
+    expect(expanded.latest_charge).toMatchObject({ object: "charge", payment_intent: id });
+    await expect(stripe.paymentIntents.retrieve(id, { expand: ["customer"] })).rejects.toMatchObject({
+      statusCode: 400,
+      code: "parameter_invalid_string",
+      param: "expand",
+      message: expect.stringContaining("This property cannot be expanded (customer)"),
+    });
+    await expect(stripe.refunds.retrieve("re_123", { expand: ["charge"] })).rejects.toMatchObject({
+      statusCode: 400,
+      param: "expand",
+    });
+    const session = await stripe.checkout.sessions.create(sessionParams());
+    const expired = await stripe.checkout.sessions.expire(session.id, { expand: ["line_items"] });
+    expect(expired.line_items?.data).toHaveLength(2);
+  });
+
   it("accepts every parameter the service itself sends, through the service's own adapters", async () => {
     const checkout = createStripeCheckoutSessions(stripe, { captureMethod: "manual" });
     const created = await checkout.create({
