@@ -8,7 +8,7 @@ export interface PaymentIntentView {
   id: string;
   state: AuthorizationState;
   /** Why a canceled PaymentIntent was canceled (Stripe's `cancellation_reason`), else null. */
-  cancellationReason: string | null;
+  cancellationReason?: string | null;
   amount: number;
   amountCaptured: number;
   amountRefunded: number;

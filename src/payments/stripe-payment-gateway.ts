@@ -47,7 +47,7 @@ const invalidRequestRejections: Record<string, PaymentRejectedError["reason"]> =
 };
 
 /** Stripe errors that no retry can fix become PaymentRejectedError; the rest propagate as-is. */
-export function rejectionOf(error: unknown): PaymentRejectedError | undefined {
+function rejectionOf(error: unknown): PaymentRejectedError | undefined {
   if (!(error instanceof Stripe.errors.StripeError)) return undefined;
   const code = error.code;
   if (error.type === "StripeCardError") {
