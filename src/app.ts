@@ -11,7 +11,7 @@ export interface AppDependencies {
   readiness: ReadinessProbe;
   /** POST /api/carrier/webhook (src/shipping/carrier-webhook.ts); reads its body raw. */
   carrierWebhook?: RequestHandler;
-  /** Inngest's serve() handler and where to mount it. */
+  /** Inngest's serve() behind src/http/inngest-endpoint.ts (it parses its own body), and its path. */
   inngestServe?: { path: string; handler: RequestHandler };
   /** /api/orders: the admin view and cancellation. */
   orderAdmin?: Router;
@@ -39,10 +39,8 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
   if (deps.stripeWebhook) app.use(deps.stripeWebhook);
 
-  // Memoised step results travel in every call from Inngest, so its body limit is generous.
-  if (deps.inngestServe) {
-    app.use(deps.inngestServe.path, express.json({ limit: "16mb" }), deps.inngestServe.handler);
-  }
+  // The handler parses its own body (src/http/inngest-endpoint.ts): generous only when signed.
+  if (deps.inngestServe) app.use(deps.inngestServe.path, deps.inngestServe.handler);
 
   // Limited before the body is parsed or the token checked: a flood costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);

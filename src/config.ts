@@ -84,6 +84,8 @@ export type Config = Readonly<
 
 /** Variables that must be set in production, where no embedded stand-in may start. */
 const requiredInProduction = [
+  // Where Inngest calls us (the serve origin is pinned to it) and the base of links in e-mails.
+  "PUBLIC_URL",
   "DATABASE_URL",
   "STRIPE_SECRET_KEY",
   "STRIPE_WEBHOOK_SECRET",

@@ -8,6 +8,7 @@ import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
+import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import type { Logger } from "./logger";
@@ -18,6 +19,7 @@ import {
   workflowObservability,
   type Metrics,
 } from "./metrics";
+import { inngestEndpoint } from "./http/inngest-endpoint";
 import { rateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { createOrderEmails } from "./notifications/order-emails";
@@ -158,7 +160,15 @@ export async function createServices(options: {
     adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
-      handler: serve({ client: inngest, functions: createFunctions(inngest, workflow) }),
+      handler: inngestEndpoint({
+        serve: serve({
+          client: inngest,
+          functions: createFunctions(inngest, workflow),
+          ...pinnedServeUrl(config),
+        }),
+        // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
+        signaturesRequired: inngest.mode === "cloud",
+      }),
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,

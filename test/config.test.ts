@@ -37,6 +37,7 @@ describe("config", () => {
     const problems = problemsOf({ NODE_ENV: "production" });
     const names = problems.map((p) => p.split(":")[0]);
     expect(names).toEqual([
+      "PUBLIC_URL",
       "DATABASE_URL",
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
@@ -52,6 +53,7 @@ describe("config", () => {
   it("accepts a complete production environment with self-hosted Inngest instead of an event key", () => {
     const config = parseConfig({
       NODE_ENV: "production",
+      PUBLIC_URL: "https://shop.example",
       DATABASE_URL: "postgresql://app@db:5432/shop",
       STRIPE_SECRET_KEY: "sk_live_123",
       STRIPE_WEBHOOK_SECRET: "whsec_123",
