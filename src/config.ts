@@ -62,6 +62,8 @@ const schema = z.object({
     .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
     .optional(),
   EMAIL_FROM: z.string().default("Shop <orders@shop.example>"),
+  // How long the outbox keeps retrying an e-mail the mail server did not take; then ops are alerted.
+  EMAIL_RETRY_FOR: duration.default("3d"),
   SLACK_WEBHOOK_URL: optionalUrl,
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),

@@ -22,6 +22,7 @@ import {
 import { inngestEndpoint } from "./http/inngest-endpoint";
 import { rateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
+import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
@@ -96,14 +97,23 @@ export async function createServices(options: {
 
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
-  const sender = observedEmailSender(
-    createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger }),
-    metrics,
-  );
   const shipmentRecords = createShipmentRepository(db);
   const alerts = createAlerter(config, logger, {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
   });
+  const emailDelivery = createEmailSender({
+    db,
+    transport: emailTransport,
+    from: config.EMAIL_FROM,
+    logger,
+    retry: { ...defaultRetryPolicy, giveUpAfterMs: durationMs(config.EMAIL_RETRY_FOR) },
+    onGiveUp: (email) =>
+      alerts.notify({
+        title: "E-mail given up after retrying",
+        fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
+      }),
+  });
+  const sender = observedEmailSender(emailDelivery, metrics);
 
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
@@ -130,6 +140,7 @@ export async function createServices(options: {
       shipments: shipmentRecords,
     }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
+    emailOutbox: emailDelivery,
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
