@@ -48,6 +48,10 @@ const schema = z.object({
     .string()
     .regex(/^signkey-/, "must start with signkey-")
     .optional(),
+  // Customer data in events and step results reaches Inngest encrypted (src/inngest/encryption.ts);
+  // the previous key only decrypts, for runs that started before a rotation.
+  INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
   INNGEST_RUN_URL_TEMPLATE: z.string().default("http://localhost:8288/run?runID={runId}"),
   LOCAL_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8288),
@@ -92,6 +96,7 @@ const requiredInProduction = [
   "STRIPE_SECRET_KEY",
   "STRIPE_WEBHOOK_SECRET",
   "INNGEST_SIGNING_KEY",
+  "INNGEST_ENCRYPTION_KEY",
   "SMTP_URL",
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
@@ -121,6 +126,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       problems.push(
         "INNGEST_EVENT_KEY: required when NODE_ENV=production (or INNGEST_BASE_URL for self-hosted Inngest)",
       );
+    }
+    if (values.INNGEST_ENCRYPTION_KEY_PREVIOUS === values.INNGEST_ENCRYPTION_KEY) {
+      problems.push("INNGEST_ENCRYPTION_KEY_PREVIOUS: must differ from INNGEST_ENCRYPTION_KEY");
     }
     if (values.INNGEST_DEV !== undefined) {
       problems.push("INNGEST_DEV: must not be set when NODE_ENV=production");

@@ -6,6 +6,7 @@ import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
+import { customerDataEncryption } from "./inngest/encryption";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
@@ -91,7 +92,17 @@ export async function createServices(options: {
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
     logger,
-    middleware: [workflowObservability({ metrics, logger })],
+    middleware: [
+      workflowObservability({ metrics, logger }),
+      ...(config.INNGEST_ENCRYPTION_KEY
+        ? [
+            customerDataEncryption({
+              current: config.INNGEST_ENCRYPTION_KEY,
+              previous: config.INNGEST_ENCRYPTION_KEY_PREVIOUS,
+            }),
+          ]
+        : []),
+    ],
   });
   const publisher = createInngestPublisher(inngest);
 
