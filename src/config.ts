@@ -72,6 +72,16 @@ const schema = z.object({
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  // Proxies whose X-Forwarded-For names the client (Express "trust proxy"): a hop count, or
+  // addresses/subnets such as "loopback, 10.0.0.0/8". Unset: the socket address is the client.
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(\d+|[0-9A-Za-z.:/]+(\s*,\s*[0-9A-Za-z.:/]+)*)$/, "must be a hop count or a list of addresses")
+    .refine(
+      (value) => !/^(true|false)$/i.test(value),
+      "must be a hop count or a list of addresses, not true/false",
+    )
+    .optional(),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
@@ -101,6 +111,8 @@ const requiredInProduction = [
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
   "CARRIER_WEBHOOK_SECRET",
+  // /metrics names orders, e-mails and alerts; no scraper may read it without the token.
+  "METRICS_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
 
 export class ConfigError extends Error {
@@ -127,7 +139,10 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
         "INNGEST_EVENT_KEY: required when NODE_ENV=production (or INNGEST_BASE_URL for self-hosted Inngest)",
       );
     }
-    if (values.INNGEST_ENCRYPTION_KEY_PREVIOUS === values.INNGEST_ENCRYPTION_KEY) {
+    if (
+      values.INNGEST_ENCRYPTION_KEY_PREVIOUS !== undefined &&
+      values.INNGEST_ENCRYPTION_KEY_PREVIOUS === values.INNGEST_ENCRYPTION_KEY
+    ) {
       problems.push("INNGEST_ENCRYPTION_KEY_PREVIOUS: must differ from INNGEST_ENCRYPTION_KEY");
     }
     if (values.INNGEST_DEV !== undefined) {

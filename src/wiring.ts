@@ -21,7 +21,7 @@ import {
   type Metrics,
 } from "./metrics";
 import { inngestEndpoint } from "./http/inngest-endpoint";
-import { rateLimit } from "./http/rate-limit";
+import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
@@ -179,7 +179,12 @@ export async function createServices(options: {
     workflow,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
-    adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
+    adminRateLimit: adminRateLimit({
+      limit: config.ADMIN_RATE_LIMIT,
+      windowMs: 60_000,
+      token: endpoints.adminToken,
+    }),
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
       handler: inngestEndpoint({
@@ -190,6 +195,7 @@ export async function createServices(options: {
         }),
         // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
         signaturesRequired: inngest.mode === "cloud",
+        logger,
       }),
     },
     carrierWebhook: carrierWebhookRouter({
@@ -212,4 +218,10 @@ export async function createServices(options: {
       await db.$disconnect();
     },
   };
+}
+
+/** TRUST_PROXY as Express's "trust proxy" setting: a hop count, an address list, or off. */
+function trustProxySetting(value: string | undefined): number | string | false {
+  if (value === undefined) return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }

@@ -47,6 +47,7 @@ describe("config", () => {
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
       "CARRIER_WEBHOOK_SECRET",
+      "METRICS_TOKEN",
       "INNGEST_EVENT_KEY",
     ]);
   });
@@ -65,6 +66,7 @@ describe("config", () => {
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
       CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
+      METRICS_TOKEN: "a-long-metrics-token",
     });
     expect(config.isProduction).toBe(true);
     expect(config.useEmbeddedDatabase).toBe(false);

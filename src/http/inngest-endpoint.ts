@@ -1,5 +1,6 @@
 import express, { Router, type RequestHandler } from "express";
 import { AppError } from "../errors";
+import type { Logger } from "../logger";
 
 /** Inngest's headers that this guard reads. */
 const syncKindHeader = "x-inngest-sync-kind";
@@ -14,6 +15,7 @@ export interface InngestEndpointOptions {
   signedBodyLimit?: string;
   /** Body limit for a request without one (dev mode, or a caller that cannot be Inngest). */
   unsignedBodyLimit?: string;
+  logger: Logger;
 }
 
 /**
@@ -36,7 +38,27 @@ export function inngestEndpoint(options: InngestEndpointOptions): Router {
     ? express.json({ limit: options.unsignedBodyLimit ?? "64kb" })
     : signedJson;
 
+  const logger = options.logger.child({ component: "inngest-endpoint" });
+  let unsignedGetSeen = false;
+
   const router = Router();
+  router.use((req, res, next) => {
+    // An unsigned GET is a browser or a scanner, never Inngest: answered here, as serve() would
+    // (401), without serve()'s error-level line and stack for each one. Warned about once.
+    if (options.signaturesRequired && req.method === "GET" && !req.headers[signatureHeader]) {
+      const fields = { method: req.method, path: req.originalUrl.split("?")[0] };
+      if (unsignedGetSeen) logger.debug(fields, "unsigned request to the Inngest endpoint refused");
+      else
+        logger.warn(
+          fields,
+          "unsigned request to the Inngest endpoint refused (further ones are logged at debug)",
+        );
+      unsignedGetSeen = true;
+      res.status(401).json({ message: "Unauthorized" });
+      return;
+    }
+    next();
+  });
   router.use((req, _res, next) => {
     if (req.method === "PUT" && req.headers[syncKindHeader] !== "in_band") {
       next(new AppError("unauthorized", "Out-of-band sync is disabled; sync in-band from Inngest"));
