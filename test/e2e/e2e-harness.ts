@@ -61,7 +61,9 @@ export class E2eHarness {
     const sandbox = createStripeSandbox({
       webhookSecret,
       logger,
-      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000],
+      // Stripe keeps retrying for days; here for about a minute, so an app that restarts slowly
+      // on a loaded machine still gets its webhooks.
+      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000, 16000, 32000],
     });
     const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
     const harness = new E2eHarness(
