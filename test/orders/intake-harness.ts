@@ -2,7 +2,9 @@ import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Stripe from "stripe";
+import type { OpsNotice } from "../../src/alerts";
 import { buildApp } from "../../src/app";
+import type { CheckoutSweep } from "../../src/orders/checkout/checkout-sweep";
 import { parseConfig } from "../../src/config";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import fixtures from "../../src/dev/stripe-sandbox/fixtures.json";
@@ -33,11 +35,17 @@ export class IntakeHarness {
     readonly url: string,
     readonly warnings: string[],
     private readonly logger: Logger,
+    /** Every ops notice the intake raised, oldest first. */
+    readonly alerts: OpsNotice[],
+    /** The checkout sweep, run by hand here (a cron in the service). */
+    readonly checkoutSweep: CheckoutSweep,
   ) {}
 
   private readonly extraServers: Server[] = [];
 
-  static async start(options: { captureMethod?: "manual" | "automatic" } = {}): Promise<IntakeHarness> {
+  static async start(
+    options: { captureMethod?: "manual" | "automatic"; sessionTtlMs?: number } = {},
+  ): Promise<IntakeHarness> {
     const warnings: string[] = [];
     const logger = createLogger({
       level: "warn",
@@ -58,17 +66,31 @@ export class IntakeHarness {
       apiBase: (await sandbox.listen(0)).url,
     });
     const eventApi = await startEventApiReceiver();
+    const alerts: OpsNotice[] = [];
     const instance = await startInstance({
       database,
       stripe,
       eventApi,
       logger,
+      alerts,
       captureMethod: options.captureMethod ?? "manual",
+      ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     sandbox.setWebhookUrl(`${url}/api/stripe/webhook`);
-    return new IntakeHarness(database, sandbox, stripe, eventApi, server, url, warnings, logger);
+    return new IntakeHarness(
+      database,
+      sandbox,
+      stripe,
+      eventApi,
+      server,
+      url,
+      warnings,
+      logger,
+      alerts,
+      instance.checkoutSweep,
+    );
   }
 
   /**
@@ -81,6 +103,7 @@ export class IntakeHarness {
       stripe: this.stripe,
       eventApi: this.eventApi,
       logger: this.logger,
+      alerts: this.alerts,
       captureMethod: "manual",
     });
     this.extraServers.push(instance.server);
@@ -154,8 +177,10 @@ async function startInstance(deps: {
   stripe: Stripe;
   eventApi: EventApiReceiver;
   logger: Logger;
+  alerts: OpsNotice[];
   captureMethod: "manual" | "automatic";
-}): Promise<{ server: Server; url: string }> {
+  sessionTtlMs?: number;
+}): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
   const intake = createOrderIntake({
@@ -164,9 +189,15 @@ async function startInstance(deps: {
     inventory: createPrismaInventoryRepository(database.db),
     publisher: createInngestPublisher(inngest),
     logger,
+    alerts: {
+      notify: async (notice) => {
+        deps.alerts.push(notice);
+      },
+    },
     webhookSecret,
     captureMethod: deps.captureMethod,
     publicUrl: "http://shop.test",
+    ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
   const app = buildApp({
     logger,
@@ -177,7 +208,11 @@ async function startInstance(deps: {
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    checkoutSweep: intake.checkoutSweep,
+  };
 }
 
 /** A Stripe event built from Stripe's own fixtures (src/dev/stripe-sandbox/fixtures.json). */

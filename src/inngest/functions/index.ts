@@ -5,6 +5,7 @@ import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
 import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
+import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -14,5 +15,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createRecoverStalledOrders(inngest, deps),
     createSweepMissedWebhooks(inngest, deps),
     createAlertExpiringAuthorizations(inngest, deps),
+    createSweepStaleCheckouts(inngest, deps),
   ];
 }
