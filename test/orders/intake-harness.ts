@@ -8,6 +8,7 @@ import type { CheckoutSweep } from "../../src/orders/checkout/checkout-sweep";
 import { parseConfig } from "../../src/config";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import fixtures from "../../src/dev/stripe-sandbox/fixtures.json";
+import type { Database } from "../../src/db/client";
 import { createDatabaseReadiness } from "../../src/health/readiness";
 import { createInngestClient } from "../../src/inngest/client";
 import { createInngestPublisher } from "../../src/inngest/publisher";
@@ -172,8 +173,10 @@ export class IntakeHarness {
   }
 }
 
-async function startInstance(deps: {
+/** One instance of the service's intake and checkout; `db` overrides the test database's client. */
+export async function startInstance(deps: {
   database: TestDatabase;
+  db?: Database;
   stripe: Stripe;
   eventApi: EventApiReceiver;
   logger: Logger;
@@ -183,10 +186,11 @@ async function startInstance(deps: {
 }): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
+  const db = deps.db ?? database.db;
   const intake = createOrderIntake({
-    db: database.db,
+    db,
     stripe,
-    inventory: createPrismaInventoryRepository(database.db),
+    inventory: createPrismaInventoryRepository(db),
     publisher: createInngestPublisher(inngest),
     logger,
     alerts: {
@@ -201,7 +205,7 @@ async function startInstance(deps: {
   });
   const app = buildApp({
     logger,
-    readiness: await createDatabaseReadiness(database.db),
+    readiness: await createDatabaseReadiness(db),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
   });
