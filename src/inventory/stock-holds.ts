@@ -23,15 +23,14 @@ export class HoldOutOfStock extends Error {
 
 /**
  * Takes the stock for every line inside the caller's transaction (the one that creates the
- * order), or throws HoldOutOfStock so that the whole transaction, order included, rolls back.
+ * order), or throws HoldOutOfStock so that the whole transaction rolls back. Product rows are
+ * locked in one order (sorted by SKU), so two checkouts never deadlock; call it late in the
+ * transaction, so that the locks are held briefly.
  */
-export async function placeHolds(
+export async function takeStockForHold(
   tx: Prisma.TransactionClient,
-  orderId: string,
   lines: readonly ReservationLine[],
-  expiresAt: Date,
 ): Promise<void> {
-  // Sorted so that two checkouts of the same SKUs lock product rows in the same order.
   for (const line of [...lines].sort((a, b) => a.sku.localeCompare(b.sku))) {
     // The conditional decrement is the guard; the CHECK (stock_on_hand >= 0) is the backstop.
     const taken = await tx.$executeRaw`
@@ -41,10 +40,19 @@ export async function placeHolds(
       const product = await tx.product.findUnique({ where: { sku: line.sku } });
       throw new HoldOutOfStock(line.sku, line.quantity, product?.stockOnHand ?? 0);
     }
-    await tx.stockHold.create({
-      data: { orderId, sku: line.sku, quantity: line.quantity, expiresAt },
-    });
   }
+}
+
+/** Records the hold for stock `takeStockForHold` took, once the order row exists. */
+export async function recordHolds(
+  tx: Prisma.TransactionClient,
+  orderId: string,
+  lines: readonly ReservationLine[],
+  expiresAt: Date,
+): Promise<void> {
+  await tx.stockHold.createMany({
+    data: lines.map((line) => ({ orderId, sku: line.sku, quantity: line.quantity, expiresAt })),
+  });
 }
 
 /**

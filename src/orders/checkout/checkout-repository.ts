@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import type { Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
-import { placeHolds, releaseHolds } from "../../inventory/stock-holds";
+import { recordHolds, releaseHolds, takeStockForHold } from "../../inventory/stock-holds";
 
 export interface PendingOrderInput {
   customerId: string;
@@ -87,9 +88,13 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
   return {
     async createPendingOrder(input) {
       const total = input.lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
-      const order = await db.$transaction(async (tx) => {
-        const created = await tx.order.create({
+      const orderId = randomUUID();
+      await db.$transaction(async (tx) => {
+        // The order first, the stock last: the product row stays locked (against every other
+        // checkout of that SKU) only from the decrement to the commit, two statements.
+        await tx.order.create({
           data: {
+            id: orderId,
             customerId: input.customerId,
             email: input.email,
             currency: input.currency,
@@ -112,10 +117,10 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           },
           select: { id: true },
         });
-        await placeHolds(tx, created.id, input.lines, input.expiresAt);
-        return created;
+        await takeStockForHold(tx, input.lines);
+        await recordHolds(tx, orderId, input.lines, input.expiresAt);
       });
-      return { orderId: order.id, total };
+      return { orderId, total };
     },
 
     async findByIdempotencyKey(customerId, idempotencyKey) {
