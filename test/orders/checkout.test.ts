@@ -168,7 +168,7 @@ describe("catalog and checkout", () => {
     expect(res).toMatchObject({ status: 400, body: { error: { code: "validation_failed" } } });
   });
 
-  it("answers 503 with Retry-After when Stripe refuses the session, and leaves the order expired rather than payable", async () => {
+  it("answers 503 with Retry-After when Stripe is rate-limiting (a retry may resume the checkout)", async () => {
     h.sandbox.injectFailure("checkout.sessions.create", { kind: "rate_limited" });
     const res = await fetch(`${h.url}/api/checkout`, {
       method: "POST",
