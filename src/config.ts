@@ -136,8 +136,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
 
   if (result.success) {
     const ttl = durationMs(result.data.CHECKOUT_SESSION_TTL);
-    if (ttl < 30 * 60_000 || ttl > 24 * 3600_000) {
-      problems.push("CHECKOUT_SESSION_TTL: must be from 30m to 24h (Stripe's limits for expires_at)");
+    // Stripe takes expires_at 30 minutes to 24 hours after the session's creation, which comes a
+    // moment (or, for a resumed checkout, minutes) after the hold starts: keep a 5-minute margin.
+    if (ttl < 35 * 60_000 || ttl > 24 * 3600_000) {
+      problems.push(
+        "CHECKOUT_SESSION_TTL: must be from 35m to 24h (Stripe's expires_at limits, with a margin)",
+      );
     }
   }
 
