@@ -39,6 +39,7 @@ import {
   carrierWebhookRouter,
   createShipmentBooking,
   createShipmentRepository,
+  createShippingDestinations,
   createShippingProvider,
   publicBaseUrl,
 } from "./shipping";
@@ -56,7 +57,11 @@ export interface ResolvedEndpoints {
   /** Set when the local Inngest-compatible engine runs in place of Inngest. */
   localEngineUrl?: string;
   adminToken: string;
-  carrierWebhookSecret: string;
+  /** The sandbox carrier's signing secret (development only). */
+  carrierWebhookSecret?: string;
+  /** EasyPost, or its stand-in; unset only with SHIPPING_CARRIER=sandbox. */
+  easyPost?: { apiKey: string; apiBase?: string };
+  easyPostWebhookSecret?: string;
 }
 
 export interface Services extends AppDependencies {
@@ -113,6 +118,10 @@ export async function createServices(options: {
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
+    shipping: {
+      allowedCountries: config.SHIPPING_COUNTRIES.split(","),
+      collectPhone: config.SHIPPING_COLLECT_PHONE,
+    },
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
@@ -124,8 +133,9 @@ export async function createServices(options: {
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config),
+      provider: createShippingProvider(config, endpoints.easyPost),
       shipments: shipmentRecords,
+      destinations: createShippingDestinations(db),
     }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
     alerts,
@@ -162,6 +172,7 @@ export async function createServices(options: {
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,
+      easyPostSecret: endpoints.easyPostWebhookSecret,
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),

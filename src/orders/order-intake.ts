@@ -5,7 +5,7 @@ import type { OrderStatus } from "../generated/prisma/enums";
 import type { EventPublisher } from "../inngest/publisher";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { Logger } from "../logger";
-import { createStripeCheckoutSessions } from "../payments/stripe-checkout";
+import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
 import { createCheckoutService } from "./checkout/checkout-service";
@@ -31,6 +31,7 @@ export function createOrderIntake(deps: {
   webhookSecret: string;
   captureMethod: "manual" | "automatic";
   publicUrl: string;
+  shipping?: ShippingCollection;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
 }): OrderIntake {
@@ -47,6 +48,7 @@ export function createOrderIntake(deps: {
     sessions: createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod }),
     publicUrl: deps.publicUrl.replace(/\/+$/, ""),
     logger: deps.logger,
+    ...(deps.shipping ? { shipping: deps.shipping } : {}),
   });
   return {
     intake,

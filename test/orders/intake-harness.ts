@@ -167,6 +167,7 @@ async function startInstance(deps: {
     webhookSecret,
     captureMethod: deps.captureMethod,
     publicUrl: "http://shop.test",
+    shipping: { allowedCountries: ["US", "CA"], collectPhone: true },
   });
   const app = buildApp({
     logger,

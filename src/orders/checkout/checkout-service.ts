@@ -1,7 +1,7 @@
 import { AppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import type { Logger } from "../../logger";
-import type { CheckoutSessions } from "../../payments/stripe-checkout";
+import type { CheckoutSessions, ShippingCollection } from "../../payments/stripe-checkout";
 import type { CheckoutRepository } from "./checkout-repository";
 import type { CheckoutRequest } from "./checkout-request";
 
@@ -26,6 +26,8 @@ export function createCheckoutService(deps: {
   /** Where Stripe sends the customer back, e.g. https://shop.example */
   publicUrl: string;
   logger: Logger;
+  /** Address collection for orders with something to ship (issue 13). */
+  shipping?: ShippingCollection;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   return {
@@ -88,6 +90,8 @@ export function createCheckoutService(deps: {
           lines: orderLines,
           successUrl: `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
           cancelUrl: `${deps.publicUrl}/checkout/cancelled?order_id=${orderId}`,
+          // Digital-only orders have nothing to ship, so no address is asked for.
+          ...(deps.shipping && !lines.every((line) => line.digital) ? { shipping: deps.shipping } : {}),
         });
       } catch (error) {
         logger.error({ err: error, orderId }, "could not create a Stripe Checkout Session");
