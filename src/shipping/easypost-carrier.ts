@@ -14,17 +14,22 @@ export type EasyPost = InstanceType<typeof EasyPostClient>;
 
 /**
  * The official client. `baseUrl` points it at the EasyPost stand-in offline (EASYPOST_API_BASE,
- * e.g. http://127.0.0.1:12112/v2/); unset means https://api.easypost.com/v2/. Timeout 15 s
- * instead of the library's 60 s: every call sits in a workflow step that retries durably, and a
- * hung call is better failed and retried (the retry looks the shipment up first).
+ * e.g. http://127.0.0.1:12112/v2/); unset means https://api.easypost.com/v2/.
+ *
+ * The timeout is applied through `requestMiddleware` because @easypost/api 8.9 stores its
+ * `timeout` option but never hands it to superagent (a hung call would wait forever). 15 s: every
+ * call sits in a workflow step that retries durably, and a retry looks the shipment up first.
  */
 export function createEasyPostClient(options: {
   apiKey: string;
   apiBase?: string;
   timeoutMs?: number;
 }): EasyPost {
+  const timeoutMs = options.timeoutMs ?? 15_000;
   return new EasyPostClient(options.apiKey, {
-    timeout: options.timeoutMs ?? 15_000,
+    timeout: timeoutMs,
+    requestMiddleware: (request: { timeout(ms: { response: number; deadline: number }): unknown }) =>
+      request.timeout({ response: timeoutMs, deadline: timeoutMs }),
     ...(options.apiBase
       ? { baseUrl: options.apiBase.endsWith("/") ? options.apiBase : `${options.apiBase}/` }
       : {}),
