@@ -24,6 +24,7 @@ import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
 import { createOrderRepository } from "./orders/order-repository";
+import { createRefunds } from "./orders/refund-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -185,6 +186,7 @@ export async function createServices(options: {
       publisher,
       adminToken: endpoints.adminToken,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+      refunds: createRefunds({ db, stripe, sender, logger }),
     }),
     async close() {
       emailTransport.close?.();
