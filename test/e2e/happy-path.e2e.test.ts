@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { carrierSignature } from "../../src/shipping/carrier-signature";
 import { carrierSecret, E2eHarness } from "./e2e-harness";
 
 jest.setTimeout(120_000);
@@ -38,7 +38,7 @@ describe("end to end: checkout to review", () => {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        "x-carrier-signature": createHmac("sha256", carrierSecret).update(body).digest("hex"),
+        "x-carrier-signature": carrierSignature(Buffer.from(body), carrierSecret),
       },
       body,
     });
