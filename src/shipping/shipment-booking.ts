@@ -20,12 +20,15 @@ export function createShipmentBooking(deps: {
 }) {
   const { provider, shipments, destinations } = deps;
   return {
-    async book(request: ShipmentRequest): Promise<CarrierBooking> {
+    /** Null when every product of the order is digital: nothing to ship, nothing booked. */
+    async book(request: ShipmentRequest): Promise<CarrierBooking | null> {
       const recorded = await shipments.findByOrderId(request.orderId);
       if (recorded) return pickBooking(recorded);
       let address = request.address;
-      if (!address && destinations) {
-        address = (await destinations.find(request.orderId))?.address ?? undefined;
+      if (destinations) {
+        const destination = await destinations.find(request.orderId);
+        if (destination?.digitalOnly) return null;
+        address ??= destination?.address ?? undefined;
       }
       const booking = await provider.createShipment({ ...request, ...(address ? { address } : {}) });
       return pickBooking(await shipments.recordBooked(request.orderId, booking));
