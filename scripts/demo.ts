@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     PORT: "0",
     STRIPE_SANDBOX_PORT: "0",
+    EASYPOST_SANDBOX_PORT: "0",
     LOCAL_ENGINE_PORT: "0",
     // Only errors: the ops alert for carol shows up here as a log line.
     LOG_LEVEL: "error",

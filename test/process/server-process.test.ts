@@ -39,6 +39,7 @@ describe("the server process", () => {
       const server = await startServer({
         DATA_DIR: dataDir,
         STRIPE_SANDBOX_PORT: "0",
+        EASYPOST_SANDBOX_PORT: "0",
         LOCAL_ENGINE_PORT: "0",
       });
       const ready = await fetch(`${server.url}/readyz`);
