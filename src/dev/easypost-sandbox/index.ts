@@ -529,20 +529,16 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       };
       if (failure?.kind === "server_error") {
         log(500);
-        res
-          .status(500)
-          .json({
-            error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
-          });
+        res.status(500).json({
+          error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
+        });
         return;
       }
       if (failure?.kind === "rate_limited") {
         log(429);
-        res
-          .status(429)
-          .json({
-            error: { code: "RATE_LIMITED", message: "You have exceeded the rate limit.", errors: [] },
-          });
+        res.status(429).json({
+          error: { code: "RATE_LIMITED", message: "You have exceeded the rate limit.", errors: [] },
+        });
         return;
       }
       if (failure?.kind === "delay" || failure?.kind === "hang") {
@@ -640,11 +636,9 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
         .json({ error: { code: "PARAMETER.INVALID", message: z.prettifyError(error), errors: [] } });
     } else {
       logger.error({ err: error }, "EasyPost stand-in error");
-      res
-        .status(500)
-        .json({
-          error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
-        });
+      res.status(500).json({
+        error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
+      });
     }
   });
 
