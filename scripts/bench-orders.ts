@@ -116,6 +116,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: "warn",
     SMTP_URL: smtp.url,
     PUBLIC_URL: "http://shop.test",
+    // Orders here have no checkout address: the built-in sandbox carrier books them.
+    SHIPPING_CARRIER: "sandbox",
   });
   const services = await createServices({
     config,
