@@ -1,9 +1,9 @@
-import EasyPostClient from "@easypost/api";
 import express, { Router, type Request } from "express";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { Logger } from "../logger";
 import { carrierSignatureToleranceSeconds, verifyCarrierSignature } from "./carrier-signature";
+import { easyPostLibrary, type EasyPost } from "./easypost-carrier";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
 
 export type ShipmentDeliveredEvent = {
@@ -100,8 +100,12 @@ export function carrierWebhookRouter(deps: {
   const { secret, easyPostSecret, shipments, publish } = deps;
   const now = deps.now ?? Date.now;
   const logger = deps.logger.child({ component: "carrier-webhook" });
-  // Verification needs no API key: only the library's webhook helper is used.
-  const easyPost = new EasyPostClient("", { useProxy: true });
+  // Verification needs no API key: only the library's webhook helper is used (loaded on first use).
+  let verifier: Promise<EasyPost> | undefined;
+  const easyPost = () => {
+    verifier ??= easyPostLibrary().then((Client) => new Client("", { useProxy: true }));
+    return verifier;
+  };
   const router = Router();
 
   const deliver = async (shipment: ShipmentRecord, deliveredAt: Date) => {
@@ -124,9 +128,10 @@ export function carrierWebhookRouter(deps: {
 
   const handleEasyPost = async (raw: Buffer, req: Request) => {
     let verified: unknown;
+    const client = await easyPost();
     try {
       if (!easyPostSecret) throw new Error("EASYPOST_WEBHOOK_SECRET is not configured");
-      verified = easyPost.Utils.validateWebhook(
+      verified = client.Utils.validateWebhook(
         raw,
         { "X-Hmac-Signature": req.get("x-hmac-signature") },
         easyPostSecret,

@@ -1,5 +1,5 @@
 import type { Config } from "../config";
-import { createEasyPostCarrier, createEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
+import { createEasyPostCarrier, lazyEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
 import { createSandboxCarrier } from "./sandbox-carrier";
 import type { ShippingProvider } from "./shipping-provider";
 
@@ -47,7 +47,7 @@ export function createShippingProvider(
     return createSandboxCarrier({ publicUrl: publicBaseUrl(config) });
   if (!easyPost) throw new Error("SHIPPING_CARRIER=easypost needs EASYPOST_API_KEY (or the stand-in)");
   return createEasyPostCarrier({
-    client: createEasyPostClient(easyPost),
+    client: lazyEasyPostClient(easyPost),
     warehouse: warehouseAddress(config),
     serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
     itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,

@@ -1,4 +1,4 @@
-import EasyPostClient from "@easypost/api";
+import type EasyPostClient from "@easypost/api";
 import type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";
 
 export const easyPostCarrierName = "easypost";
@@ -16,17 +16,20 @@ export type EasyPost = InstanceType<typeof EasyPostClient>;
  * The official client. `baseUrl` points it at the EasyPost stand-in offline (EASYPOST_API_BASE,
  * e.g. http://127.0.0.1:12112/v2/); unset means https://api.easypost.com/v2/.
  *
- * The timeout is applied through `requestMiddleware` because @easypost/api 8.9 stores its
- * `timeout` option but never hands it to superagent (a hung call would wait forever). 15 s: every
- * call sits in a workflow step that retries durably, and a retry looks the shipment up first.
+ * The timeout is applied through `requestMiddleware` because @easypost/api 8.9 accepts a `timeout`
+ * option but never hands it to superagent (a hung call would wait forever). 15 s: every call sits
+ * in a workflow step that retries durably, and a retry looks the shipment up first.
+ *
+ * The library is loaded on first use (see easyPostLibrary).
  */
-export function createEasyPostClient(options: {
+export async function createEasyPostClient(options: {
   apiKey: string;
   apiBase?: string;
   timeoutMs?: number;
-}): EasyPost {
+}): Promise<EasyPost> {
   const timeoutMs = options.timeoutMs ?? 15_000;
-  return new EasyPostClient(options.apiKey, {
+  const Client = await easyPostLibrary();
+  return new Client(options.apiKey, {
     timeout: timeoutMs,
     requestMiddleware: (request: { timeout(ms: { response: number; deadline: number }): unknown }) =>
       request.timeout({ response: timeoutMs, deadline: timeoutMs }),
@@ -34,6 +37,31 @@ export function createEasyPostClient(options: {
       ? { baseUrl: options.apiBase.endsWith("/") ? options.apiBase : `${options.apiBase}/` }
       : {}),
   });
+}
+
+let library: Promise<typeof EasyPostClient> | undefined;
+
+/**
+ * @easypost/api takes about 0.4 s to load (it bundles its HTTP stack and every model). Loading it
+ * when the first booking or carrier event needs it keeps that off the start-up path, where a
+ * restarting replica is not answering webhooks.
+ */
+export function easyPostLibrary(): Promise<typeof EasyPostClient> {
+  // The package sets module.exports to the client class, which is what `default` is at runtime
+  // (native import of CommonJS, and Jest's require); its .d.ts describes an ES default export.
+  library ??= import("@easypost/api").then((module) => module.default as unknown as typeof EasyPostClient);
+  return library;
+}
+
+/** One client per process, made on first use. */
+export function lazyEasyPostClient(
+  options: Parameters<typeof createEasyPostClient>[0],
+): () => Promise<EasyPost> {
+  let client: Promise<EasyPost> | undefined;
+  return () => {
+    client ??= createEasyPostClient(options);
+    return client;
+  };
 }
 
 /** A label cannot be bought and retrying will not change that (no rate of the service level). */
@@ -78,16 +106,16 @@ type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
  * (SHIPMENT.POSTAGE.EXISTS), and the label already bought is read back. Nothing buys twice.
  */
 export function createEasyPostCarrier(options: {
-  client: EasyPost;
+  client: () => Promise<EasyPost>;
   warehouse: WarehouseAddress;
   /** Acceptable service names, e.g. ["GroundAdvantage", "Ground"]: the cheapest of these is bought. */
   serviceLevels: readonly string[];
   /** Parcel weight per item, in ounces (the catalogue has no weights yet). */
   itemWeightOz: number;
 }): ShippingProvider {
-  const { client, warehouse, serviceLevels, itemWeightOz } = options;
+  const { warehouse, serviceLevels, itemWeightOz } = options;
 
-  const findByReference = async (reference: string): Promise<Shipment | null> => {
+  const findByReference = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
     try {
       return await client.Shipment.retrieve(reference);
     } catch (error) {
@@ -111,7 +139,7 @@ export function createEasyPostCarrier(options: {
     };
   };
 
-  const buy = async (shipment: Shipment): Promise<Shipment> => {
+  const buy = async (client: EasyPost, shipment: Shipment): Promise<Shipment> => {
     const candidates = (shipment.rates ?? []).filter((rate) => serviceLevels.includes(rate.service));
     const cheapest = candidates.sort((a, b) => Number(a.rate) - Number(b.rate))[0];
     if (!cheapest) {
@@ -130,8 +158,9 @@ export function createEasyPostCarrier(options: {
 
   return {
     async createShipment(request: ShipmentRequest) {
+      const client = await options.client();
       const reference = easyPostReference(request.orderId);
-      let shipment = await findByReference(reference);
+      let shipment = await findByReference(client, reference);
       if (shipment?.postage_label) return bookingOf(shipment);
       if (!shipment) {
         if (!request.address) {
@@ -147,7 +176,7 @@ export function createEasyPostCarrier(options: {
           options: { label_format: "PNG", print_custom_1: reference },
         });
       }
-      return bookingOf(await buy(shipment));
+      return bookingOf(await buy(client, shipment));
     },
   };
 }

@@ -6,7 +6,12 @@ export {
   type ShipmentDeliveredEvent,
 } from "./carrier-webhook";
 export { createShippingProvider, publicBaseUrl, warehouseAddress } from "./create-shipping-provider";
-export { createEasyPostCarrier, createEasyPostClient, easyPostReference } from "./easypost-carrier";
+export {
+  createEasyPostCarrier,
+  createEasyPostClient,
+  easyPostReference,
+  lazyEasyPostClient,
+} from "./easypost-carrier";
 export { createShipmentRepository } from "./prisma-shipment-repository";
 export { createSandboxCarrier, sandboxTrackingNumber, type SandboxCarrier } from "./sandbox-carrier";
 export { createShipmentBooking, type ShippingDestinations } from "./shipment-booking";

@@ -47,7 +47,8 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
 
   const carrier = (options: { timeoutMs?: number; serviceLevels?: string[] } = {}) =>
     createEasyPostCarrier({
-      client: createEasyPostClient({ apiKey: "EZTK_test", apiBase, timeoutMs: options.timeoutMs ?? 5_000 }),
+      client: () =>
+        createEasyPostClient({ apiKey: "EZTK_test", apiBase, timeoutMs: options.timeoutMs ?? 5_000 }),
       warehouse,
       serviceLevels: options.serviceLevels ?? ["GroundAdvantage", "Ground", "FEDEX_GROUND"],
       itemWeightOz: 16,
@@ -142,7 +143,7 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
   });
 
   it("answers with EasyPost's documented errors, which the library raises as its error classes", async () => {
-    const client = createEasyPostClient({ apiKey: "EZTK_test", apiBase });
+    const client = await createEasyPostClient({ apiKey: "EZTK_test", apiBase });
     await expect(client.Shipment.retrieve("shp_missing")).rejects.toMatchObject({
       statusCode: 404,
       code: "NOT_FOUND",
@@ -170,7 +171,7 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
       const { event } = await sandbox.advanceTracker(trackingNumber, undefined, { deliver: false });
       seen.push(event.result.status);
       const { body, signature } = sandbox.signedDelivery(event.id);
-      const verified = createEasyPostClient({ apiKey: "EZTK_test" }).Utils.validateWebhook(
+      const verified = (await createEasyPostClient({ apiKey: "EZTK_test" })).Utils.validateWebhook(
         Buffer.from(body),
         { "X-Hmac-Signature": signature },
         "easypost-webhook-secret-0123",
