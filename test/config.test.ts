@@ -37,10 +37,12 @@ describe("config", () => {
     const problems = problemsOf({ NODE_ENV: "production" });
     const names = problems.map((p) => p.split(":")[0]);
     expect(names).toEqual([
+      "PUBLIC_URL",
       "DATABASE_URL",
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
       "INNGEST_SIGNING_KEY",
+      "INNGEST_ENCRYPTION_KEY",
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
@@ -51,6 +53,7 @@ describe("config", () => {
       "WAREHOUSE_CITY",
       "WAREHOUSE_ZIP",
       "WAREHOUSE_COUNTRY",
+      "METRICS_TOKEN",
       "INNGEST_EVENT_KEY",
     ]);
   });
@@ -58,10 +61,12 @@ describe("config", () => {
   it("accepts a complete production environment with self-hosted Inngest instead of an event key", () => {
     const config = parseConfig({
       NODE_ENV: "production",
+      PUBLIC_URL: "https://shop.example",
       DATABASE_URL: "postgresql://app@db:5432/shop",
       STRIPE_SECRET_KEY: "sk_live_123",
       STRIPE_WEBHOOK_SECRET: "whsec_123",
       INNGEST_SIGNING_KEY: "signkey-prod-abc",
+      INNGEST_ENCRYPTION_KEY: "an-encryption-key-of-32-characters-or-more",
       INNGEST_BASE_URL: "http://inngest:8288",
       SMTP_URL: "smtp://mail:587",
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
@@ -74,6 +79,7 @@ describe("config", () => {
       WAREHOUSE_STATE: "CA",
       WAREHOUSE_ZIP: "94104",
       WAREHOUSE_COUNTRY: "US",
+      METRICS_TOKEN: "a-long-metrics-token",
     });
     expect(config.isProduction).toBe(true);
     expect(config.useEmbeddedDatabase).toBe(false);

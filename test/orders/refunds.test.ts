@@ -90,6 +90,7 @@ describe("POST /api/orders/:id/refund", () => {
       lines: [{ sku: "MUG", name: "Mug", unitPrice: total, quantity: 1 }],
       successUrl: "http://shop.test/ok",
       cancelUrl: "http://shop.test/cancel",
+      expiresAt: new Date(Date.now() + 3_600_000),
     });
     const done = await sandbox.completeCheckoutSession(session.id, "paid", { deliver: false });
     const paymentIntentId = done.paymentIntent?.id as string;
