@@ -1,4 +1,4 @@
-import Stripe from "stripe";
+import type Stripe from "stripe";
 import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
 import { sessionParams, startSandbox } from "./harness";
 
