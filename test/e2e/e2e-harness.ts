@@ -62,11 +62,12 @@ export class E2eHarness {
       retryBackoff: () => 200,
       pollIntervalMs: 100,
     });
-    // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting).
+    // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting). The
+    // schedule outlasts four restarts of about 4-5 s each on a loaded machine (the crash test).
     const sandbox = createStripeSandbox({
       webhookSecret,
       logger,
-      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000],
+      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000, 16000, 32000],
     });
     const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
     const harness = new E2eHarness(
