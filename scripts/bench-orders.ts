@@ -202,6 +202,8 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
       ADMIN_API_TOKEN: "bench-admin-token-0123456789",
       CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
       PUBLIC_URL: "http://shop.test",
+      // Orders here have no checkout address: the built-in sandbox carrier books them.
+      SHIPPING_CARRIER: "sandbox",
     });
     children.push(app);
     const appUrl = `http://127.0.0.1:${port}`;

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     DATA_DIR: dataDir,
     PORT: "0",
     STRIPE_SANDBOX_PORT: "0",
+    EASYPOST_SANDBOX_PORT: "0",
     LOCAL_ENGINE_PORT: "0",
     // Only errors: the ops alert for carol shows up here as a log line.
     LOG_LEVEL: "error",
@@ -85,7 +86,10 @@ async function main(): Promise<void> {
 
   say("The carrier reports alice's parcel delivered; bob's never reports back.");
   const aliceOrder = await details(alice.orderId);
-  if (aliceOrder.shipment) {
+  if (aliceOrder.shipment && standIns.easyPostSandbox) {
+    // The EasyPost stand-in scans the parcel and POSTs the signed tracker.updated event.
+    await standIns.easyPostSandbox.advanceTracker(aliceOrder.shipment.trackingNumber, "delivered");
+  } else if (aliceOrder.shipment && standIns.endpoints.carrierWebhookSecret) {
     const body = JSON.stringify({ trackingNumber: aliceOrder.shipment.trackingNumber, status: "delivered" });
     const signature = carrierSignature(Buffer.from(body), standIns.endpoints.carrierWebhookSecret);
     await fetch(`${appUrl}/api/carrier/webhook`, {

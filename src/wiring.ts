@@ -30,6 +30,7 @@ import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
 import { createOrderRepository } from "./orders/order-repository";
+import { createRefunds } from "./orders/refund-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -45,6 +46,7 @@ import {
   carrierWebhookRouter,
   createShipmentBooking,
   createShipmentRepository,
+  createShippingDestinations,
   createShippingProvider,
   publicBaseUrl,
 } from "./shipping";
@@ -62,7 +64,11 @@ export interface ResolvedEndpoints {
   /** Set when the local Inngest-compatible engine runs in place of Inngest. */
   localEngineUrl?: string;
   adminToken: string;
-  carrierWebhookSecret: string;
+  /** The sandbox carrier's signing secret (development only). */
+  carrierWebhookSecret?: string;
+  /** EasyPost, or its stand-in; unset only with SHIPPING_CARRIER=sandbox. */
+  easyPost?: { apiKey: string; apiBase?: string };
+  easyPostWebhookSecret?: string;
 }
 
 export interface Services extends AppDependencies {
@@ -142,6 +148,10 @@ export async function createServices(options: {
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
+    shipping: {
+      allowedCountries: config.SHIPPING_COUNTRIES.split(","),
+      collectPhone: config.SHIPPING_COLLECT_PHONE,
+    },
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
@@ -155,8 +165,9 @@ export async function createServices(options: {
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config),
+      provider: createShippingProvider(config, endpoints.easyPost),
       shipments: shipmentRecords,
+      destinations: createShippingDestinations(db),
     }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
     emailOutbox: emailDelivery,
@@ -209,6 +220,7 @@ export async function createServices(options: {
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,
+      easyPostSecret: endpoints.easyPostWebhookSecret,
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
@@ -221,6 +233,7 @@ export async function createServices(options: {
       publisher,
       adminToken: endpoints.adminToken,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+      refunds: createRefunds({ db, stripe, sender, logger }),
     }),
     async close() {
       emailTransport.close?.();

@@ -5,9 +5,16 @@ import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
 import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
 import { findOrderDetails } from "./order-details";
+import type { Refunds } from "./refund-order";
 
 const orderId = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
+const refundBody = z
+  .object({
+    amount: z.number().int().positive().max(100_000_000).optional(),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
 
 function parseOrderId(value: unknown): string {
   const parsed = orderId.safeParse(value);
@@ -15,7 +22,9 @@ function parseOrderId(value: unknown): string {
   return parsed.data;
 }
 
-export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminToken: string }): Router {
+export function orderAdminRoutes(
+  deps: CancelOrderDeps & { db: Database; adminToken: string; refunds?: Refunds },
+): Router {
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
 
@@ -32,6 +41,18 @@ export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminTo
     if (!body.success)
       throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
     res.status(202).json(await requestOrderCancellation(deps, id, body.data.reason));
+  });
+
+  router.post("/:id/refund", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    if (!deps.refunds) throw new AppError("route_not_found", "Refunds are not configured");
+    const body = refundBody.safeParse(req.body ?? {});
+    if (!body.success)
+      throw new AppError(
+        "validation_failed",
+        body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      );
+    res.status(201).json(await deps.refunds.refund(id, body.data));
   });
 
   return router;

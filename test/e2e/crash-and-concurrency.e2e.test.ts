@@ -54,6 +54,8 @@ describe("end to end: crashes", () => {
         .filter((c) => c.status === 200 && !c.replayed && c.path.includes(order.paymentIntentId ?? "-"));
       expect(captures).toHaveLength(1);
       expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
+      // One EasyPost label per order, however the kills fell (issue 13).
+      expect(h.easyPost.purchased().filter((s) => s.reference === `order-${orderId}`)).toHaveLength(1);
       expect(order.reservations).toHaveLength(1);
       const runs = await h.runsOfEvent(`order-placed-${orderId}`);
       expect(runs.filter((run) => run.status === "Completed")).toHaveLength(1);

@@ -86,6 +86,8 @@ export class WorkflowHarness {
       EMAIL_FROM: "Shop <orders@shop.example>",
       SLACK_WEBHOOK_URL: harness.slack.url,
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
+      // Orders here are made without a checkout address; EasyPost's path is covered by test/e2e.
+      SHIPPING_CARRIER: "sandbox",
       INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...options.env,
     };
