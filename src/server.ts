@@ -125,7 +125,7 @@ export async function runServer(options: { startDevelopment?: DevelopmentStarter
   const address = listening.address();
   const port = typeof address === "object" && address !== null ? address.port : config.PORT;
   if (environment) await environment.attachApp(`http://127.0.0.1:${port}`);
-  logger.info({ port }, "order-fulfillment listening");
+  logger.info({ host: config.HOST, port }, "order-fulfillment listening");
   const appUrl = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
   if (environment?.banner) progress(["", ...environment.banner(appUrl), ""].join("\n"));
 }

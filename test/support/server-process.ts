@@ -4,7 +4,7 @@ import path from "node:path";
 const root = path.resolve(__dirname, "../..");
 // Node itself with tsx's loader, not the tsx CLI: the CLI runs the server in a grandchild that a
 // SIGKILL sent to the CLI would leave running.
-const nodeArgs = ["--import", "tsx", "src/server.ts"];
+const nodeArgs = ["--import", "tsx", "src/dev/main.ts"];
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -42,7 +42,7 @@ export function runToExit(
   });
 }
 
-/** Starts `src/server.ts` and resolves once it logs the port it listens on. */
+/** Starts the development entry point (`npm start`) and resolves once it logs the port it listens on. */
 export function startServer(vars: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, nodeArgs, {
