@@ -178,7 +178,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       authMethod: "scram-sha-256",
       persistent: true,
       createPostgresUser: isRoot,
-      initdbFlags: ["--encoding=UTF8", "--no-instructions"],
+      // --no-sync: initdb's fsync of the new, empty cluster costs seconds; the OS writes it out
+      // within half a minute anyway, and from then on PostgreSQL's WAL makes every commit durable.
+      initdbFlags: ["--encoding=UTF8", "--no-instructions", "--no-sync"],
       postgresFlags,
       onLog,
       onError: (error: unknown) => logger.debug({ err: error }, "embedded PostgreSQL"),
