@@ -1,5 +1,6 @@
 /**
- * `npm run bench:orders [-- --orders 300 --database-url postgresql://...]`
+ * `npm run bench:orders [-- --orders 300 --database-url postgresql://...]` (default: an embedded
+ * PostgreSQL started for the run)
  *
  * Orders fulfilled per second, end to end, on this machine: checkout through our API, the
  * customer completing it in the Stripe stand-in, the signed webhook, shop/order.placed, and every
@@ -16,6 +17,7 @@ import { SMTPServer } from "smtp-server";
 import { buildApp } from "../src/app";
 import { parseConfig } from "../src/config";
 import { migrate } from "../src/db/migrator";
+import { benchDatabaseServer } from "./bench/database-server";
 import { createEngineClock, createLocalEngine } from "../src/dev/inngest-engine";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { createLogger } from "../src/logger";
@@ -24,7 +26,7 @@ import { createServices } from "../src/wiring";
 const { values: args } = parseArgs({
   options: {
     orders: { type: "string", default: "300" },
-    "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
+    "database-url": { type: "string" },
     concurrency: { type: "string", default: "50" },
   },
 });
@@ -91,7 +93,9 @@ async function pool<T>(items: T[], size: number, work: (item: T) => Promise<void
 }
 
 async function main(): Promise<void> {
-  const adminUrl = args["database-url"];
+  const databaseServer = await benchDatabaseServer(args["database-url"]);
+  stopDatabaseServer = databaseServer.stop;
+  const adminUrl = databaseServer.url;
   const dbName = `of_bench_${Date.now()}`;
   await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
   const url = new URL(adminUrl);
@@ -217,10 +221,14 @@ async function main(): Promise<void> {
   await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench:orders failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+let stopDatabaseServer: () => Promise<void> = async () => undefined;
+
+main()
+  .finally(() => stopDatabaseServer())
+  .then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`bench:orders failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );

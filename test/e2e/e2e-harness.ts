@@ -58,7 +58,10 @@ export class E2eHarness {
     const sandbox = createStripeSandbox({
       webhookSecret,
       logger,
-      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000],
+      // Stripe retries a failed delivery for three days; here quickly at first, then every 8 s for
+      // about three minutes, so deliveries outlast the crash test's restarts of the app even on a
+      // loaded machine (a restart took 8-9 s with the CPU saturated; six tries over 16 s ran out).
+      retryDelaysMs: [250, 500, 1000, 2000, 4000, ...Array.from({ length: 21 }, () => 8000)],
     });
     const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
     const harness = new E2eHarness(
