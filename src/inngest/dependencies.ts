@@ -1,10 +1,12 @@
 import type { Alerter } from "../alerts";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
+import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
+import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type {
   ExpiringAuthorizations,
@@ -33,6 +35,8 @@ export interface RecoveryDependencies {
   stripeEvents: StripeEventSource;
   /** The webhook's own intake: a swept event is handled exactly as a delivered one. */
   intake: Pick<StripeIntake, "handle">;
+  /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
+  checkouts: CheckoutSweep;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
@@ -44,6 +48,8 @@ export interface WorkflowDependencies {
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
   messages: CustomerMessages;
+  /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
+  emailOutbox: EmailOutbox;
   alerts: Alerter;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import Stripe from "stripe";
 import {
@@ -8,6 +10,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testEncryptionKey } from "../support/encryption";
 import { runsOfEvent, type RunView } from "../support/engine-runs";
 import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { startServer, type ServerProcess } from "../support/server-process";
@@ -97,6 +100,7 @@ export class E2eHarness {
         ADMIN_API_TOKEN: adminToken,
         CARRIER_WEBHOOK_SECRET: carrierSecret,
         PUBLIC_URL: "http://shop.test",
+        INNGEST_ENCRYPTION_KEY: testEncryptionKey,
         ...extraEnv,
       },
       30_000,
@@ -128,13 +132,23 @@ export class E2eHarness {
     });
   }
 
-  /** A customer's checkout through our API; returns the order and its Checkout Session. */
+  /**
+   * A customer's checkout through our API; returns the order and its Checkout Session. Like a
+   * well-behaved client it retries a 503 (busy) after Retry-After, with the same Idempotency-Key.
+   */
   async checkout(customerId: string, items: { sku: string; quantity: number }[]) {
-    const res = await fetch(`${this.app.url}/api/checkout`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
-    });
+    const key = randomUUID();
+    let res: Response;
+    for (let attempt = 1; ; attempt++) {
+      res = await fetch(`${this.app.url}/api/checkout`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
+      });
+      if (res.status !== 503 || attempt === 5) break;
+      await res.arrayBuffer();
+      await sleep(Number(res.headers.get("retry-after") ?? "1") * 1000);
+    }
     if (res.status !== 201 && res.status !== 200)
       throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
     return (await res.json()) as { orderId: string; checkoutSessionId: string; checkoutUrl: string };

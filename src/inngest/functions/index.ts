@@ -2,9 +2,11 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 import { createAlertExpiringAuthorizations } from "./alert-expiring-authorizations";
 import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
+import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
+import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -14,5 +16,7 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createRecoverStalledOrders(inngest, deps),
     createSweepMissedWebhooks(inngest, deps),
     createAlertExpiringAuthorizations(inngest, deps),
+    createDrainEmailOutbox(inngest, deps),
+    createSweepStaleCheckouts(inngest, deps),
   ];
 }
