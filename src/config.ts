@@ -63,6 +63,8 @@ const schema = z.object({
   INNGEST_RUN_URL_TEMPLATE: z.string().default("http://localhost:8288/run?runID={runId}"),
   LOCAL_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8288),
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
+  // The local engine checkpoints like Inngest by default; false selects the classic path.
+  LOCAL_ENGINE_CHECKPOINTING: z.stringbool().default(true),
 
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),

@@ -122,6 +122,7 @@ export async function startStandIns(
         databaseUrl,
         logger: logger.child({ component: "local-engine" }),
         clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
+        checkpointing: config.LOCAL_ENGINE_CHECKPOINTING,
         signingKey: secrets.INNGEST_SIGNING_KEY,
       });
       const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
