@@ -103,7 +103,7 @@ export type Config = Readonly<
   Omit<Env, "HOST"> & {
     HOST: string;
     isProduction: boolean;
-    /** True when no DATABASE_URL is given: start the embedded PGlite database. */
+    /** True when no DATABASE_URL is given: `npm start` runs an embedded PostgreSQL. */
     useEmbeddedDatabase: boolean;
   }
 >;
