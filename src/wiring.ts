@@ -63,6 +63,8 @@ export interface ResolvedEndpoints {
   stripeWebhookSecret: string;
   /** Set when the local Inngest-compatible engine runs in place of Inngest. */
   localEngineUrl?: string;
+  /** The key the local engine signs its calls with; serve() then checks them as in production. */
+  localEngineSigningKey?: string;
   adminToken: string;
   /** The sandbox carrier's signing secret (development only). */
   carrierWebhookSecret?: string;
@@ -102,6 +104,7 @@ export async function createServices(options: {
   });
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
+    localEngineSigningKey: endpoints.localEngineSigningKey,
     logger,
     middleware: [
       workflowObservability({ metrics, logger }),

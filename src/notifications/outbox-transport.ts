@@ -26,11 +26,12 @@ export function createOutboxTransport(directory: string): EmailTransport {
         html: email.html,
       });
       if (!Buffer.isBuffer(info.message)) throw new Error("outbox: nodemailer did not return a buffer");
-      await mkdir(directory, { recursive: true });
+      // Customers' mail: readable by this user only (folder 0700, files 0600).
+      await mkdir(directory, { recursive: true, mode: 0o700 });
       const file = path.join(directory, fileNameFor(email.messageId));
       // Written aside and renamed, so a reader never sees half a message.
       const partial = `${file}.partial`;
-      await writeFile(partial, info.message);
+      await writeFile(partial, info.message, { mode: 0o600 });
       await rename(partial, file);
       return { providerMessageId: file };
     },
