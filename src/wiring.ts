@@ -41,6 +41,7 @@ import {
   createShipmentRepository,
   createShippingProvider,
   publicBaseUrl,
+  type ShippingProvider,
 } from "./shipping";
 
 /**
@@ -67,6 +68,8 @@ export interface Services extends AppDependencies {
   publisher: EventPublisher;
   alerts: Alerter;
   workflow: WorkflowDependencies;
+  /** The carrier the workflow books with (tests reach the sandbox carrier's delay injection here). */
+  shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
   close(): Promise<void>;
@@ -103,6 +106,7 @@ export async function createServices(options: {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
   });
 
+  const shippingProvider = createShippingProvider(config);
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -124,7 +128,7 @@ export async function createServices(options: {
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config),
+      provider: shippingProvider,
       shipments: shipmentRecords,
     }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
@@ -153,6 +157,7 @@ export async function createServices(options: {
     publisher,
     alerts,
     workflow,
+    shippingProvider,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
