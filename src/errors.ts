@@ -16,6 +16,7 @@ export const httpStatusByCode = {
   route_not_found: 404,
   insufficient_stock: 409,
   order_not_cancellable: 409,
+  order_not_redrivable: 409,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

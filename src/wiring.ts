@@ -23,7 +23,9 @@ import { createEmailSender, createEmailTransport } from "./notifications";
 import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
+import { createOrderRedrive } from "./orders/redrive-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -107,6 +109,7 @@ export async function createServices(options: {
   });
 
   const shippingProvider = createShippingProvider(config);
+  const redrive = createOrderRedrive(db);
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -123,6 +126,9 @@ export async function createServices(options: {
 
   const workflow: WorkflowDependencies = {
     orders,
+    fulfilment: createFulfilmentRecords(db, {
+      onTransition: (to) => metrics.observeOrderTransition(to),
+    }),
     timeline: createTimeline(db),
     inventory,
     payments: createStripePaymentGateway(stripe),
@@ -144,6 +150,7 @@ export async function createServices(options: {
       checkpoints: createRecoveryCheckpoints(db),
       stripeEvents: createStripeEventSource(stripe),
       intake: intake.intake,
+      redrive,
     },
   };
 
@@ -178,6 +185,7 @@ export async function createServices(options: {
       orders,
       publisher,
       adminToken: endpoints.adminToken,
+      redrive,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
     }),
     async close() {

@@ -1,7 +1,10 @@
 import type { Alerter } from "../alerts";
+import type { FulfilmentRecords } from "../orders/fulfilment-records";
+import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { OrderRepository } from "../orders/order-repository";
+import type { OrderRedrive } from "../orders/redrive-order";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
@@ -16,6 +19,12 @@ import type {
 /** Books a shipment for an order once; repeating it returns the same booking. */
 export interface ShipmentBooking {
   book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ShipmentNotice>;
+  /** Books with the carrier (or returns the recorded booking) without recording a new one. */
+  bookWithCarrier(order: {
+    orderId: string;
+    lines: { sku: string; quantity: number }[];
+  }): Promise<ShipmentNotice>;
+  voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
   findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
 }
 
@@ -33,11 +42,15 @@ export interface RecoveryDependencies {
   stripeEvents: StripeEventSource;
   /** The webhook's own intake: a swept event is handled exactly as a delivered one. */
   intake: Pick<StripeIntake, "handle">;
+  /** The admin API's re-drive, used by the stalled-orders cron. */
+  redrive: OrderRedrive;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
 export interface WorkflowDependencies {
   orders: OrderRepository;
+  /** The guarded writes of fulfilment: each lands only while its run owns an uncancelled order. */
+  fulfilment: FulfilmentRecords;
   timeline: Timeline;
   inventory: InventoryRepository;
   payments: PaymentGateway;

@@ -39,14 +39,21 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       return products.map(toView);
     },
 
-    async reserve(orderId, lines): Promise<ReserveOutcome> {
+    async reserve(orderId, lines, guard): Promise<ReserveOutcome> {
       // Sorted so that two orders reserving the same SKUs lock rows in the same order (no deadlock).
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
       try {
         return await db.$transaction(async (tx) => {
           // Locking the order serialises concurrent reservations of the same order (a retried step
           // racing its predecessor), so the existence check below cannot be passed twice.
-          await tx.$queryRaw`SELECT id FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
+          const [order] = await tx.$queryRaw<
+            { claim_id: string | null; status: string; cancel_requested_at: Date | null }[]
+          >`SELECT claim_id, status::text AS status, cancel_requested_at FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
+          if (guard) {
+            if (order?.claim_id !== guard.claimId) return { ok: false, reason: "superseded" };
+            if (order.cancel_requested_at !== null || order.status !== "fulfilling")
+              return { ok: false, reason: "cancelled" };
+          }
           const existing = await tx.stockReservation.findMany({ where: { orderId } });
           if (existing.length > 0) {
             return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };

@@ -5,6 +5,7 @@ import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
 import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
 import { findOrderDetails } from "./order-details";
+import { redriveOrder, type OrderRedrive } from "./redrive-order";
 
 const orderId = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
@@ -15,7 +16,9 @@ function parseOrderId(value: unknown): string {
   return parsed.data;
 }
 
-export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminToken: string }): Router {
+export function orderAdminRoutes(
+  deps: CancelOrderDeps & { db: Database; adminToken: string; redrive: OrderRedrive },
+): Router {
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
 
@@ -32,6 +35,13 @@ export function orderAdminRoutes(deps: CancelOrderDeps & { db: Database; adminTo
     if (!body.success)
       throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
     res.status(202).json(await requestOrderCancellation(deps, id, body.data.reason));
+  });
+
+  router.post("/:id/redrive", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    const orderExists = async (orderId: string) =>
+      (await deps.db.order.count({ where: { id: orderId } })) > 0;
+    res.status(202).json(await redriveOrder({ ...deps, orderExists }, id));
   });
 
   return router;

@@ -48,6 +48,7 @@ describe("fulfil-order guards", () => {
       total: order.total,
       currency: order.currency,
       paymentIntentId: order.paymentIntentId,
+      fulfilmentKey: orderId,
     });
     await h.send(second.name, second.data, `second-run-${orderId}`);
     await h.engine.drain();

@@ -1,0 +1,44 @@
+import type { GuardRefusal } from "../../orders/fulfilment-records";
+import type { ShipmentNotice } from "../../notifications/customer-messages";
+import type { Claim, StepContext } from "./context";
+
+export const createShipmentStepId = "create-shipment";
+
+export type ShipmentOutcome =
+  { shipped: true; booking: ShipmentNotice } | { shipped: false; stopped: GuardRefusal };
+
+/**
+ * Books the parcel with the carrier, then records the booking and moves the order to `shipped`
+ * under the fulfilment guard: the point of no return, after which a cancel is refused. A booking
+ * that comes back after a cancel is voided with the carrier, or, if the carrier cannot void it,
+ * ops are alerted to stop the parcel. Idempotent by the order id (carrier and shipments row).
+ */
+export function createShipment({ step, deps, orderId, runId }: StepContext, claim: Claim) {
+  return step.run(createShipmentStepId, async (): Promise<ShipmentOutcome> => {
+    const booking = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
+    const recorded = await deps.fulfilment.recordShipment({
+      orderId,
+      claimId: claim.claimId,
+      runId,
+      booking,
+    });
+    if (recorded.landed) return { shipped: true, booking };
+    if (recorded.reason === "cancelled") {
+      const voided = await deps.shipments.voidWithCarrier(orderId, booking);
+      await deps.timeline.record(orderId, "shipment-voided", { ...booking, outcome: voided }, runId);
+      if (voided === "not-voidable") {
+        await deps.orders.flagForOps(orderId, "a parcel was booked after the order was cancelled");
+        await deps.alerts.notify({
+          title: "Parcel booked for a cancelled order",
+          runId,
+          fields: {
+            orderId,
+            trackingNumber: booking.trackingNumber,
+            action: "Stop the parcel with the carrier",
+          },
+        });
+      }
+    }
+    return { shipped: false, stopped: recorded.reason };
+  });
+}
