@@ -1,4 +1,6 @@
+import { Client } from "pg";
 import request from "supertest";
+import { orderCancelled } from "../../src/inngest/events";
 import type { SandboxCarrier } from "../../src/shipping/sandbox-carrier";
 import { eventually, gate } from "../support/eventually";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
@@ -10,8 +12,8 @@ jest.setTimeout(90_000);
  * step in flight keeps going. Each test holds one side-effect step's external call open (the
  * Stripe stand-in's and the sandbox carrier's delay injection), lands the cancel inside that delay, lets the cleanup finish, then lets the step
  * finish too: the order must end consistent whatever the order of those events. reserve-stock has
- * no external call: its guard sits inside its own transaction, tested in
- * test/inventory/reservation-guard.test.ts.
+ * no external call: a row lock holds its transaction open instead (both orders of fence and
+ * reservation: test/inventory/reservation-guard.test.ts).
  */
 describe("issue 11.1: a cancel that lands while a step is in flight", () => {
   let h: WorkflowHarness;
@@ -134,6 +136,55 @@ describe("issue 11.1: a cancel that lands while a step is in flight", () => {
     const kinds = order.timeline.map((entry) => entry.kind);
     expect(kinds.slice(kinds.indexOf("cancelled"))).not.toContain("shipment-booked");
     expect(kinds).toContain("shipment-voided");
+  });
+
+  it("reserve-stock: the reservation's transaction is held open when the cancel arrives: the stock still comes back", async () => {
+    await h.addProduct("INFLIGHT-STOCK", 4);
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: "cus_inflight_stock",
+      items: [{ sku: "INFLIGHT-STOCK", quantity: 3 }],
+    });
+    // reserve-stock has no external call; another session holding the product row keeps the
+    // step's transaction open instead (it holds the order row meanwhile).
+    const blocker = new Client({ connectionString: h.database.url });
+    const monitor = new Client({ connectionString: h.database.url });
+    await blocker.connect();
+    await monitor.connect();
+    // Asked outside any transaction: inside one, pg_stat_activity is a snapshot taken at first use.
+    const lockWaiters = async (): Promise<number> =>
+      (
+        await monitor.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND state = 'active' AND wait_event_type = 'Lock'`,
+        )
+      ).rows[0]?.n ?? 0;
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM products WHERE sku = 'INFLIGHT-STOCK' FOR UPDATE`);
+      const eventId = await h.placeOrder(orderId);
+      await eventually("reservation waiting", async () => (await lockWaiters()) >= 1);
+
+      // Inngest's cancel does not wait for the step (sent as the event: the admin API's own
+      // UPDATE would queue behind the step's row lock).
+      const event = orderCancelled.create({ orderId });
+      await h.send(event.name, event.data);
+      await eventually("run cancelled", async () =>
+        (await h.runsOfEvent(eventId)).some((run) => run.status === "Cancelled"),
+      );
+      await eventually("cleanup queued behind the reservation", async () => (await lockWaiters()) >= 2);
+      await blocker.query("COMMIT");
+    } finally {
+      await blocker.end();
+      await monitor.end();
+    }
+    await h.settle();
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("cancelled");
+    expect(await h.stockOf("INFLIGHT-STOCK")).toBe(4);
+    expect(order.reservations.filter((r) => r.status === "reserved")).toHaveLength(0);
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
+    expect(order.emails.map((email) => email.template)).toEqual(["orderCancelled"]);
   });
 
   it("cleanup refund path: a paid order cancelled while capture is retried is refunded in full from Stripe's state", async () => {
