@@ -125,6 +125,7 @@ describe("serve() in cloud mode", () => {
         total: 2500,
         currency: "usd",
         paymentIntentId: "pi_signature",
+        fulfilmentKey: orderId,
       },
     };
     const body = {

@@ -1,5 +1,6 @@
 import { createOrderRepository, type OrderStatus } from "../../src/orders/order-repository";
-import { createOrderRedrive } from "../../src/orders/redrive-order";
+import { createFulfilmentRecords } from "../../src/orders/fulfilment-records";
+import { createOrderRedrive, redriveOrder } from "../../src/orders/redrive-order";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /** Issue 11.5: the claim and the order repository's conditional updates, each guard on its own. */
@@ -113,12 +114,210 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect((await row(booked.id)).cancelRequestedAt).toBeNull();
   });
 
-  it("flags an order for ops and reads it back for fulfilment", async () => {
+  it("flags one order for ops and reads it back for fulfilment, lines by SKU", async () => {
     const { id } = await order({ status: "authorized" });
+    const other = await order({ status: "authorized" });
     await orders().flagForOps(id, "look at this");
     expect((await row(id)).attentionReason).toBe("look at this");
+    expect((await row(other.id)).attentionReason).toBeNull();
+    for (const sku of ["REPO-B", "REPO-A"]) {
+      await database.db.product.create({
+        data: { sku, name: sku, unitPrice: 500, currency: "usd", stockOnHand: 1 },
+      });
+      await database.db.orderLine.create({
+        data: { orderId: id, sku, name: `Name ${sku}`, unitPrice: 500, quantity: 1 },
+      });
+    }
     const view = await orders().findForFulfilment(id);
     expect(view).toMatchObject({ id, status: "authorized", total: 1000, hasShipment: false, claimId: null });
+    expect(view?.lines).toEqual([
+      { sku: "REPO-A", name: "Name REPO-A", unitPrice: 500, quantity: 1 },
+      { sku: "REPO-B", name: "Name REPO-B", unitPrice: 500, quantity: 1 },
+    ]);
+    await database.db.shipment.create({
+      data: { orderId: id, carrier: "sandbox", trackingNumber: "SBX-REPO-3", trackingUrl: "http://t" },
+    });
+    expect((await orders().findForFulfilment(id))?.hasShipment).toBe(true);
+    // Without a transition listener, moving an order still works.
+    expect(await createOrderRepository(database.db).transition(other.id, ["authorized"], "paid")).toBe(true);
     expect(await orders().findForFulfilment("00000000-0000-4000-8000-000000000004")).toBeNull();
+  });
+});
+
+describe("fulfilment records: guarded writes", () => {
+  let database: TestDatabase;
+  const moves: OrderStatus[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  afterAll(() => database.drop());
+  beforeEach(() => moves.splice(0));
+
+  const records = () => createFulfilmentRecords(database.db, { onTransition: (to) => moves.push(to) });
+  const claimed = (data: { status?: OrderStatus; cancelRequestedAt?: Date } = {}) =>
+    database.db.order.create({
+      data: {
+        customerId: "cus_records",
+        email: "buyer@example.com",
+        currency: "usd",
+        total: 2500,
+        status: "fulfilling",
+        claimId: "run-claim",
+        ...data,
+      },
+    });
+  const capture = (orderId: string, claimId = "run-claim") => ({
+    orderId,
+    claimId,
+    runId: "run-1",
+    paymentIntentId: `pi_${orderId.slice(0, 8)}`,
+    amountCaptured: 2500,
+    currency: "usd",
+    alreadyCaptured: false,
+  });
+  const booking = (orderId: string) => ({
+    carrier: "sandbox",
+    trackingNumber: `SBX-${orderId.slice(0, 8)}`,
+    trackingUrl: "http://shop.test/track/x",
+  });
+  const kinds = async (orderId: string) =>
+    (await database.db.orderTimelineEntry.findMany({ where: { orderId }, orderBy: { id: "asc" } })).map(
+      (entry) => [entry.kind, entry.runId],
+    );
+
+  it("records a capture while the run owns an uncancelled, fulfilling order", async () => {
+    const { id } = await claimed();
+    const recorded = await records().recordCapture(capture(id));
+    const payment = await database.db.payment.findUniqueOrThrow({ where: { orderId: id } });
+    expect(recorded).toEqual({ landed: true, value: { paymentId: payment.id } });
+    expect(payment).toMatchObject({ status: "captured", amountCaptured: 2500, amountAuthorized: 2500 });
+    expect(await kinds(id)).toEqual([["payment-captured", "run-1"]]);
+  });
+
+  it("refuses a capture once a cancel is requested, the order has ended, or another run owns it", async () => {
+    const cancelling = await claimed({ cancelRequestedAt: new Date() });
+    expect(await records().recordCapture(capture(cancelling.id))).toEqual({
+      landed: false,
+      reason: "cancelled",
+    });
+    const ended = await claimed({ status: "cancelled" });
+    expect(await records().recordCapture(capture(ended.id))).toEqual({ landed: false, reason: "cancelled" });
+    const owned = await claimed();
+    expect(await records().recordCapture(capture(owned.id, "other-claim"))).toEqual({
+      landed: false,
+      reason: "superseded",
+    });
+    expect(await records().recordCapture(capture("00000000-0000-4000-8000-000000000005"))).toEqual({
+      landed: false,
+      reason: "superseded",
+    });
+    for (const { id } of [cancelling, ended, owned]) {
+      expect(await database.db.payment.count({ where: { orderId: id } })).toBe(0);
+      expect(await kinds(id)).toEqual([]);
+    }
+  });
+
+  it("records a shipment once: the order ships, a repeat reports it landed and moves nothing", async () => {
+    const { id } = await claimed();
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-1",
+        booking: booking(id),
+      }),
+    ).toEqual({
+      landed: true,
+      value: null,
+    });
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-1",
+        booking: booking(id),
+      }),
+    ).toEqual({
+      landed: true,
+      value: null,
+    });
+    expect((await database.db.order.findUniqueOrThrow({ where: { id } })).status).toBe("shipped");
+    expect(await database.db.shipment.findUniqueOrThrow({ where: { orderId: id } })).toMatchObject(
+      booking(id),
+    );
+    expect(await kinds(id)).toEqual([["shipment-booked", "run-1"]]);
+    expect(moves).toEqual(["shipped"]);
+  });
+
+  it("refuses a shipment for a cancelled order or another run's order, recording nothing", async () => {
+    const cancelling = await claimed({ cancelRequestedAt: new Date() });
+    const owned = await claimed();
+    expect(
+      await records().recordShipment({
+        orderId: cancelling.id,
+        claimId: "run-claim",
+        runId: "r",
+        booking: booking(cancelling.id),
+      }),
+    ).toEqual({ landed: false, reason: "cancelled" });
+    expect(
+      await records().recordShipment({
+        orderId: owned.id,
+        claimId: "other",
+        runId: "r",
+        booking: booking(owned.id),
+      }),
+    ).toEqual({ landed: false, reason: "superseded" });
+    for (const { id } of [cancelling, owned]) {
+      expect(await database.db.shipment.count({ where: { orderId: id } })).toBe(0);
+      expect((await database.db.order.findUniqueOrThrow({ where: { id } })).status).toBe("fulfilling");
+    }
+    expect(moves).toEqual([]);
+  });
+});
+
+describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
+  const event = {
+    generation: 3,
+    id: "order-placed-o-redrive-3",
+    name: "shop/order.placed" as const,
+    data: {
+      orderId: "o",
+      customerId: "c",
+      email: "a@b.c",
+      total: 1,
+      currency: "usd",
+      paymentIntentId: null,
+      fulfilmentKey: "o/redrive-3",
+    },
+  };
+  const deps = (prepared: typeof event | null, exists: boolean) => {
+    const published: unknown[] = [];
+    return {
+      published,
+      redrive: { prepare: async () => prepared },
+      publisher: { publish: async (e: unknown) => void published.push(e) },
+      orderExists: async () => exists,
+    };
+  };
+
+  it("publishes the prepared event and answers with its generation and id", async () => {
+    const d = deps(event, true);
+    expect(await redriveOrder(d, "o")).toEqual({
+      orderId: "o",
+      status: "redrive_requested",
+      generation: 3,
+      eventId: "order-placed-o-redrive-3",
+    });
+    expect(d.published).toEqual([{ id: event.id, name: event.name, data: event.data }]);
+  });
+
+  it("says 404 for an unknown order and 409 for one that cannot be re-driven, publishing nothing", async () => {
+    const unknown = deps(null, false);
+    await expect(redriveOrder(unknown, "o")).rejects.toMatchObject({ code: "order_not_found" });
+    const refused = deps(null, true);
+    await expect(redriveOrder(refused, "o")).rejects.toMatchObject({ code: "order_not_redrivable" });
+    expect([...unknown.published, ...refused.published]).toEqual([]);
   });
 });
