@@ -6,8 +6,10 @@ import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
+import { customerDataEncryption } from "./inngest/encryption";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
+import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import type { Logger } from "./logger";
@@ -18,8 +20,10 @@ import {
   workflowObservability,
   type Metrics,
 } from "./metrics";
-import { rateLimit } from "./http/rate-limit";
+import { inngestEndpoint } from "./http/inngest-endpoint";
+import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
+import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
@@ -93,20 +97,39 @@ export async function createServices(options: {
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
     logger,
-    middleware: [workflowObservability({ metrics, logger })],
+    middleware: [
+      workflowObservability({ metrics, logger }),
+      ...(config.INNGEST_ENCRYPTION_KEY
+        ? [
+            customerDataEncryption({
+              current: config.INNGEST_ENCRYPTION_KEY,
+              previous: config.INNGEST_ENCRYPTION_KEY_PREVIOUS,
+            }),
+          ]
+        : []),
+    ],
   });
   const publisher = createInngestPublisher(inngest);
 
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
-  const sender = observedEmailSender(
-    createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger }),
-    metrics,
-  );
   const shipmentRecords = createShipmentRepository(db);
   const alerts = createAlerter(config, logger, {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
   });
+  const emailDelivery = createEmailSender({
+    db,
+    transport: emailTransport,
+    from: config.EMAIL_FROM,
+    logger,
+    retry: { ...defaultRetryPolicy, giveUpAfterMs: durationMs(config.EMAIL_RETRY_FOR) },
+    onGiveUp: (email) =>
+      alerts.notify({
+        title: "E-mail given up after retrying",
+        fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
+      }),
+  });
+  const sender = observedEmailSender(emailDelivery, metrics);
 
   const shippingProvider = createShippingProvider(config);
   const redrive = createOrderRedrive(db);
@@ -138,6 +161,7 @@ export async function createServices(options: {
       shipments: shipmentRecords,
     }),
     messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
+    emailOutbox: emailDelivery,
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
@@ -167,10 +191,24 @@ export async function createServices(options: {
     shippingProvider,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
-    adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
+    adminRateLimit: adminRateLimit({
+      limit: config.ADMIN_RATE_LIMIT,
+      windowMs: 60_000,
+      token: endpoints.adminToken,
+    }),
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
-      handler: serve({ client: inngest, functions: createFunctions(inngest, workflow) }),
+      handler: inngestEndpoint({
+        serve: serve({
+          client: inngest,
+          functions: createFunctions(inngest, workflow),
+          ...pinnedServeUrl(config),
+        }),
+        // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
+        signaturesRequired: inngest.mode === "cloud",
+        logger,
+      }),
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,
@@ -193,4 +231,10 @@ export async function createServices(options: {
       await db.$disconnect();
     },
   };
+}
+
+/** TRUST_PROXY as Express's "trust proxy" setting: a hop count, an address list, or off. */
+function trustProxySetting(value: string | undefined): number | string | false {
+  if (value === undefined) return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }

@@ -3,6 +3,7 @@ import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
+import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
 import type { OrderRedrive } from "../orders/redrive-order";
 import type { Timeline } from "../orders/timeline";
@@ -57,6 +58,8 @@ export interface WorkflowDependencies {
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
   messages: CustomerMessages;
+  /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
+  emailOutbox: EmailOutbox;
   alerts: Alerter;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;

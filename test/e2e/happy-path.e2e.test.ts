@@ -44,6 +44,7 @@ describe("end to end: checkout to review", () => {
     });
     expect(delivered.status).toBe(200);
     await h.eventually(async () => expect((await h.order(orderId)).status).toBe("delivered"));
+    await h.engine.drain(); // the sleep after delivery must be scheduled before the clock moves past it
 
     await h.engine.clock.advance(3 * 24 * 3600 * 1000);
     const finished = await h.eventually(async () => {

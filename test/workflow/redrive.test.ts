@@ -1,4 +1,5 @@
 import request from "supertest";
+import { orderPlaced } from "../../src/inngest/events";
 import { eventually, gate } from "../support/eventually";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
@@ -115,6 +116,32 @@ describe("issue 11.4: POST /api/orders/:id/redrive", () => {
     ).toHaveLength(0);
     const captured = order.timeline.filter((entry) => entry.kind === "payment-captured");
     expect(captured.map((entry) => entry.runId)).toEqual([fresh?.run_id]);
+  });
+
+  it("keeps Inngest's idempotency on the key: a second event with another id but the same fulfilmentKey starts no run", async () => {
+    await h.addProduct("REDRIVE-4", 5);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_same_key",
+      items: [{ sku: "REDRIVE-4", quantity: 1 }],
+    });
+    const first = await h.placeOrder(orderId);
+    await h.engine.drain();
+    const order = await h.db.order.findUniqueOrThrow({ where: { id: orderId } });
+    // The key travels in clear next to the encrypted customer fields, so Inngest can read it.
+    const again = orderPlaced.create({
+      orderId,
+      customerId: order.customerId,
+      email: order.email,
+      total: order.total,
+      currency: order.currency,
+      paymentIntentId: order.paymentIntentId,
+      fulfilmentKey: orderId,
+    });
+    await h.send(again.name, again.data, `another-id-${orderId}`);
+    await h.engine.drain();
+
+    expect(await h.runsOfEvent(first)).toHaveLength(1);
+    expect(await h.runsOfEvent(`another-id-${orderId}`)).toHaveLength(0);
   });
 
   it("answers 409 for a cancelled order, 404 for an unknown one and 401 without the token", async () => {
