@@ -12,6 +12,8 @@ import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
+import { withStockHolds } from "./inventory/holding-inventory";
+import { createStockHolds } from "./inventory/stock-holds";
 import type { Logger } from "./logger";
 import {
   createMetrics,
@@ -88,7 +90,10 @@ export async function createServices(options: {
 }): Promise<Services> {
   const { config, logger, endpoints } = options;
   const metrics = createMetrics();
-  const db = createDatabase(endpoints.databaseUrl);
+  const db = createDatabase(endpoints.databaseUrl, {
+    maxConnections: config.DATABASE_POOL_SIZE,
+    connectionTimeoutMs: durationMs(config.DATABASE_POOL_TIMEOUT),
+  });
   const readiness = await createDatabaseReadiness(db);
   const stripe = createStripeClient({
     secretKey: endpoints.stripeSecretKey,
@@ -140,9 +145,11 @@ export async function createServices(options: {
     inventory,
     publisher,
     logger,
+    alerts,
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
+    sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
@@ -153,7 +160,8 @@ export async function createServices(options: {
       onTransition: (to) => metrics.observeOrderTransition(to),
     }),
     timeline: createTimeline(db),
-    inventory,
+    // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
+    inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
@@ -175,6 +183,7 @@ export async function createServices(options: {
       stripeEvents: createStripeEventSource(stripe),
       intake: intake.intake,
       redrive,
+      checkouts: intake.checkoutSweep,
     },
   };
 

@@ -9,6 +9,7 @@ import type { OrderRedrive } from "../orders/redrive-order";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
+import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type {
   ExpiringAuthorizations,
@@ -45,6 +46,8 @@ export interface RecoveryDependencies {
   intake: Pick<StripeIntake, "handle">;
   /** The admin API's re-drive, used by the stalled-orders cron. */
   redrive: OrderRedrive;
+  /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
+  checkouts: CheckoutSweep;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
