@@ -193,6 +193,20 @@ describe("fulfilment records: guarded writes", () => {
     expect(recorded).toEqual({ landed: true, value: { paymentId: payment.id } });
     expect(payment).toMatchObject({ status: "captured", amountCaptured: 2500, amountAuthorized: 2500 });
     expect(await kinds(id)).toEqual([["payment-captured", "run-1"]]);
+    // A retried step records again without a second timeline entry or an error.
+    expect(await records().recordCapture(capture(id))).toEqual({
+      landed: true,
+      value: { paymentId: payment.id },
+    });
+    const entries = await database.db.orderTimelineEntry.findMany({ where: { orderId: id } });
+    expect(entries.map((entry) => entry.detail)).toEqual([
+      {
+        paymentIntentId: capture(id).paymentIntentId,
+        amountCaptured: 2500,
+        currency: "usd",
+        alreadyCaptured: false,
+      },
+    ]);
   });
 
   it("refuses a capture once a cancel is requested, the order has ended, or another run owns it", async () => {
@@ -248,6 +262,16 @@ describe("fulfilment records: guarded writes", () => {
     );
     expect(await kinds(id)).toEqual([["shipment-booked", "run-1"]]);
     expect(moves).toEqual(["shipped"]);
+    // Without a transition listener, recording still works.
+    const quiet = await claimed();
+    expect(
+      await createFulfilmentRecords(database.db).recordShipment({
+        orderId: quiet.id,
+        claimId: "run-claim",
+        runId: "run-2",
+        booking: booking(quiet.id),
+      }),
+    ).toEqual({ landed: true, value: null });
   });
 
   it("refuses a shipment for a cancelled order or another run's order, recording nothing", async () => {
@@ -304,6 +328,11 @@ describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
 
   it("publishes the prepared event and answers with its generation and id", async () => {
     const d = deps(event, true);
+    const asked: string[] = [];
+    d.redrive.prepare = async (...args: unknown[]) => {
+      asked.push(String(args[1]));
+      return event;
+    };
     expect(await redriveOrder(d, "o")).toEqual({
       orderId: "o",
       status: "redrive_requested",
@@ -311,13 +340,20 @@ describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
       eventId: "order-placed-o-redrive-3",
     });
     expect(d.published).toEqual([{ id: event.id, name: event.name, data: event.data }]);
+    expect(asked).toEqual(["admin"]);
   });
 
   it("says 404 for an unknown order and 409 for one that cannot be re-driven, publishing nothing", async () => {
     const unknown = deps(null, false);
-    await expect(redriveOrder(unknown, "o")).rejects.toMatchObject({ code: "order_not_found" });
+    await expect(redriveOrder(unknown, "o")).rejects.toMatchObject({
+      code: "order_not_found",
+      message: "Order o does not exist",
+    });
     const refused = deps(null, true);
-    await expect(redriveOrder(refused, "o")).rejects.toMatchObject({ code: "order_not_redrivable" });
+    await expect(redriveOrder(refused, "o")).rejects.toMatchObject({
+      code: "order_not_redrivable",
+      message: expect.stringContaining("Order o cannot be re-driven"),
+    });
     expect([...unknown.published, ...refused.published]).toEqual([]);
   });
 });
