@@ -29,8 +29,10 @@ import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { createOrderRedrive } from "./orders/redrive-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -49,6 +51,7 @@ import {
   createShippingDestinations,
   createShippingProvider,
   publicBaseUrl,
+  type ShippingProvider,
 } from "./shipping";
 
 /**
@@ -81,6 +84,8 @@ export interface Services extends AppDependencies {
   publisher: EventPublisher;
   alerts: Alerter;
   workflow: WorkflowDependencies;
+  /** The carrier the workflow books with (tests reach the sandbox carrier's delay injection here). */
+  shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
   close(): Promise<void>;
@@ -140,6 +145,8 @@ export async function createServices(options: {
   });
   const sender = observedEmailSender(emailDelivery, metrics);
 
+  const shippingProvider = createShippingProvider(config, endpoints.easyPost);
+  const redrive = createOrderRedrive(db);
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -162,13 +169,16 @@ export async function createServices(options: {
 
   const workflow: WorkflowDependencies = {
     orders,
+    fulfilment: createFulfilmentRecords(db, {
+      onTransition: (to) => metrics.observeOrderTransition(to),
+    }),
     timeline: createTimeline(db),
     // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
     inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config, endpoints.easyPost),
+      provider: shippingProvider,
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
@@ -186,6 +196,7 @@ export async function createServices(options: {
       checkpoints: createRecoveryCheckpoints(db),
       stripeEvents: createStripeEventSource(stripe),
       intake: intake.intake,
+      redrive,
       checkouts: intake.checkoutSweep,
     },
   };
@@ -200,6 +211,7 @@ export async function createServices(options: {
     publisher,
     alerts,
     workflow,
+    shippingProvider,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
@@ -235,6 +247,7 @@ export async function createServices(options: {
       orders,
       publisher,
       adminToken: endpoints.adminToken,
+      redrive,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
       refunds: createRefunds({ db, stripe, sender, logger }),
     }),

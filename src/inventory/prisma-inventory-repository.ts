@@ -26,6 +26,10 @@ interface ReserveRow {
   ok: boolean;
   made: number;
   existed: boolean;
+  /** False when a guard's claim no longer owns the order (re-driven to another run). */
+  owns: boolean;
+  /** False when a guarded order is no longer fulfilling or a cancel was requested. */
+  open: boolean;
 }
 
 export function createPrismaInventoryRepository(db: Database): InventoryRepository {
@@ -46,31 +50,47 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       return products.map(toView);
     },
 
-    async reserve(orderId, lines): Promise<ReserveOutcome> {
+    async reserve(orderId, lines, guard): Promise<ReserveOutcome> {
       // One statement, not an interactive transaction: it needs a connection only while it runs,
       // so a burst of reservations queues for the pool instead of failing Prisma's 2 s limit on
-      // starting a transaction. Inside it, the product rows are locked in SKU order (no deadlock
-      // between two orders) and read at their latest committed stock; every line is taken, or none.
+      // starting a transaction. Inside it, the order row is locked first (a cancel's fence or a
+      // re-drive either committed before, and is seen, or waits for this statement), then the
+      // product rows in SKU order (no deadlock between two orders), read at their latest committed
+      // stock; every line is taken, or none.
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
       const skus = sorted.map((line) => line.sku);
       const quantities = sorted.map((line) => line.quantity);
+      const claimId = guard?.claimId ?? null;
       let rows: ReserveRow[];
       try {
         rows = await db.$queryRaw<ReserveRow[]>`
           WITH req AS (
             SELECT sku, quantity FROM unnest(${skus}::text[], ${quantities}::int[]) AS r (sku, quantity)
           ),
+          ord AS (
+            SELECT claim_id, status::text AS status, cancel_requested_at FROM orders
+            WHERE id = ${orderId}::uuid
+            FOR UPDATE
+          ),
+          guarded AS (
+            SELECT
+              ${claimId}::text IS NULL OR EXISTS (SELECT 1 FROM ord WHERE claim_id = ${claimId}::text) AS owns,
+              ${claimId}::text IS NULL OR EXISTS (
+                SELECT 1 FROM ord WHERE status = 'fulfilling' AND cancel_requested_at IS NULL
+              ) AS open
+          ),
           already AS (
             SELECT 1 FROM stock_reservations WHERE order_id = ${orderId}::uuid
           ),
           locked AS (
-            SELECT p.sku, p.stock_on_hand FROM products p
-            WHERE p.sku IN (SELECT sku FROM req) AND NOT EXISTS (SELECT 1 FROM already)
+            SELECT p.sku, p.stock_on_hand FROM products p, guarded g
+            WHERE p.sku IN (SELECT sku FROM req) AND NOT EXISTS (SELECT 1 FROM already) AND g.owns AND g.open
             ORDER BY p.sku
-            FOR UPDATE
+            FOR UPDATE OF p
           ),
           verdict AS (
             SELECT NOT EXISTS (SELECT 1 FROM already)
+              AND (SELECT owns AND open FROM guarded)
               AND (SELECT count(*) FROM req) = (
                 SELECT count(*) FROM locked l JOIN req r USING (sku) WHERE l.stock_on_hand >= r.quantity
               ) AS ok
@@ -91,7 +111,9 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
           SELECT r.sku, r.quantity AS requested, coalesce(l.stock_on_hand, 0) AS available,
             (SELECT ok FROM verdict) AS ok,
             (SELECT count(*) FROM made)::int AS made,
-            EXISTS (SELECT 1 FROM already) AS existed
+            EXISTS (SELECT 1 FROM already) AS existed,
+            (SELECT owns FROM guarded) AS owns,
+            (SELECT open FROM guarded) AS open
           FROM req r LEFT JOIN locked l USING (sku)
           ORDER BY r.sku`;
       } catch (error) {
@@ -102,6 +124,8 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
         throw error;
       }
       const first = rows[0];
+      if (first && !first.owns) return { ok: false, reason: "superseded" };
+      if (first && !first.open) return { ok: false, reason: "cancelled" };
       if (first?.existed) return (await existingReservation(orderId)) ?? { ok: true, reserved: [] };
       if (first?.ok && first.made === sorted.length) return { ok: true, reserved: sorted };
       const short = rows.find((row) => row.available < row.requested) ?? first;
