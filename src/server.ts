@@ -47,13 +47,17 @@ function readConfigOrExit(): Config {
 
 /** Production: every endpoint comes from the configuration. */
 function configuredEndpoints(config: Config): ResolvedEndpoints {
+  const carrierVariables =
+    config.SHIPPING_CARRIER === "sandbox"
+      ? (["CARRIER_WEBHOOK_SECRET"] as const)
+      : (["EASYPOST_API_KEY", "EASYPOST_WEBHOOK_SECRET"] as const);
   const missing = (
     [
       "DATABASE_URL",
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
       "ADMIN_API_TOKEN",
-      "CARRIER_WEBHOOK_SECRET",
+      ...carrierVariables,
     ] as const
   ).filter((name) => config[name] === undefined);
   if (missing.length > 0) {
@@ -67,7 +71,16 @@ function configuredEndpoints(config: Config): ResolvedEndpoints {
     stripeApiBase: config.STRIPE_API_BASE,
     stripeWebhookSecret: config.STRIPE_WEBHOOK_SECRET ?? "",
     adminToken: config.ADMIN_API_TOKEN ?? "",
-    carrierWebhookSecret: config.CARRIER_WEBHOOK_SECRET ?? "",
+    ...(config.CARRIER_WEBHOOK_SECRET ? { carrierWebhookSecret: config.CARRIER_WEBHOOK_SECRET } : {}),
+    ...(config.EASYPOST_API_KEY
+      ? {
+          easyPost: {
+            apiKey: config.EASYPOST_API_KEY,
+            ...(config.EASYPOST_API_BASE ? { apiBase: config.EASYPOST_API_BASE } : {}),
+          },
+        }
+      : {}),
+    ...(config.EASYPOST_WEBHOOK_SECRET ? { easyPostWebhookSecret: config.EASYPOST_WEBHOOK_SECRET } : {}),
   };
 }
 
