@@ -48,7 +48,7 @@ describe("the production build boundary", () => {
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(
-      "DATABASE_URL, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, ADMIN_API_TOKEN, CARRIER_WEBHOOK_SECRET: required by the production entry point",
+      "DATABASE_URL, STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET, ADMIN_API_TOKEN, EASYPOST_API_KEY, EASYPOST_WEBHOOK_SECRET: required by the production entry point",
     );
     expect(result.stdout).not.toMatch(/embedded|stand-in|listening/);
   });
