@@ -10,11 +10,23 @@ const duration = z.string().regex(/^\d+(ms|s|m|h|d|w)$/, 'must be a duration suc
 
 const optionalUrl = z.url().optional();
 
+/** A TCP port; says what was given and what to give instead (z.coerce would say "received NaN"). */
+const port = (fallback: number) =>
+  z
+    .string()
+    .regex(/^\d{1,5}$/, {
+      error: (issue) =>
+        `must be a port number from 0 to 65535, such as ${fallback} (got ${JSON.stringify(issue.input)})`,
+    })
+    .transform(Number)
+    .refine((value) => value <= 65535, `must be a port number from 0 to 65535, such as ${fallback}`)
+    .default(fallback);
+
 const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: port(3000),
   HOST: z.string().default("0.0.0.0"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PUBLIC_URL: optionalUrl,
@@ -34,7 +46,7 @@ const schema = z.object({
     .regex(/^whsec_/, "must start with whsec_")
     .optional(),
   STRIPE_API_BASE: optionalUrl,
-  STRIPE_SANDBOX_PORT: z.coerce.number().int().min(0).max(65535).default(12111),
+  STRIPE_SANDBOX_PORT: port(12111),
   PAYMENT_CAPTURE: z.enum(["manual", "automatic"]).default("manual"),
 
   INNGEST_DEV: z.string().optional(),
@@ -49,8 +61,10 @@ const schema = z.object({
     .regex(/^signkey-/, "must start with signkey-")
     .optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
-  INNGEST_RUN_URL_TEMPLATE: z.string().default("http://localhost:8288/run?runID={runId}"),
-  LOCAL_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8288),
+  // Where alerts and the ops console link a run; unset: the ops console's run page with the local
+  // engine, the dev server's run view with INNGEST_DEV, the Inngest dashboard in production.
+  INNGEST_RUN_URL_TEMPLATE: z.string().includes("{runId}", 'must contain "{runId}"').optional(),
+  LOCAL_ENGINE_PORT: port(8288),
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
 
   CANCEL_WINDOW: duration.default("1h"),
@@ -64,6 +78,8 @@ const schema = z.object({
   EMAIL_FROM: z.string().default("Shop <orders@shop.example>"),
   SLACK_WEBHOOK_URL: optionalUrl,
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
+  LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
@@ -92,6 +108,7 @@ const requiredInProduction = [
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
   "CARRIER_WEBHOOK_SECRET",
+  "LINK_SIGNING_SECRET",
 ] as const satisfies readonly (keyof Env)[];
 
 export class ConfigError extends Error {
