@@ -23,6 +23,8 @@ export interface AppDependencies {
   stripeWebhook?: Router;
   /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
   checkout?: Router;
+  /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
+  pages?: Router;
 }
 
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
@@ -51,6 +53,7 @@ export function buildApp(deps: AppDependencies): Express {
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.checkout) app.use(deps.checkout);
+  if (deps.pages) app.use(deps.pages);
 
   app.use(notFound);
   app.use(errorHandler);

@@ -1,6 +1,6 @@
 import { serve } from "inngest/express";
 import type { Inngest } from "inngest";
-import { createAlerter, type Alerter } from "./alerts";
+import { createAlerter, defaultRunUrlTemplate, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
 import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
@@ -20,7 +20,19 @@ import {
 } from "./metrics";
 import { rateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
+import { createEmailRenderer } from "./notifications/email-renderer";
 import { createOrderEmails } from "./notifications/order-emails";
+import { resendOrderEmail } from "./notifications/resend-email";
+import { recordCancelRequest } from "./orders/admin-console-api";
+import { requestOrderCancellation } from "./orders/cancel-order";
+import {
+  createCustomerLinks,
+  createOpsSessions,
+  createRunSource,
+  deriveLinkSecret,
+  pagesRouter,
+} from "./pages";
+import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
 import { createOrderRepository } from "./orders/order-repository";
@@ -80,6 +92,39 @@ export async function createServices(options: {
   const { config, logger, endpoints } = options;
   const metrics = createMetrics();
   const db = createDatabase(endpoints.databaseUrl);
+  const publicUrl = publicBaseUrl(config);
+  const links = createCustomerLinks({
+    publicUrl,
+    secret: config.LINK_SIGNING_SECRET ?? deriveLinkSecret(endpoints.adminToken),
+  });
+  const runUrlTemplate = defaultRunUrlTemplate(config, {
+    localEngine: endpoints.localEngineUrl !== undefined,
+    publicUrl,
+  });
+  const opsOrderUrl = (orderId: string) => `${publicUrl.replace(/\/+$/, "")}/ops/orders/${orderId}`;
+  // The ops console lists a run's failed step with its attempts from this timeline entry.
+  const recordStepFailure = (failure: {
+    runId: string;
+    orderId?: string;
+    step: string;
+    attempts: number;
+    error: string;
+  }) => {
+    if (!failure.orderId) return;
+    db.orderTimelineEntry
+      .createMany({
+        data: [
+          {
+            orderId: failure.orderId,
+            kind: "step-failed",
+            runId: failure.runId,
+            detail: { step: failure.step, attempts: failure.attempts, error: failure.error.slice(0, 2000) },
+          },
+        ],
+        skipDuplicates: true,
+      })
+      .catch((error: unknown) => logger.warn({ err: error, ...failure }, "could not record a failed step"));
+  };
   const readiness = await createDatabaseReadiness(db);
   const stripe = createStripeClient({
     secretKey: endpoints.stripeSecretKey,
@@ -88,7 +133,7 @@ export async function createServices(options: {
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
     logger,
-    middleware: [workflowObservability({ metrics, logger })],
+    middleware: [workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure })],
   });
   const publisher = createInngestPublisher(inngest);
 
@@ -99,9 +144,31 @@ export async function createServices(options: {
     metrics,
   );
   const shipmentRecords = createShipmentRepository(db);
-  const alerts = createAlerter(config, logger, {
+  const alerter = createAlerter(config, logger, {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
+    runUrlTemplate,
+    orderUrl: opsOrderUrl,
   });
+  // A failed run is also put on its order's timeline: the ops console's "failed" filter finds it.
+  const alerts: Alerter = {
+    notify: (notice) => alerter.notify(notice),
+    async runFailed(failure) {
+      if (failure.orderId) {
+        await db.orderTimelineEntry.createMany({
+          data: [
+            {
+              orderId: failure.orderId,
+              kind: "run-failed",
+              runId: failure.runId,
+              detail: { functionId: failure.functionId, error: failure.error.message.slice(0, 2000) },
+            },
+          ],
+          skipDuplicates: true,
+        });
+      }
+      await alerter.runFailed(failure);
+    },
+  };
 
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
@@ -113,6 +180,7 @@ export async function createServices(options: {
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
+    links,
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
@@ -127,7 +195,7 @@ export async function createServices(options: {
       provider: createShippingProvider(config),
       shipments: shipmentRecords,
     }),
-    messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
+    messages: createOrderEmails({ db, sender, links }),
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
@@ -143,10 +211,50 @@ export async function createServices(options: {
     },
   };
 
+  const renderer = createEmailRenderer({ db, links });
+  const resendEmail = (orderId: string, emailId: string, by: string) =>
+    resendOrderEmail({ db, sender, renderer }, orderId, emailId, by);
+  const cancelDeps = { orders, publisher, cancelWindowMs: durationMs(config.CANCEL_WINDOW) };
+  const runSource = endpoints.localEngineUrl
+    ? createRunSource({ apiBase: endpoints.localEngineUrl, label: "the local engine", runUrlTemplate })
+    : config.INNGEST_DEV !== undefined && /^https?:\/\//.test(config.INNGEST_DEV)
+      ? createRunSource({ apiBase: config.INNGEST_DEV, label: "the Inngest dev server", runUrlTemplate })
+      : createRunSource({
+          apiBase: config.INNGEST_BASE_URL ?? "https://api.inngest.com",
+          ...(config.INNGEST_SIGNING_KEY ? { signingKey: config.INNGEST_SIGNING_KEY } : {}),
+          label: "the Inngest REST API",
+          runUrlTemplate,
+        });
+  const pages = pagesRouter({
+    db,
+    logger,
+    links,
+    adminToken: endpoints.adminToken,
+    sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
+    actions: {
+      async cancel(orderId, reason) {
+        const accepted = await requestOrderCancellation(cancelDeps, orderId, reason);
+        await recordCancelRequest(db, orderId, reason, "ops-console");
+        return accepted;
+      },
+      resendEmail: (orderId, emailId) => resendEmail(orderId, emailId, "ops-console"),
+    },
+    renderer,
+    runs: runSource,
+    async openCheckoutUrl(checkoutSessionId) {
+      const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
+      return session.status === "open" ? (session.url ?? undefined) : undefined;
+    },
+    ...(config.SMTP_URL === undefined && !config.isProduction
+      ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
+      : {}),
+  });
+
   return {
     config,
     logger,
     db,
+    pages,
     readiness,
     stripe,
     inngest,
@@ -174,6 +282,7 @@ export async function createServices(options: {
       publisher,
       adminToken: endpoints.adminToken,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+      resendEmail,
     }),
     async close() {
       emailTransport.close?.();

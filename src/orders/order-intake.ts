@@ -31,6 +31,7 @@ export function createOrderIntake(deps: {
   webhookSecret: string;
   captureMethod: "manual" | "automatic";
   publicUrl: string;
+  links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
 }): OrderIntake {
@@ -46,6 +47,7 @@ export function createOrderIntake(deps: {
     orders: createCheckoutRepository(deps.db),
     sessions: createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod }),
     publicUrl: deps.publicUrl.replace(/\/+$/, ""),
+    ...(deps.links ? { links: deps.links } : {}),
     logger: deps.logger,
   });
   return {

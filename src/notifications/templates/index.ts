@@ -7,7 +7,7 @@ import { shipped } from "./shipped";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
 export { outOfStock, type OutOfStockInput } from "./out-of-stock";
 export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
-export { reviewPageUrl, reviewRequest, type ReviewRequestInput } from "./review-request";
+export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";

@@ -25,6 +25,8 @@ export function createCheckoutService(deps: {
   sessions: CheckoutSessions;
   /** Where Stripe sends the customer back, e.g. https://shop.example */
   publicUrl: string;
+  /** Signed return links (src/pages/links.ts); without them, unsigned ones under publicUrl. */
+  links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
   logger: Logger;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
@@ -86,8 +88,12 @@ export function createCheckoutService(deps: {
           email: request.email,
           currency,
           lines: orderLines,
-          successUrl: `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
-          cancelUrl: `${deps.publicUrl}/checkout/cancelled?order_id=${orderId}`,
+          successUrl:
+            deps.links?.checkoutSuccess() ??
+            `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
+          cancelUrl:
+            deps.links?.checkoutCancelled(orderId) ??
+            `${deps.publicUrl}/checkout/cancelled?order_id=${orderId}`,
         });
       } catch (error) {
         logger.error({ err: error, orderId }, "could not create a Stripe Checkout Session");
