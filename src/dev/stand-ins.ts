@@ -77,7 +77,8 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     refuseInProduction("Inngest-compatible engine");
     const engine = createLocalEngine({
       databaseUrl,
-      logger: logger.child({ component: "local-engine" }),
+      // The engine names itself (component: "local-engine"); a second child here would log it twice.
+      logger,
       clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
     });
     const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");

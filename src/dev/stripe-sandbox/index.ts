@@ -12,7 +12,7 @@ import { createControlRouter } from "./control-router";
 import type { DeclineCode } from "./errors";
 import { FailureInjector, type InjectedFailure, type SandboxEndpoint } from "./failures";
 import { IdempotencyKeys } from "./idempotency";
-import { createPayPage } from "./pay-page";
+import { createPayPage, standInHome } from "./pay-page";
 import { SandboxStore } from "./store";
 import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./webhook-delivery";
 
@@ -95,7 +95,7 @@ export function generateWebhookSecret(): string {
  * over HTTP (`STRIPE_API_BASE`), plus `/_sandbox` control routes that play the customer.
  */
 export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbox {
-  const logger = options.logger.child({ component: "stripe-sandbox" });
+  const logger = options.logger.child({ component: "stripe-stand-in" });
   const now = options.now ?? Date.now;
   const store = new SandboxStore(options.stateFile);
   let url: string | undefined;
@@ -135,6 +135,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       hanging,
     }),
   );
+  app.get("/", standInHome(ctx));
   app.use("/_sandbox/pay", createPayPage({ ctx, control }));
   app.use("/_sandbox", createControlRouter({ control, failures, deliverer }));
 

@@ -162,7 +162,13 @@ function OrdersPage(props: {
   );
 }
 
-function Runs(props: { runs: RunSummary[]; source?: RunSource; failure?: string }) {
+function Runs(props: {
+  runs: RunSummary[];
+  source?: RunSource;
+  failure?: string;
+  /** Attempts of failed steps, by run and step, from the timeline's step-failed entries. */
+  attempts?: Map<string, number>;
+}) {
   if (!props.source) return <p class="muted">No Inngest run source is configured.</p>;
   return (
     <>
@@ -202,7 +208,7 @@ function Runs(props: { runs: RunSummary[]; source?: RunSource; failure?: string 
                   <td>
                     <span class={`badge ${step.status === "Failed" ? "bad" : "ok"}`}>{step.status}</span>
                   </td>
-                  <td>{(step as { attempts?: number }).attempts ?? ""}</td>
+                  <td>{props.attempts?.get(`${run.runId} ${step.name}`) ?? ""}</td>
                   <td class="hide">{formatTime(step.completedAt)}</td>
                   <td class="error">{step.error ?? ""}</td>
                 </tr>
@@ -358,7 +364,21 @@ function OrderPage(props: {
             {String(detail.attempts ?? "?")} attempt(s): {String(detail.error ?? "")}
           </p>
         ))}
-        <Runs runs={props.runs} source={props.runSource} failure={props.runFailure} />
+        <Runs
+          runs={props.runs}
+          source={props.runSource}
+          failure={props.runFailure}
+          attempts={
+            new Map(
+              order.timeline
+                .filter((entry) => entry.kind === "step-failed")
+                .map((entry) => {
+                  const detail = (entry.detail ?? {}) as { step?: string; attempts?: number };
+                  return [`${entry.runId} ${detail.step}`, detail.attempts ?? 0] as const;
+                }),
+            )
+          }
+        />
       </div>
       <div class="card">
         <h2>Timeline</h2>
@@ -451,11 +471,7 @@ function LoginPage(props: { error?: string; next: string }) {
 
 const amountField = z.union([
   z.literal("").transform(() => undefined),
-  z
-    .string()
-    .regex(/^\d+$/)
-    .transform(Number)
-    .pipe(z.number().int().positive()),
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().positive()),
 ]);
 
 /** Only local paths: the login's `next` must not send anyone elsewhere. */
