@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
+import { AppError } from "./errors";
 import type { Logger } from "./logger";
 import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
@@ -27,6 +28,27 @@ export interface AppDependencies {
   pages?: Router;
 }
 
+/**
+ * A body express.json() did not parse (wrong or missing Content-Type) would reach the routes as
+ * `undefined` and fail validation with "expected object, received undefined"; say what to send.
+ */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody =
+    req.headers["transfer-encoding"] !== undefined ||
+    (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0");
+  if (req.body === undefined && hasBody) {
+    const type = req.headers["content-type"] ?? "no Content-Type";
+    next(
+      new AppError(
+        "unsupported_media_type",
+        `The body was sent as ${type}; send JSON with the header Content-Type: application/json`,
+      ),
+    );
+    return;
+  }
+  next();
+};
+
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
 export function buildApp(deps: AppDependencies): Express {
   const app = express();
@@ -50,6 +72,7 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb" }));
+  app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.checkout) app.use(deps.checkout);

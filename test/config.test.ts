@@ -45,6 +45,7 @@ describe("config", () => {
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
       "CARRIER_WEBHOOK_SECRET",
+      "LINK_SIGNING_SECRET",
       "INNGEST_EVENT_KEY",
     ]);
   });
@@ -61,6 +62,7 @@ describe("config", () => {
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
       CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
+      LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
     });
     expect(config.isProduction).toBe(true);
     expect(config.useEmbeddedDatabase).toBe(false);
@@ -77,6 +79,16 @@ describe("config", () => {
     expect(problems.map((p) => p.split(":")[0]).sort()).toEqual(
       ["DATABASE_URL", "PAYMENT_CAPTURE", "PORT", "REVIEW_DELAY", "STRIPE_WEBHOOK_SECRET"].sort(),
     );
+  });
+
+  it("says what was wrong with a port and what to send instead (PORT=abc)", () => {
+    expect(problemsOf({ PORT: "abc" })).toEqual([
+      'PORT: must be a port number from 0 to 65535, such as 3000 (got "abc")',
+    ]);
+    expect(problemsOf({ LOCAL_ENGINE_PORT: "70000" })).toEqual([
+      "LOCAL_ENGINE_PORT: must be a port number from 0 to 65535, such as 8288",
+    ]);
+    expect(parseConfig({ PORT: "0" }).PORT).toBe(0);
   });
 
   it("refuses stand-in switches in production", () => {
