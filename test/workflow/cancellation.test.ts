@@ -57,7 +57,11 @@ describe("cancellation", () => {
       reason: "changed my mind",
       by: "admin-api",
     });
-    expect(order.payment).toMatchObject({ status: "voided", amountAuthorized: order.total, amountCaptured: 0 });
+    expect(order.payment).toMatchObject({
+      status: "voided",
+      amountAuthorized: order.total,
+      amountCaptured: 0,
+    });
   });
 
   it("of a pending (unpaid) order answers 409 saying it was never paid, not that it can no longer be cancelled", async () => {
