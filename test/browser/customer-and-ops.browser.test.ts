@@ -44,6 +44,9 @@ describe("customer pages and ops console in Chromium", () => {
     ]);
     shippedOrderId = orderId;
     const page = await newPage();
+    // The stand-in's own front page says what it is (not Express's "Cannot GET /").
+    await page.goto(harness.stripeUrl);
+    await page.getByRole("heading", { name: "Stripe stand-in" }).waitFor();
     await page.goto(checkoutUrl);
     await page.getByText("TEST MODE").waitFor();
     await page.screenshot({ path: path.join(screenshotDir, "stand-in-pay-page.png") });
@@ -176,6 +179,24 @@ describe("customer pages and ops console in Chromium", () => {
     );
     expect(noCsrf.status()).toBe(403);
     expect(await harness.db.emailMessage.count({ where: { orderId: failed.orderId } })).toBe(2);
+
+    // The same search as JSON for the admin API.
+    const api = (query: string) =>
+      fetch(`${publicUrl}/api/orders?${query}`, { headers: { authorization: `Bearer ${adminToken}` } });
+    const attention = (await (await api("attention=payment_failed")).json()) as { orders: { id: string }[] };
+    expect(attention.orders.map((o) => o.id)).toEqual([failed.orderId]);
+    const byEmail = (await (await api("q=cus_cancel%40example.com")).json()) as { orders: { id: string }[] };
+    expect(byEmail.orders.map((o) => o.id)).toEqual([toCancel.orderId]);
+    const paged = (await (await api("limit=1")).json()) as { orders: unknown[]; nextCursor: string | null };
+    expect(paged.orders).toHaveLength(1);
+    const next = (await (await api(`limit=1&cursor=${paged.nextCursor}`)).json()) as {
+      orders: { id: string }[];
+    };
+    expect(next.orders).toHaveLength(1);
+    const bad = await api("status=lost");
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: string } }).error.code).toBe("validation_failed");
+    expect((await fetch(`${publicUrl}/api/orders`)).status).toBe(401);
 
     await page.getByRole("button", { name: "Log out" }).click();
     await page.goto(`${publicUrl}/ops`);

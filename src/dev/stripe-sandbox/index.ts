@@ -152,7 +152,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       });
       const address = server.address() as AddressInfo;
       url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
-      logger.info({ url }, "Stripe sandbox listening");
+      logger.info({ url }, "Stripe stand-in listening");
       return { url };
     },
     async close() {
