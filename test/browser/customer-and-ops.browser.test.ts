@@ -49,6 +49,12 @@ describe("customer pages and ops console in Chromium", () => {
     await page.getByRole("heading", { name: "Stripe stand-in" }).waitFor();
     await page.goto(checkoutUrl);
     await page.getByText("TEST MODE").waitFor();
+    // Leaving the pay page: the cancel page shows the unpaid order and the way back.
+    await page.getByRole("link", { name: "← Back to the shop (cancel)" }).click();
+    await page.getByRole("heading", { name: "Checkout cancelled" }).waitFor();
+    expect(page.url()).toMatch(/\/checkout\/cancelled\?order_id=.+&sig=/);
+    await page.getByRole("link", { name: "Return to payment" }).click();
+    await page.waitForURL(checkoutUrl);
     await page.screenshot({ path: path.join(screenshotDir, "stand-in-pay-page.png") });
 
     await page.getByRole("button", { name: "Pay (authorise card)" }).click();
@@ -220,6 +226,8 @@ describe("customer pages and ops console in Chromium", () => {
       }
     }
     expect(hrefs.size).toBeGreaterThanOrEqual(3);
+    // With SMTP_URL set (as here) there is no dev inbox.
+    expect((await fetch(`${publicUrl}/dev/outbox`)).status).toBe(404);
     for (const href of hrefs) {
       const res = await fetch(href);
       expect({ href, status: res.status }).toEqual({ href, status: 200 });
