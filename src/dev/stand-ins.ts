@@ -74,7 +74,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     config.INNGEST_EVENT_KEY !== undefined ||
     config.INNGEST_SIGNING_KEY !== undefined;
   if (!inngestConfigured) {
-    refuseInProduction("Inngest-compatible engine");
+    refuseInProduction("local engine");
     const engine = createLocalEngine({
       databaseUrl,
       // The engine names itself (component: "local-engine"); a second child here would log it twice.
@@ -82,7 +82,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
     });
     const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
-    logger.info({ url }, "local Inngest-compatible engine started (no Inngest configuration)");
+    logger.info({ url }, "local engine (Inngest-compatible) started (no Inngest configuration)");
     stops.push(() => engine.close());
     onAttach.push((appUrl) => engine.sync(`${appUrl}${config.INNGEST_SERVE_PATH}`));
     localEngineUrl = url;
