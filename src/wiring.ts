@@ -151,7 +151,13 @@ export async function createServices(options: {
   });
   // A failed run is also put on its order's timeline: the ops console's "failed" filter finds it.
   const alerts: Alerter = {
-    notify: (notice) => alerter.notify(notice),
+    // A notice about one order links its page in the ops console.
+    notify: (notice) =>
+      alerter.notify(
+        typeof notice.fields.orderId === "string"
+          ? { ...notice, fields: { ...notice.fields, orderPage: opsOrderUrl(notice.fields.orderId) } }
+          : notice,
+      ),
     async runFailed(failure) {
       if (failure.orderId) {
         await db.orderTimelineEntry.createMany({

@@ -138,6 +138,8 @@ describe("cancellation", () => {
     expect(h.stripeCalls("refunds.create").length).toBe(refundsBefore);
     expect(h.slack.bodies.length).toBe(slackBefore + 1);
     expect(JSON.stringify(h.slack.bodies.at(-1))).toContain(orderId);
+    // The notice links the order's page in the ops console.
+    expect(JSON.stringify(h.slack.bodies.at(-1))).toContain(`http://shop.test/ops/orders/${orderId}`);
   });
 
   it("stops a run that starts after the cancellation at its claim, and cleans up there", async () => {
