@@ -12,12 +12,14 @@ export interface AppDependencies {
   readiness: ReadinessProbe;
   /** POST /api/carrier/webhook (src/shipping/carrier-webhook.ts); reads its body raw. */
   carrierWebhook?: RequestHandler;
-  /** Inngest's serve() handler and where to mount it. */
+  /** Inngest's serve() behind src/http/inngest-endpoint.ts (it parses its own body), and its path. */
   inngestServe?: { path: string; handler: RequestHandler };
   /** /api/orders: the admin view and cancellation. */
   orderAdmin?: Router;
-  /** Runs before orderAdmin (and its token check): a per-client limit on the admin API. */
+  /** Runs before orderAdmin: a per-client limit on failed admin requests (src/http/rate-limit.ts). */
   adminRateLimit?: RequestHandler;
+  /** Express "trust proxy" (TRUST_PROXY): which proxies' X-Forwarded-For names the client. */
+  trustProxy?: number | string | false;
   /** GET /metrics (src/metrics/metrics-route.ts). */
   metricsRoute?: Router;
   /** POST /api/stripe/webhook (src/orders/order-intake.ts); reads its body raw. */
@@ -53,7 +55,12 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
 export function buildApp(deps: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", false);
+  app.set("trust proxy", deps.trustProxy ?? false);
+  // No response is to be sniffed into another type than the one it declares.
+  app.use((_req, res, next) => {
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    next();
+  });
 
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));
@@ -63,15 +70,15 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
   if (deps.stripeWebhook) app.use(deps.stripeWebhook);
 
-  // Memoised step results travel in every call from Inngest, so its body limit is generous.
-  if (deps.inngestServe) {
-    app.use(deps.inngestServe.path, express.json({ limit: "16mb" }), deps.inngestServe.handler);
-  }
+  // The handler parses its own body (src/http/inngest-endpoint.ts): generous only when signed.
+  if (deps.inngestServe) app.use(deps.inngestServe.path, deps.inngestServe.handler);
 
-  // Limited before the body is parsed or the token checked: a flood costs as little as possible.
+  // Order details are personal data: no cache (browser or proxy) keeps an admin response.
+  if (deps.orderAdmin) app.use("/api/orders", noStore);
+  // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
 
-  app.use(express.json({ limit: "100kb" }));
+  app.use(express.json({ limit: "100kb", reviver: refuseNul }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
@@ -81,4 +88,17 @@ export function buildApp(deps: AppDependencies): Express {
   app.use(notFound);
   app.use(errorHandler);
   return app;
+}
+
+const noStore: RequestHandler = (_req, res, next) => {
+  res.setHeader("Cache-Control", "no-store");
+  next();
+};
+
+/** PostgreSQL text cannot hold U+0000: a string carrying one is a bad request (400), not a 500. */
+function refuseNul(_key: string, value: unknown): unknown {
+  if (typeof value === "string" && value.includes("\u0000")) {
+    throw new SyntaxError("Strings in the request body must not contain U+0000");
+  }
+  return value;
 }

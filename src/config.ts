@@ -60,6 +60,10 @@ const schema = z.object({
     .string()
     .regex(/^signkey-/, "must start with signkey-")
     .optional(),
+  // Customer data in events and step results reaches Inngest encrypted (src/inngest/encryption.ts);
+  // the previous key only decrypts, for runs that started before a rotation.
+  INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
+  INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
   // Where alerts and the ops console link a run; unset: the ops console's run page with the local
   // engine, the dev server's run view with INNGEST_DEV, the Inngest dashboard in production.
@@ -76,12 +80,24 @@ const schema = z.object({
     .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
     .optional(),
   EMAIL_FROM: z.string().default("Shop <orders@shop.example>"),
+  // How long the outbox keeps retrying an e-mail the mail server did not take; then ops are alerted.
+  EMAIL_RETRY_FOR: duration.default("3d"),
   SLACK_WEBHOOK_URL: optionalUrl,
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
   LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
+  // Proxies whose X-Forwarded-For names the client (Express "trust proxy"): a hop count, or
+  // addresses/subnets such as "loopback, 10.0.0.0/8". Unset: the socket address is the client.
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(\d+|[0-9A-Za-z.:/]+(\s*,\s*[0-9A-Za-z.:/]+)*)$/, "must be a hop count or a list of addresses")
+    .refine(
+      (value) => !/^(true|false)$/i.test(value),
+      "must be a hop count or a list of addresses, not true/false",
+    )
+    .optional(),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 });
 
@@ -100,15 +116,20 @@ export type Config = Readonly<
 
 /** Variables that must be set in production, where no embedded stand-in may start. */
 const requiredInProduction = [
+  // Where Inngest calls us (the serve origin is pinned to it) and the base of links in e-mails.
+  "PUBLIC_URL",
   "DATABASE_URL",
   "STRIPE_SECRET_KEY",
   "STRIPE_WEBHOOK_SECRET",
   "INNGEST_SIGNING_KEY",
+  "INNGEST_ENCRYPTION_KEY",
   "SMTP_URL",
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
   "CARRIER_WEBHOOK_SECRET",
   "LINK_SIGNING_SECRET",
+  // /metrics names orders, e-mails and alerts; no scraper may read it without the token.
+  "METRICS_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
 
 export class ConfigError extends Error {
@@ -134,6 +155,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       problems.push(
         "INNGEST_EVENT_KEY: required when NODE_ENV=production (or INNGEST_BASE_URL for self-hosted Inngest)",
       );
+    }
+    if (
+      values.INNGEST_ENCRYPTION_KEY_PREVIOUS !== undefined &&
+      values.INNGEST_ENCRYPTION_KEY_PREVIOUS === values.INNGEST_ENCRYPTION_KEY
+    ) {
+      problems.push("INNGEST_ENCRYPTION_KEY_PREVIOUS: must differ from INNGEST_ENCRYPTION_KEY");
     }
     if (values.INNGEST_DEV !== undefined) {
       problems.push("INNGEST_DEV: must not be set when NODE_ENV=production");

@@ -4,6 +4,7 @@
  */
 export const httpStatusByCode = {
   validation_failed: 400,
+  bad_request: 400,
   invalid_json: 400,
   invalid_signature: 400,
   unknown_sku: 400,

@@ -6,8 +6,10 @@ import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
+import { customerDataEncryption } from "./inngest/encryption";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
+import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import type { Logger } from "./logger";
@@ -18,9 +20,11 @@ import {
   workflowObservability,
   type Metrics,
 } from "./metrics";
-import { rateLimit } from "./http/rate-limit";
+import { inngestEndpoint } from "./http/inngest-endpoint";
+import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
+import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { resendOrderEmail } from "./notifications/resend-email";
 import { recordCancelRequest } from "./orders/admin-console-api";
@@ -133,16 +137,22 @@ export async function createServices(options: {
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
     logger,
-    middleware: [workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure })],
+    middleware: [
+      workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure }),
+      ...(config.INNGEST_ENCRYPTION_KEY
+        ? [
+            customerDataEncryption({
+              current: config.INNGEST_ENCRYPTION_KEY,
+              previous: config.INNGEST_ENCRYPTION_KEY_PREVIOUS,
+            }),
+          ]
+        : []),
+    ],
   });
   const publisher = createInngestPublisher(inngest);
 
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
-  const sender = observedEmailSender(
-    createEmailSender({ db, transport: emailTransport, from: config.EMAIL_FROM, logger }),
-    metrics,
-  );
   const shipmentRecords = createShipmentRepository(db);
   const alerter = createAlerter(config, logger, {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
@@ -175,6 +185,19 @@ export async function createServices(options: {
       await alerter.runFailed(failure);
     },
   };
+  const emailDelivery = createEmailSender({
+    db,
+    transport: emailTransport,
+    from: config.EMAIL_FROM,
+    logger,
+    retry: { ...defaultRetryPolicy, giveUpAfterMs: durationMs(config.EMAIL_RETRY_FOR) },
+    onGiveUp: (email) =>
+      alerts.notify({
+        title: "E-mail given up after retrying",
+        fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
+      }),
+  });
+  const sender = observedEmailSender(emailDelivery, metrics);
 
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
@@ -202,6 +225,7 @@ export async function createServices(options: {
       shipments: shipmentRecords,
     }),
     messages: createOrderEmails({ db, sender, links }),
+    emailOutbox: emailDelivery,
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
@@ -269,10 +293,24 @@ export async function createServices(options: {
     workflow,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
-    adminRateLimit: rateLimit({ capacity: config.ADMIN_RATE_LIMIT, refillMs: 60_000 }),
+    adminRateLimit: adminRateLimit({
+      limit: config.ADMIN_RATE_LIMIT,
+      windowMs: 60_000,
+      token: endpoints.adminToken,
+    }),
+    trustProxy: trustProxySetting(config.TRUST_PROXY),
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
-      handler: serve({ client: inngest, functions: createFunctions(inngest, workflow) }),
+      handler: inngestEndpoint({
+        serve: serve({
+          client: inngest,
+          functions: createFunctions(inngest, workflow),
+          ...pinnedServeUrl(config),
+        }),
+        // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
+        signaturesRequired: inngest.mode === "cloud",
+        logger,
+      }),
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,
@@ -295,4 +333,10 @@ export async function createServices(options: {
       await db.$disconnect();
     },
   };
+}
+
+/** TRUST_PROXY as Express's "trust proxy" setting: a hop count, an address list, or off. */
+function trustProxySetting(value: string | undefined): number | string | false {
+  if (value === undefined) return false;
+  return /^\d+$/.test(value) ? Number(value) : value;
 }

@@ -37,15 +37,18 @@ describe("config", () => {
     const problems = problemsOf({ NODE_ENV: "production" });
     const names = problems.map((p) => p.split(":")[0]);
     expect(names).toEqual([
+      "PUBLIC_URL",
       "DATABASE_URL",
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
       "INNGEST_SIGNING_KEY",
+      "INNGEST_ENCRYPTION_KEY",
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
       "CARRIER_WEBHOOK_SECRET",
       "LINK_SIGNING_SECRET",
+      "METRICS_TOKEN",
       "INNGEST_EVENT_KEY",
     ]);
   });
@@ -53,16 +56,19 @@ describe("config", () => {
   it("accepts a complete production environment with self-hosted Inngest instead of an event key", () => {
     const config = parseConfig({
       NODE_ENV: "production",
+      PUBLIC_URL: "https://shop.example",
       DATABASE_URL: "postgresql://app@db:5432/shop",
       STRIPE_SECRET_KEY: "sk_live_123",
       STRIPE_WEBHOOK_SECRET: "whsec_123",
       INNGEST_SIGNING_KEY: "signkey-prod-abc",
+      INNGEST_ENCRYPTION_KEY: "an-encryption-key-of-32-characters-or-more",
       INNGEST_BASE_URL: "http://inngest:8288",
       SMTP_URL: "smtp://mail:587",
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
       CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
       LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
+      METRICS_TOKEN: "a-long-metrics-token",
     });
     expect(config.isProduction).toBe(true);
     expect(config.useEmbeddedDatabase).toBe(false);

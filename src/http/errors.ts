@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
-import { AppError, isAppError } from "../errors";
+import { AppError, httpStatusByCode, isAppError, type ErrorCode } from "../errors";
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
@@ -31,13 +31,28 @@ function fromBodyParser(error: unknown): AppError | undefined {
   }
 }
 
+/**
+ * Errors raised by the HTTP stack beneath us with a client status of their own (http-errors'
+ * `status`: a body that cannot be inflated, a URL whose percent-encoding is broken) keep it.
+ */
+function fromHttpLayer(error: unknown): AppError | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const { status, statusCode } = error as { status?: unknown; statusCode?: unknown };
+  const code = typeof status === "number" ? status : statusCode;
+  if (typeof code !== "number" || code < 400 || code > 499) return undefined;
+  const known = (Object.keys(httpStatusByCode) as ErrorCode[]).find((c) => httpStatusByCode[c] === code);
+  const message =
+    error instanceof URIError ? "The URL is not correctly percent-encoded" : "The request is malformed";
+  return new AppError(code === 400 || !known ? "bad_request" : known, message, { cause: error });
+}
+
 /** The one place errors become HTTP responses; 5xx details stay in the log, never in the reply. */
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next) => {
   if (res.headersSent) {
     next(error);
     return;
   }
-  const appError = isAppError(error) ? error : fromBodyParser(error);
+  const appError = isAppError(error) ? error : (fromBodyParser(error) ?? fromHttpLayer(error));
   if (appError && appError.httpStatus < 500) {
     res.status(appError.httpStatus).json(errorBody(appError));
     return;

@@ -1,6 +1,7 @@
 import type { Alerter } from "../alerts";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
+import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
@@ -44,6 +45,8 @@ export interface WorkflowDependencies {
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
   messages: CustomerMessages;
+  /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
+  emailOutbox: EmailOutbox;
   alerts: Alerter;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;

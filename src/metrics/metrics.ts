@@ -3,7 +3,7 @@ import type { OrderStatus } from "../generated/prisma/enums";
 
 export type WebhookOutcome = "processed" | "duplicate" | "ignored" | "rejected" | "failed";
 export type StepOutcome = "completed" | "retrying" | "failed";
-export type EmailOutcome = "sent" | "already-sent" | "failed";
+export type EmailOutcome = "sent" | "already-sent" | "queued" | "undeliverable" | "failed";
 export type AlertKind = "run-failed" | "notice";
 /** `logged`: no Slack configured (development), the alert went to the log. */
 export type AlertOutcome = "sent" | "failed" | "logged";

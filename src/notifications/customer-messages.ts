@@ -4,7 +4,8 @@
  */
 export interface EmailOutcome {
   idempotencyKey: string;
-  status: "sent" | "already-sent";
+  /** `queued`: the mail server is unavailable; the outbox cron sends it later (see email-sender.ts). */
+  status: "sent" | "already-sent" | "queued" | "undeliverable";
   messageId: string;
 }
 

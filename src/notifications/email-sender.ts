@@ -13,60 +13,206 @@ export interface SendEmailRequest {
   content: EmailContent;
 }
 
-export type SendEmailResult = { status: "sent" | "already-sent"; messageId: string };
+/**
+ * `queued`: the mail server could not take it now (or another attempt holds it); the outbox
+ * (`drain`, run by a cron) sends it later. `undeliverable`: retried for EMAIL_RETRY_FOR, given up,
+ * ops alerted.
+ */
+export type SendEmailResult = {
+  status: "sent" | "already-sent" | "queued" | "undeliverable";
+  messageId: string;
+};
 
 export interface EmailSender {
   send(request: SendEmailRequest): Promise<SendEmailResult>;
 }
 
-/**
- * Long enough for the SMTP timeouts in smtp-transport.ts plus a concurrent attempt's wait for the
- * row lock; past it Prisma rolls back and the step fails, to be retried.
- */
-const sendTransactionTimeoutMs = 60_000;
-
-interface ClaimedRow {
-  id: string;
-  status: "pending" | "sent" | "failed";
-  message_id: string;
+export interface OutboxDrainResult {
+  sent: number;
+  retrying: number;
+  gaveUp: number;
 }
 
+/** Sends what an SMTP outage left behind; src/inngest/functions/drain-email-outbox.ts runs it. */
+export interface EmailOutbox {
+  drain(options?: { limit?: number }): Promise<OutboxDrainResult>;
+}
+
+export interface OutboxRetryPolicy {
+  /** How long after the first attempt an e-mail is still retried; then ops are alerted. */
+  giveUpAfterMs: number;
+  /** Delay before retry n (1-based): doubling from this ... */
+  firstRetryAfterMs: number;
+  /** ... up to this. */
+  maxRetryAfterMs: number;
+}
+
+export const defaultRetryPolicy: OutboxRetryPolicy = {
+  giveUpAfterMs: 3 * 24 * 3600_000,
+  firstRetryAfterMs: 60_000,
+  maxRetryAfterMs: 3600_000,
+};
+
 /**
- * Sends each e-mail once per idempotency key.
+ * Longer than the SMTP timeouts in smtp-transport.ts allow one attempt to take; a lease left by a
+ * process that died runs out after it, and the e-mail is free to be sent again.
+ */
+const leaseMs = 2 * 60_000;
+/** How long a second attempt for the same key waits for the first to finish before answering `queued`. */
+const waitForHolderMs = 5_000;
+const pollMs = 100;
+
+interface LeasedRow {
+  id: string;
+  message_id: string;
+  recipient: string;
+  subject: string | null;
+  body_text: string | null;
+  body_html: string | null;
+  attempts: number;
+  created_at: Date;
+  order_id: string | null;
+  template: string;
+  idempotency_key: string;
+}
+
+/** Told when the outbox gives up on an e-mail: ops must hear of it. */
+export type GiveUpNotifier = (email: {
+  idempotencyKey: string;
+  orderId: string | null;
+  template: string;
+  attempts: number;
+  error: string;
+}) => Promise<void>;
+
+/**
+ * Sends each e-mail once per idempotency key, with no database connection held while the mail
+ * server is talked to:
  *
- * 1. Claim: insert the key as a `pending` row (ON CONFLICT DO NOTHING). The row exists, committed,
- *    before any byte goes to the mail server.
- * 2. Lock the row (SELECT ... FOR UPDATE) for the duration of the attempt, so two concurrent attempts
- *    for one key (a retried step racing its predecessor) run one after the other: the second sees
- *    `sent` and sends nothing.
- * 3. `sent` → nothing to do. `pending` or `failed` → a previous attempt crashed or failed: send
- *    (again) with the Message-ID stored at claim time, then record `sent` with the provider's id.
- *    A failure is recorded as `failed` with its message and rethrown, so the step retries.
+ * 1. Claim: insert the key with the rendered message as a `pending` row (ON CONFLICT DO NOTHING).
+ * 2. Lease: one conditional UPDATE (autocommit) takes the row if it is not `sent` and no live
+ *    lease is on it, setting `lease_until`. A second attempt for the key (a retried step racing its
+ *    predecessor) finds the lease held and waits a moment for `sent`, polling with short queries.
+ * 3. SMTP, outside any transaction. Then `sent` (with the provider's id) or `failed` with the next
+ *    attempt's time (backoff), releasing the lease. A failure is not thrown: the workflow goes on,
+ *    and `drain()` (the outbox cron) sends the e-mail when the server is back, or gives up after
+ *    `giveUpAfterMs` and alerts ops.
  *
- * The window that remains: the mail server has accepted the message but the process dies (or the
- * database is unreachable) before `sent` is committed. The row stays `pending`/the lock is dropped,
- * and the next attempt sends again. That repeat carries the same Message-ID, derived from the key,
- * so a receiving system that deduplicates on Message-ID (many do, and mail clients thread by it)
- * drops or collapses it. Closing the window entirely would need a transactional outbox at the
- * provider, which SMTP does not offer.
+ * The window that remains: the mail server accepted the message but the process dies before `sent`
+ * is recorded. The lease runs out and the e-mail is sent again with the same Message-ID, derived
+ * from the key, which receiving systems deduplicate or thread on. SMTP offers nothing better.
  */
 export function createEmailSender(deps: {
   db: Database;
   transport: EmailTransport;
   from: string;
   logger: Logger;
-}): EmailSender {
+  retry?: OutboxRetryPolicy;
+  onGiveUp?: GiveUpNotifier;
+  now?: () => Date;
+}): EmailSender & EmailOutbox {
   const { db, transport, from, logger } = deps;
+  const retry = deps.retry ?? defaultRetryPolicy;
+  const now = deps.now ?? (() => new Date());
+
+  const backoffMs = (attempts: number) =>
+    Math.min(retry.maxRetryAfterMs, retry.firstRetryAfterMs * 2 ** Math.max(0, attempts - 1));
+
+  /** Takes the lease on `key`, or returns undefined when it is sent, held, or (for the outbox) given up. */
+  async function lease(
+    key: string,
+    options: { content?: EmailContent; includeGivenUp: boolean },
+  ): Promise<LeasedRow | undefined> {
+    const at = now();
+    const until = new Date(at.getTime() + leaseMs);
+    const { content } = options;
+    const [row] = await db.$queryRaw<LeasedRow[]>`
+      UPDATE email_messages
+      SET lease_until = ${until}, attempts = attempts + 1,
+          subject = COALESCE(subject, ${content?.subject ?? null}),
+          body_text = COALESCE(body_text, ${content?.text ?? null}),
+          body_html = COALESCE(body_html, ${content?.html ?? null})
+      WHERE idempotency_key = ${key} AND status <> 'sent'
+        AND (lease_until IS NULL OR lease_until < ${at})
+        AND (${options.includeGivenUp} OR gave_up_at IS NULL)
+      RETURNING id, message_id, recipient, subject, body_text, body_html, attempts, created_at,
+                order_id, template, idempotency_key`;
+    return row;
+  }
+
+  /** One SMTP attempt on a leased row; records the outcome and releases the lease. */
+  async function attempt(row: LeasedRow): Promise<SendEmailResult> {
+    const log = logger.child({
+      idempotencyKey: row.idempotency_key,
+      template: row.template,
+      orderId: row.order_id ?? undefined,
+    });
+    if (row.subject === null || row.body_text === null || row.body_html === null) {
+      throw new Error(`email ${row.idempotency_key}: no rendered message stored`);
+    }
+    try {
+      const receipt = await transport.send({
+        messageId: row.message_id,
+        from,
+        to: row.recipient,
+        subject: row.subject,
+        text: row.body_text,
+        html: row.body_html,
+      });
+      await db.emailMessage.update({
+        where: { id: row.id },
+        data: {
+          status: "sent",
+          providerMessageId: receipt.providerMessageId,
+          sentAt: now(),
+          error: null,
+          leaseUntil: null,
+          nextAttemptAt: null,
+          gaveUpAt: null,
+        },
+      });
+      log.info(
+        { messageId: row.message_id, transport: transport.kind, attempts: row.attempts },
+        "e-mail sent",
+      );
+      return { status: "sent", messageId: row.message_id };
+    } catch (error) {
+      const message = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
+      const at = now();
+      const giveUp = at.getTime() - row.created_at.getTime() >= retry.giveUpAfterMs;
+      await db.emailMessage.update({
+        where: { id: row.id },
+        data: {
+          status: "failed",
+          error: message,
+          leaseUntil: null,
+          nextAttemptAt: giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
+          gaveUpAt: giveUp ? at : null,
+        },
+      });
+      if (!giveUp) {
+        const retryAt = new Date(at.getTime() + backoffMs(row.attempts));
+        log.warn(
+          { err: error, transport: transport.kind, attempts: row.attempts, retryAt, outbox: "queued" },
+          "e-mail could not be sent",
+        );
+        return { status: "queued", messageId: row.message_id };
+      }
+      log.error({ err: error, attempts: row.attempts }, "e-mail given up after retrying; ops alerted");
+      await deps.onGiveUp?.({
+        idempotencyKey: row.idempotency_key,
+        orderId: row.order_id,
+        template: row.template,
+        attempts: row.attempts,
+        error: message,
+      });
+      return { status: "undeliverable", messageId: row.message_id };
+    }
+  }
 
   return {
     async send(request) {
-      const log = logger.child({
-        idempotencyKey: request.idempotencyKey,
-        template: request.template,
-        orderId: request.orderId,
-      });
-
-      const claim = await db.emailMessage.createMany({
+      await db.emailMessage.createMany({
         data: [
           {
             idempotencyKey: request.idempotencyKey,
@@ -74,71 +220,58 @@ export function createEmailSender(deps: {
             template: request.template,
             recipient: request.to,
             messageId: messageIdFor(request.idempotencyKey, from),
+            subject: request.content.subject,
+            bodyText: request.content.text,
+            bodyHtml: request.content.html,
+            // On the sender's clock, which the retry window is measured on.
+            createdAt: now(),
           },
         ],
         skipDuplicates: true,
       });
 
-      const outcome = await db.$transaction(
-        async (tx) => {
-          const [row] = await tx.$queryRaw<ClaimedRow[]>`
-            SELECT id, status::text AS status, message_id FROM email_messages
-            WHERE idempotency_key = ${request.idempotencyKey} FOR UPDATE`;
-          if (!row) throw new Error(`email ${request.idempotencyKey}: claimed row disappeared`);
-          if (row.status === "sent") {
-            return { result: { status: "already-sent", messageId: row.message_id } as const };
-          }
-          if (claim.count === 0) {
-            // An earlier attempt claimed the key and crashed or failed (or claimed it a moment ago and
-            // has not taken the lock yet); either way this attempt sends, and that one will find `sent`.
-            log.warn(
-              { previousStatus: row.status },
-              "sending an e-mail whose key an earlier attempt claimed without recording it as sent",
-            );
-          }
-
-          try {
-            const receipt = await transport.send({
-              messageId: row.message_id,
-              from,
-              to: request.to,
-              subject: request.content.subject,
-              text: request.content.text,
-              html: request.content.html,
-            });
-            await tx.emailMessage.update({
-              where: { id: row.id },
-              data: {
-                status: "sent",
-                providerMessageId: receipt.providerMessageId,
-                sentAt: new Date(),
-                error: null,
-              },
-            });
-            return { result: { status: "sent", messageId: row.message_id } as const };
-          } catch (error) {
-            // Recorded inside the transaction and committed with it; the error is rethrown after.
-            const message = error instanceof Error ? error.message : String(error);
-            await tx.emailMessage.update({
-              where: { id: row.id },
-              data: { status: "failed", error: message.slice(0, 2000) },
-            });
-            return { failure: error };
-          }
-        },
-        { timeout: sendTransactionTimeoutMs, maxWait: 10_000 },
-      );
-
-      if ("failure" in outcome) {
-        log.error({ err: outcome.failure, transport: transport.kind }, "e-mail could not be sent");
-        throw outcome.failure;
+      const deadline = Date.now() + waitForHolderMs;
+      for (;;) {
+        // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
+        const row = await lease(request.idempotencyKey, { content: request.content, includeGivenUp: true });
+        if (row) return attempt(row);
+        const current = await db.emailMessage.findUnique({
+          where: { idempotencyKey: request.idempotencyKey },
+          select: { status: true, messageId: true },
+        });
+        if (!current) throw new Error(`email ${request.idempotencyKey}: claimed row disappeared`);
+        if (current.status === "sent") {
+          logger.info(
+            { idempotencyKey: request.idempotencyKey, messageId: current.messageId },
+            "e-mail already sent; nothing to do",
+          );
+          return { status: "already-sent", messageId: current.messageId };
+        }
+        // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
+        if (Date.now() >= deadline) return { status: "queued", messageId: current.messageId };
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
-      if (outcome.result.status === "sent") {
-        log.info({ messageId: outcome.result.messageId, transport: transport.kind }, "e-mail sent");
-      } else {
-        log.info({ messageId: outcome.result.messageId }, "e-mail already sent; nothing to do");
+    },
+
+    async drain(options = {}) {
+      const at = now();
+      const due = await db.$queryRaw<{ idempotency_key: string }[]>`
+        SELECT idempotency_key FROM email_messages
+        WHERE status <> 'sent' AND gave_up_at IS NULL AND subject IS NOT NULL
+          AND (lease_until IS NULL OR lease_until < ${at})
+          AND COALESCE(next_attempt_at, created_at) <= ${at}
+        ORDER BY COALESCE(next_attempt_at, created_at)
+        LIMIT ${options.limit ?? 50}`;
+      const result: OutboxDrainResult = { sent: 0, retrying: 0, gaveUp: 0 };
+      for (const { idempotency_key: key } of due) {
+        const row = await lease(key, { includeGivenUp: false });
+        if (!row) continue; // sent or taken by someone else since the query
+        const outcome = await attempt(row);
+        if (outcome.status === "sent") result.sent += 1;
+        else if (outcome.status === "undeliverable") result.gaveUp += 1;
+        else result.retrying += 1;
       }
-      return outcome.result;
+      return result;
     },
   };
 }

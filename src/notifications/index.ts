@@ -1,5 +1,6 @@
 export {
   createEmailSender,
+  type EmailOutbox,
   type EmailSender,
   type SendEmailRequest,
   type SendEmailResult,

@@ -1,14 +1,15 @@
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import type { EmailRenderer } from "./email-renderer";
-import type { EmailSender } from "./email-sender";
+import type { EmailSender, SendEmailResult } from "./email-sender";
 import { emailTemplates, type EmailTemplateName } from "./templates";
 
 export interface ResendResult {
   orderId: string;
   emailId: string;
   /** The e-mail row of this re-send (its own key and Message-ID). */
-  resentAs: { idempotencyKey: string; messageId: string; status: "sent" | "already-sent" };
+  /** `queued` when the mail server could not take it now: the e-mail outbox retries it. */
+  resentAs: { idempotencyKey: string; messageId: string; status: SendEmailResult["status"] };
 }
 
 const isTemplate = (name: string): name is EmailTemplateName => name in emailTemplates;

@@ -8,6 +8,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { testEncryptionKey } from "../support/encryption";
 import { runsOfEvent, type RunView } from "../support/engine-runs";
 import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { startServer, type ServerProcess } from "../support/server-process";
@@ -93,6 +94,7 @@ export class E2eHarness {
       ADMIN_API_TOKEN: adminToken,
       CARRIER_WEBHOOK_SECRET: carrierSecret,
       PUBLIC_URL: "http://shop.test",
+      INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...extraEnv,
     });
     this.appPort = this.app.port;

@@ -2,7 +2,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
+import type { Database } from "../../src/db/client";
+import { createLogger } from "../../src/logger";
 import { createCustomerLinks, createOpsSessions, createRunSource, deriveLinkSecret } from "../../src/pages";
+import { opsConsole } from "../../src/pages/ops/routes";
 
 const orderId = "3f1c2a9e-1111-4222-8333-444455556666";
 
@@ -127,5 +130,27 @@ describe("run source", () => {
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
+  });
+});
+
+describe("ops console login", () => {
+  it("is rate limited: after five failed logins a client gets 429, successes do not count", async () => {
+    const sessions = createOpsSessions({ adminToken: "admin-token-0123456789", secure: false });
+    const app = express().use(
+      opsConsole({
+        db: {} as Database,
+        adminToken: "admin-token-0123456789",
+        sessions,
+        actions: { cancel: async () => undefined, resendEmail: async () => undefined },
+        renderer: { render: async () => ({ subject: "", text: "", html: "" }) },
+        logger: createLogger({ level: "silent" }),
+      }),
+    );
+    const login = (token: string) => request(app).post("/ops/login").type("form").send({ token });
+    for (let i = 0; i < 3; i += 1) await login("admin-token-0123456789").expect(303);
+    for (let i = 0; i < 5; i += 1) await login("wrong").expect(401);
+    const limited = await login("wrong").expect(429);
+    expect(limited.text).toContain("Too many failed logins");
+    await login("admin-token-0123456789").expect(429);
   });
 });

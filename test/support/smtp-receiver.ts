@@ -14,7 +14,7 @@ export interface SmtpReceiver {
 }
 
 /** A real SMTP server on a free port that keeps what it receives, standing in for the mail provider. */
-export async function startSmtpReceiver(): Promise<SmtpReceiver> {
+export async function startSmtpReceiver(options: { port?: number } = {}): Promise<SmtpReceiver> {
   const accepted: ParsedMail[] = [];
   const refused: ParsedMail[] = [];
   let toRefuse = 0;
@@ -38,7 +38,7 @@ export async function startSmtpReceiver(): Promise<SmtpReceiver> {
       );
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
     url: `smtp://127.0.0.1:${port}`,

@@ -13,6 +13,7 @@ import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { testEncryptionKey } from "./encryption";
 import { runsOfEvent, type RunView } from "./engine-runs";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
 import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
@@ -32,6 +33,8 @@ export class WorkflowHarness {
   engine!: LocalEngine;
   appUrl!: string;
   private appServer?: http.Server;
+  /** What start() built the services from, for restartService(). */
+  private rebuild?: (env: Record<string, string>) => Promise<Services>;
 
   private constructor(
     readonly database: TestDatabase,
@@ -71,7 +74,7 @@ export class WorkflowHarness {
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
 
-    const config = parseConfig({
+    const baseEnv = {
       NODE_ENV: "test",
       LOG_LEVEL: "silent",
       PUBLIC_URL: "http://shop.test",
@@ -79,8 +82,24 @@ export class WorkflowHarness {
       EMAIL_FROM: "Shop <orders@shop.example>",
       SLACK_WEBHOOK_URL: harness.slack.url,
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
+      INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...options.env,
-    });
+    };
+    const config = parseConfig(baseEnv);
+    harness.rebuild = (env) =>
+      createServices({
+        config: parseConfig({ ...baseEnv, ...env }),
+        logger: options.serviceLogger ?? logger,
+        endpoints: {
+          databaseUrl: database.url,
+          stripeSecretKey: "sk_test_workflow",
+          stripeApiBase: stripeUrl,
+          stripeWebhookSecret: webhookSecret,
+          localEngineUrl: engineUrl,
+          adminToken,
+          carrierWebhookSecret: carrierSecret,
+        },
+      });
     harness.services = await createServices({
       config,
       logger: options.serviceLogger ?? logger,
@@ -237,6 +256,17 @@ export class WorkflowHarness {
   private engineUrlOf(): string {
     const template = this.services.config.INNGEST_RUN_URL_TEMPLATE ?? "";
     return new URL(template.replace("{runId}", "x")).origin;
+  }
+
+  /** A redeploy: new services from the start() environment plus `env`, on the same address. */
+  async restartService(env: Record<string, string>): Promise<void> {
+    if (!this.rebuild || !this.appServer) throw new Error("the harness has not started");
+    const previous = this.services;
+    this.services = await this.rebuild(env);
+    this.appServer.removeAllListeners("request");
+    this.appServer.on("request", buildApp(this.services));
+    await previous.close();
+    await this.engine.sync(`${this.appUrl}${this.services.config.INNGEST_SERVE_PATH}`);
   }
 
   async close(): Promise<void> {

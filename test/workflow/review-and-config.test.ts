@@ -93,6 +93,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(Object.keys(byId).sort()).toEqual([
       "shop-alert-expiring-authorizations",
       "shop-cleanup-cancelled-order",
+      "shop-drain-email-outbox",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
       "shop-recover-stalled-orders",
@@ -117,6 +118,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "*/10 * * * *" }]);
     expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "*/15 * * * *" }]);
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
+    expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "* * * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
     expect(cleanup.triggers).toEqual([
       { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-fulfill-order'" },

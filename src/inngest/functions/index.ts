@@ -2,6 +2,7 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 import { createAlertExpiringAuthorizations } from "./alert-expiring-authorizations";
 import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
+import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
@@ -14,5 +15,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createRecoverStalledOrders(inngest, deps),
     createSweepMissedWebhooks(inngest, deps),
     createAlertExpiringAuthorizations(inngest, deps),
+    createDrainEmailOutbox(inngest, deps),
   ];
 }

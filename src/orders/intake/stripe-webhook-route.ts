@@ -10,10 +10,14 @@ export interface WebhookObserver {
   observeWebhook(type: string, outcome: string, seconds: number): void;
 }
 
+/** Stripe's default tolerance, applied both ways: stripe-node only refuses timestamps in the past. */
+const toleranceSeconds = 300;
+
 function verifiedEvent(raw: Buffer, signature: string | undefined, secret: string): Stripe.Event {
   if (!signature) throw new AppError("invalid_signature", "Missing Stripe-Signature header");
+  let event: Stripe.Event;
   try {
-    return Stripe.webhooks.constructEvent(raw, signature, secret);
+    event = Stripe.webhooks.constructEvent(raw, signature, secret, toleranceSeconds);
   } catch (error) {
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
       throw new AppError("invalid_signature", "Stripe-Signature does not match the body, or is too old", {
@@ -23,6 +27,23 @@ function verifiedEvent(raw: Buffer, signature: string | undefined, secret: strin
     // A correctly signed body that is not JSON: only a broken sender does that.
     throw new AppError("invalid_json", "Webhook body is not valid JSON", { cause: error });
   }
+  const timestamp = Number(/(?:^|,)t=(\d+)/.exec(signature)?.[1]);
+  if (timestamp > Date.now() / 1000 + toleranceSeconds) {
+    throw new AppError("invalid_signature", "Stripe-Signature timestamp is in the future");
+  }
+  // Signed but not an event (`null`, no `data.object`): a client error, not ours to retry on.
+  const shape = event as unknown as { id?: unknown; type?: unknown; data?: { object?: unknown } } | null;
+  if (
+    typeof shape !== "object" ||
+    shape === null ||
+    typeof shape.id !== "string" ||
+    typeof shape.type !== "string" ||
+    typeof shape.data?.object !== "object" ||
+    shape.data.object === null
+  ) {
+    throw new AppError("validation_failed", "Webhook body is not a Stripe event");
+  }
+  return event;
 }
 
 /**

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Database } from "../../db/client";
 import { AppError, isAppError } from "../../errors";
 import { safeEqual } from "../../http/bearer-auth";
-import { rateLimit } from "../../http/rate-limit";
+import { rateLimit } from "express-rate-limit";
 import type { Logger } from "../../logger";
 import type { EmailRenderer } from "../../notifications/email-renderer";
 import { emailTemplates, formatMoney, orderReference } from "../../notifications/templates";
@@ -490,7 +490,24 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   });
   router.post(
     "/ops/login",
-    rateLimit({ capacity: deps.loginRateLimit ?? 5, refillMs: 60_000 }),
+    // Only failed logins count (a 401 answer), per client, per replica.
+    rateLimit({
+      windowMs: 60_000,
+      limit: deps.loginRateLimit ?? 5,
+      skipSuccessfulRequests: true,
+      standardHeaders: "draft-7",
+      legacyHeaders: false,
+      handler: (req, res) => {
+        sendPage(
+          res,
+          <LoginPage
+            error="Too many failed logins from here; wait a minute."
+            next={localNext(req.query.next)}
+          />,
+          429,
+        );
+      },
+    }),
     form,
     (req, res) => {
       const token = (req.body as { token?: unknown }).token;

@@ -1,0 +1,14 @@
+import type { Config } from "../config";
+
+/**
+ * Where Inngest is told to call us, pinned from configuration in production: PUBLIC_URL's origin,
+ * and its path (a reverse-proxy prefix, if any) followed by INNGEST_SERVE_PATH. Without these the
+ * SDK builds the URL it announces from the request (Host, X-Forwarded-*), which a caller controls.
+ * Outside production nothing is pinned: the local engine syncs the address it reaches us at.
+ */
+export function pinnedServeUrl(config: Config): { serveOrigin?: string; servePath?: string } {
+  if (!config.isProduction || config.PUBLIC_URL === undefined) return {};
+  const publicUrl = new URL(config.PUBLIC_URL);
+  const prefix = publicUrl.pathname.replace(/\/+$/, "");
+  return { serveOrigin: publicUrl.origin, servePath: `${prefix}${config.INNGEST_SERVE_PATH}` };
+}
