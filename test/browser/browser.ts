@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import { createServer } from "node:net";
+import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
 
@@ -30,4 +31,13 @@ export function freePort(): Promise<number> {
   });
 }
 
-export const screenshotDir = path.resolve(__dirname, "../../docs/screenshots");
+/**
+ * Where the tests save their screenshots: a temporary folder, so `npm test` leaves the checkout
+ * clean; `npm run docs:screenshots` points it at docs/screenshots to refresh the README's pictures.
+ */
+export const screenshotDir =
+  // eslint-disable-next-line no-restricted-properties -- a test-only switch, not service configuration
+  process.env.SCREENSHOT_DIR !== undefined
+    ? // eslint-disable-next-line no-restricted-properties -- see above
+      path.resolve(process.env.SCREENSHOT_DIR)
+    : path.join(os.tmpdir(), "order-fulfillment-screenshots");
