@@ -56,6 +56,8 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       webhookSecret: stripeWebhookSecret,
       logger,
       stateFile: path.resolve(config.DATA_DIR, "stripe-sandbox.json"),
+      // Holds placed days ago (the state file persists) lapse as at Stripe.
+      expiryIntervalMs: 60_000,
     });
     const { url } = await sandbox.listen(config.STRIPE_SANDBOX_PORT, "127.0.0.1");
     logger.info({ url }, "Stripe stand-in started (no STRIPE_SECRET_KEY)");

@@ -7,6 +7,8 @@ export type AuthorizationState = "requires_capture" | "succeeded" | "canceled" |
 export interface PaymentIntentView {
   id: string;
   state: AuthorizationState;
+  /** Why a canceled PaymentIntent was canceled (Stripe's `cancellation_reason`), else null. */
+  cancellationReason?: string | null;
   amount: number;
   amountCaptured: number;
   amountRefunded: number;
@@ -40,17 +42,43 @@ export interface PaymentGateway {
   refundInFull(paymentIntentId: string, idempotencyKey: string): Promise<RefundResult>;
 }
 
+export type PaymentRejectionReason =
+  "declined" | "authorization_expired" | "authentication_required" | "unexpected_state";
+
+/** What ops read (alerts, timeline) for each reason; the reason code itself is for machines. */
+export const rejectionLabels: Record<PaymentRejectionReason, string> = {
+  declined: "card declined",
+  authorization_expired: "authorization expired",
+  authentication_required: "authentication required",
+  unexpected_state: "payment not capturable",
+};
+
 /**
  * The customer's money cannot be taken and retrying will not change that: a decline, an
- * authorization that expired or was voided. Workflow steps turn it into a NonRetriableError.
+ * authorization that expired or was voided. Workflow steps turn it into a NonRetriableError and
+ * compensate once. The message starts with the label, so whatever shows it (the failed run's
+ * alert, the timeline) says "authorization expired" in words.
  */
 export class PaymentRejectedError extends Error {
+  readonly label: string;
+
   constructor(
-    readonly reason: "declined" | "authorization_expired" | "authentication_required" | "unexpected_state",
-    message: string,
-    options: { cause?: unknown } = {},
+    readonly reason: PaymentRejectionReason,
+    detail: string,
+    options: { cause?: unknown; code?: string } = {},
   ) {
-    super(message, options);
+    super(`${rejectionLabels[reason]}${options.code ? ` (${options.code})` : ""}: ${detail}`, options);
     this.name = "PaymentRejectedError";
+    this.label = rejectionLabels[reason];
   }
+}
+
+/**
+ * Stripe's `cancellation_reason` values that mean the authorization lapsed uncaptured: `expired`
+ * in current API versions, `automatic` in older ones (before 2024-06). Anything else was a void.
+ */
+export const lapsedCancellationReasons: readonly string[] = ["expired", "automatic"];
+
+export function isLapsedAuthorization(cancellationReason: string | null | undefined): boolean {
+  return cancellationReason != null && lapsedCancellationReasons.includes(cancellationReason);
 }

@@ -1,7 +1,9 @@
 import Stripe from "stripe";
 import {
+  isLapsedAuthorization,
   PaymentRejectedError,
   type AuthorizationState,
+  type CaptureResult,
   type PaymentGateway,
   type PaymentIntentView,
 } from "./payment-gateway";
@@ -22,6 +24,7 @@ function toView(intent: Stripe.PaymentIntent): PaymentIntentView {
   return {
     id: intent.id,
     state,
+    cancellationReason: intent.cancellation_reason ?? null,
     amount: intent.amount,
     amountCaptured: intent.amount_received,
     amountRefunded: charge?.amount_refunded ?? 0,
@@ -29,25 +32,53 @@ function toView(intent: Stripe.PaymentIntent): PaymentIntentView {
   };
 }
 
+/**
+ * Stripe's capture answers that no retry can change, by error code. Declines are 402 card errors
+ * (StripeCardError); the rest are 400 invalid_request_errors (StripeInvalidRequestError):
+ * - `charge_expired_for_capture`: Stripe already expired the uncaptured charge;
+ * - `capture_charge_authorization_expired`: the authorization lapsed at the network before
+ *   Stripe's own expiry ran (the PaymentIntent may still read `requires_capture`);
+ * - `capture_unauthorized_payment`: there is no authorization to capture.
+ */
+const invalidRequestRejections: Record<string, PaymentRejectedError["reason"]> = {
+  charge_expired_for_capture: "authorization_expired",
+  capture_charge_authorization_expired: "authorization_expired",
+  capture_unauthorized_payment: "unexpected_state",
+};
+
 /** Stripe errors that no retry can fix become PaymentRejectedError; the rest propagate as-is. */
 function rejectionOf(error: unknown): PaymentRejectedError | undefined {
   if (!(error instanceof Stripe.errors.StripeError)) return undefined;
+  const code = error.code;
   if (error.type === "StripeCardError") {
-    const reason = error.code === "authentication_required" ? "authentication_required" : "declined";
-    return new PaymentRejectedError(reason, error.message, { cause: error });
+    const reason = code === "authentication_required" ? "authentication_required" : "declined";
+    return new PaymentRejectedError(reason, error.message, {
+      cause: error,
+      code: error.decline_code ?? code,
+    });
   }
-  if (error.code === "payment_intent_unexpected_state" || error.code === "charge_expired_for_capture") {
-    return new PaymentRejectedError("authorization_expired", error.message, { cause: error });
+  if (error.type !== "StripeInvalidRequestError" || code === undefined) return undefined;
+  const reason = invalidRequestRejections[code];
+  if (reason) return new PaymentRejectedError(reason, error.message, { cause: error, code });
+  if (code === "payment_intent_unexpected_state") {
+    // Stripe attaches the PaymentIntent as it is now: a lapse reads canceled/expired.
+    const intent = error.payment_intent;
+    const lapsed = intent?.status === "canceled" && isLapsedAuthorization(intent.cancellation_reason);
+    return new PaymentRejectedError(lapsed ? "authorization_expired" : "unexpected_state", error.message, {
+      cause: error,
+      code,
+    });
   }
   return undefined;
 }
 
-async function rethrowing<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw rejectionOf(error) ?? error;
-  }
+function alreadyCaptured(intent: Stripe.PaymentIntent): CaptureResult {
+  return {
+    paymentIntentId: intent.id,
+    amountCaptured: intent.amount_received,
+    currency: intent.currency,
+    alreadyCaptured: true,
+  };
 }
 
 export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
@@ -68,9 +99,10 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
         };
       }
       if (current.state === "canceled") {
+        const lapsed = isLapsedAuthorization(current.cancellationReason);
         throw new PaymentRejectedError(
-          "authorization_expired",
-          `PaymentIntent ${paymentIntentId} was canceled before capture`,
+          lapsed ? "authorization_expired" : "unexpected_state",
+          `PaymentIntent ${paymentIntentId} was canceled before capture (cancellation_reason ${current.cancellationReason ?? "none"})`,
         );
       }
       if (current.state !== "requires_capture") {
@@ -79,9 +111,21 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
           `PaymentIntent ${paymentIntentId} cannot be captured (${current.state})`,
         );
       }
-      const captured = await rethrowing(() =>
-        stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey }),
-      );
+      let captured: Stripe.PaymentIntent;
+      try {
+        captured = await stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey });
+      } catch (error) {
+        // Captured in between (another attempt without our key): the money is taken, not lost.
+        const intent = error instanceof Stripe.errors.StripeError ? error.payment_intent : undefined;
+        if (
+          error instanceof Stripe.errors.StripeError &&
+          error.code === "payment_intent_unexpected_state" &&
+          intent?.status === "succeeded"
+        ) {
+          return alreadyCaptured(intent);
+        }
+        throw rejectionOf(error) ?? error;
+      }
       return {
         paymentIntentId,
         amountCaptured: captured.amount_received,

@@ -8,6 +8,7 @@ import {
   renderCheckoutSession,
   retrieveCheckoutSession,
 } from "./checkout-sessions";
+import { validateParams } from "./accepted-params";
 import { StripeApiError, stripeErrors } from "./errors";
 import { listEvents, retrieveEvent } from "./events";
 import type { FailureInjector, InjectedFailure, SandboxEndpoint } from "./failures";
@@ -90,7 +91,10 @@ const routes: Route[] = [
     endpoint: "checkout.sessions.expire",
     method: "post",
     path: "/checkout/sessions/:id/expire",
-    handle: (ctx, call) => expireCheckoutSession(ctx, idOf(call), call.origin),
+    handle: (ctx, call) => {
+      const outcome = expireCheckoutSession(ctx, idOf(call), call.origin);
+      return { result: renderCheckoutSession(ctx, outcome.result, call.params), events: outcome.events };
+    },
   },
   {
     endpoint: "payment_intents.retrieve",
@@ -212,6 +216,9 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
       try {
         checkApiKey(req);
         entry.params = paramsOf(req);
+        // Like Stripe: a parameter the endpoint does not accept fails validation before anything
+        // executes, so nothing is saved under the idempotency key.
+        validateParams(route.endpoint, entry.params);
         const failure = deps.failures.take(route.endpoint);
         if (failure) entry.injected = failure.kind;
         if (failure?.kind === "server_error") throw stripeErrors.apiError();
@@ -232,11 +239,13 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         let body: unknown;
         let events: Stripe.Event[] = [];
         try {
-          if (failure?.kind === "decline") {
+          if (failure?.kind === "decline" || failure?.kind === "capture_failure") {
             const paymentIntent = pathId?.startsWith("pi_")
               ? deps.ctx.store.data.paymentIntents[pathId]
               : undefined;
-            throw stripeErrors.declined(failure.code ?? "card_declined", paymentIntent);
+            throw failure.kind === "decline"
+              ? stripeErrors.declined(failure.code ?? "card_declined", paymentIntent)
+              : stripeErrors.captureFailed(failure.code, paymentIntent);
           }
           const outcome = route.handle(deps.ctx, {
             id: pathId,

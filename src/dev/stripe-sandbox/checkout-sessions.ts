@@ -17,6 +17,7 @@ import {
 import { stripeId } from "./ids";
 import type { PaymentSettings } from "./store";
 import {
+  authorizeCharge,
   chargeOf,
   declinePayment,
   newCharge,
@@ -136,8 +137,13 @@ function expiresAtFrom(params: Params, createdSeconds: number): number {
 
 export function createCheckoutSession(ctx: SandboxContext, params: Params): Outcome<Stripe.Checkout.Session> {
   for (const key of Object.keys(params)) {
+    // Stripe accepts it (accepted-params.ts let it through) but the sandbox does not model it.
     if (!knownParams.has(key)) {
-      throw stripeErrors.invalidParam(key, `Received unknown parameter: ${key}`, "parameter_unknown");
+      throw stripeErrors.invalidParam(
+        key,
+        `The Stripe sandbox does not implement the parameter ${key} (Stripe accepts it).`,
+        "parameter_not_implemented",
+      );
     }
   }
   const mode = requiredString(params, "mode");
@@ -266,6 +272,8 @@ export function expireCheckoutSession(
     );
   }
   session.status = "expired";
+  // Stripe clears the hosted page's URL once the session is no longer open.
+  session.url = null;
   const paymentIntent =
     typeof session.payment_intent === "string"
       ? ctx.store.data.paymentIntents[session.payment_intent]
@@ -348,6 +356,7 @@ export function completeCheckoutSession(
   paymentIntent.last_payment_error = null;
   paymentIntent.receipt_email = email;
   session.status = "complete";
+  session.url = null;
   session.customer_details = {
     ...(fromFixture("checkout.session").customer_details as Stripe.Checkout.Session.CustomerDetails),
     email,
@@ -360,8 +369,7 @@ export function completeCheckoutSession(
     events.push(recordEvent(ctx, "charge.pending", charge, customerOrigin));
     events.push(recordEvent(ctx, "payment_intent.processing", paymentIntent, customerOrigin));
   } else if (outcome === "authorized") {
-    paymentIntent.status = "requires_capture";
-    paymentIntent.amount_capturable = paymentIntent.amount;
+    authorizeCharge(ctx, paymentIntent, charge);
     events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
     events.push(recordEvent(ctx, "payment_intent.amount_capturable_updated", paymentIntent, customerOrigin));
   } else {

@@ -11,8 +11,10 @@ export const customerOrigin: Origin = { requestId: null, idempotencyKey: null };
 
 export interface SandboxContext {
   store: SandboxStore;
-  /** Milliseconds since the epoch; tests may pass a virtual clock. */
+  /** Milliseconds since the epoch on the sandbox clock (see StripeSandbox.advanceClock). */
   now(): number;
+  /** How long a card authorization can be captured (Stripe: about seven days). */
+  authorizationWindowMs: number;
   /** Where this sandbox answers, for the hosted-page URL of a Checkout Session. */
   baseUrl(): string;
   /** How many webhook endpoints will receive a new event (Stripe's `pending_webhooks`). */

@@ -1,9 +1,9 @@
 import express, { type NextFunction, type Request, type Response, type Router } from "express";
 import { z } from "zod";
 import { OutcomeNotPossible } from "./checkout-sessions";
-import type { ControlResult, SandboxControl } from "./control";
+import type { ControlResult, LapseResult, SandboxControl } from "./control";
 import { StripeApiError } from "./errors";
-import type { FailureInjector } from "./failures";
+import type { FailureInjector, InjectedFailure } from "./failures";
 import { sandboxEndpoints } from "./failures";
 import type { WebhookDeliverer } from "./webhook-delivery";
 
@@ -15,6 +15,12 @@ const declineCode = z.enum([
   "expired_card",
 ]);
 
+const captureFailureCode = z.enum([
+  "charge_expired_for_capture",
+  "capture_charge_authorization_expired",
+  "capture_unauthorized_payment",
+]);
+
 const schemas = {
   complete: z.object({
     outcome: z.enum(["authorized", "paid", "declined", "async_pending"]),
@@ -23,19 +29,49 @@ const schemas = {
   }),
   async: z.object({ succeeded: z.boolean(), deliver }),
   deliverOnly: z.object({ deliver }),
+  advance: z.object({ ms: z.number().int().nonnegative(), expire: z.boolean().optional(), deliver }),
   failure: z.object({
     endpoint: z.enum(sandboxEndpoints),
-    kind: z.enum(["server_error", "rate_limited", "decline", "hang"]),
+    kind: z.enum(["server_error", "rate_limited", "decline", "capture_failure", "hang"]),
     times: z.number().int().positive().optional(),
-    code: declineCode.optional(),
+    code: z.union([declineCode, captureFailureCode]).optional(),
     ms: z.number().int().nonnegative().optional(),
     afterProcessing: z.boolean().optional(),
   }),
 };
 
+type FailureInput = Omit<z.infer<typeof schemas.failure>, "endpoint" | "times">;
+
+function injectedFailure(input: FailureInput): InjectedFailure {
+  switch (input.kind) {
+    case "decline": {
+      const code = input.code === undefined ? undefined : declineCode.parse(input.code);
+      return { kind: "decline", ...(code ? { code } : {}) };
+    }
+    case "capture_failure":
+      return { kind: "capture_failure", code: captureFailureCode.parse(input.code) };
+    case "hang":
+      return {
+        kind: "hang",
+        ...(input.ms !== undefined ? { ms: input.ms } : {}),
+        afterProcessing: input.afterProcessing ?? false,
+      };
+    default:
+      return { kind: input.kind };
+  }
+}
+
 /** Control responses list events as id and type; the full objects are one GET /v1/events/:id away. */
 function summary(result: ControlResult): unknown {
   return { ...result, events: result.events.map((event) => ({ id: event.id, type: event.type })) };
+}
+
+function lapseSummary(result: LapseResult): unknown {
+  return {
+    paymentIntents: result.paymentIntents.map((paymentIntent) => paymentIntent.id),
+    events: result.events.map((event) => ({ id: event.id, type: event.type })),
+    deliveries: result.deliveries,
+  };
 }
 
 const param = (req: Request, name: string): string => String(req.params[name]);
@@ -48,6 +84,8 @@ export function createControlRouter(deps: {
   control: SandboxControl;
   failures: FailureInjector;
   deliverer: WebhookDeliverer;
+  advanceClock(ms: number, options: { deliver?: boolean; expire?: boolean }): Promise<LapseResult>;
+  clock(): { now: number; advancedMs: number; authorizationWindowMs: number };
 }): Router {
   const { control, failures, deliverer } = deps;
   const router = express.Router();
@@ -77,6 +115,16 @@ export function createControlRouter(deps: {
       summary(await control.cancelAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))),
     );
   });
+  router.get("/clock", (_req, res) => {
+    res.json(deps.clock());
+  });
+  router.post("/clock/advance", async (req, res) => {
+    const { ms, ...options } = schemas.advance.parse(body(req));
+    res.json(lapseSummary(await deps.advanceClock(ms, options)));
+  });
+  router.post("/authorizations/expire_lapsed", async (req, res) => {
+    res.json(lapseSummary(await control.expireLapsedAuthorizations(schemas.deliverOnly.parse(body(req)))));
+  });
   router.post("/events/:id/deliver", async (req, res) => {
     res.json(await control.redeliver(param(req, "id")));
   });
@@ -88,17 +136,13 @@ export function createControlRouter(deps: {
   });
   router.post("/failures", (req, res) => {
     const { endpoint, times, ...failure } = schemas.failure.parse(body(req));
-    const injected =
-      failure.kind === "decline"
-        ? { kind: failure.kind, ...(failure.code ? { code: failure.code } : {}) }
-        : failure.kind === "hang"
-          ? {
-              kind: failure.kind,
-              ...(failure.ms !== undefined ? { ms: failure.ms } : {}),
-              afterProcessing: failure.afterProcessing ?? false,
-            }
-          : { kind: failure.kind };
-    failures.inject(endpoint, injected, times ?? 1);
+    const injected = injectedFailure(failure);
+    try {
+      failures.inject(endpoint, injected, times ?? 1);
+    } catch (error) {
+      res.status(400).json({ error: { code: "invalid_failure", message: (error as Error).message } });
+      return;
+    }
     res.status(201).json({ pending: failures.pending() });
   });
   router.get("/failures", (_req, res) => {

@@ -10,7 +10,12 @@ import {
 } from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
 import { retrieveEvent } from "./events";
-import { cancelPaymentIntent, expireAuthorization, retrievePaymentIntent } from "./payment-intents";
+import {
+  cancelPaymentIntent,
+  expireAuthorization,
+  expireLapsedAuthorizations,
+  retrievePaymentIntent,
+} from "./payment-intents";
 import type { DeliveryResult, SignedDelivery, WebhookDeliverer } from "./webhook-delivery";
 
 export interface ControlResult {
@@ -25,6 +30,13 @@ export interface ControlResult {
 export interface DeliverOption {
   /** Default true: POST the signed events to the webhook URL before returning. */
   deliver?: boolean;
+}
+
+export interface LapseResult {
+  /** The PaymentIntents whose authorization lapsed in this run. */
+  paymentIntents: Stripe.PaymentIntent[];
+  events: Stripe.Event[];
+  deliveries: DeliveryResult[];
 }
 
 /** The test-and-demo side of the sandbox: what customers, card networks and time do. */
@@ -55,6 +67,21 @@ export class SandboxControl {
     return this.finish(expireAuthorization(this.ctx, paymentIntentId, customerOrigin), options);
   }
 
+  /**
+   * Stripe's expiry run: authorizations whose window has passed on the sandbox clock lapse
+   * (PaymentIntent canceled, `cancellation_reason: "expired"`, `charge.expired` and
+   * `payment_intent.canceled` delivered).
+   */
+  async expireLapsedAuthorizations(options: DeliverOption = {}): Promise<LapseResult> {
+    const outcome = expireLapsedAuthorizations(this.ctx, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      paymentIntents: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
   /** Someone voided the authorization outside this service (the Dashboard, say). */
   cancelAuthorization(paymentIntentId: string, options: DeliverOption = {}): Promise<ControlResult> {
     return this.finish(cancelPaymentIntent(this.ctx, paymentIntentId, {}, customerOrigin), options);
@@ -69,17 +96,21 @@ export class SandboxControl {
     return this.deliverer.sign(retrieveEvent(this.ctx, eventId));
   }
 
+  private async deliverAll(events: Stripe.Event[], options: DeliverOption): Promise<DeliveryResult[]> {
+    const deliveries: DeliveryResult[] = [];
+    if (options.deliver === false) return deliveries;
+    for (const event of events) {
+      if (this.deliverer.wants(event)) deliveries.push(await this.deliverer.deliver(event));
+    }
+    return deliveries;
+  }
+
   private async finish(
     outcome: Outcome<Stripe.Checkout.Session | Stripe.PaymentIntent>,
     options: DeliverOption,
   ): Promise<ControlResult> {
     this.ctx.store.persist();
-    const deliveries: DeliveryResult[] = [];
-    if (options.deliver !== false) {
-      for (const event of outcome.events) {
-        if (this.deliverer.wants(event)) deliveries.push(await this.deliverer.deliver(event));
-      }
-    }
+    const deliveries = await this.deliverAll(outcome.events, options);
     const object = outcome.result;
     if (object.object === "checkout.session") {
       const session = retrieveCheckoutSession(this.ctx, object.id);

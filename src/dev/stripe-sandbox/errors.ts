@@ -27,7 +27,30 @@ export class StripeApiError extends Error {
 
 const docUrl = (code: string): string => `https://stripe.com/docs/error-codes/${code.replace(/_/g, "-")}`;
 
+/** Issuer declines: Stripe answers 402 `card_error` (stripe-node's StripeCardError). */
 export type DeclineCode = "card_declined" | "authentication_required" | "insufficient_funds" | "expired_card";
+
+/**
+ * Why a capture of an authorized PaymentIntent fails other than by a decline: Stripe answers 400
+ * `invalid_request_error` with these codes (stripe-node's StripeInvalidRequestError), not 402.
+ * - `charge_expired_for_capture`: Stripe has already expired the uncaptured charge (its
+ *   authorization window passed, the PaymentIntent is canceled with `cancellation_reason: expired`);
+ * - `capture_charge_authorization_expired`: the window passed but Stripe has not processed the
+ *   lapse yet (the PaymentIntent still says `requires_capture`); the network refuses the capture;
+ * - `capture_unauthorized_payment`: the payment was never authorized (no hold to capture).
+ * Stripe's error-code list documents the codes but not which one each case gets; this split is
+ * the sandbox's reading (docs/stripe-sandbox.md).
+ */
+export type CaptureFailureCode =
+  "charge_expired_for_capture" | "capture_charge_authorization_expired" | "capture_unauthorized_payment";
+
+const captureFailureMessages: Record<CaptureFailureCode, string> = {
+  charge_expired_for_capture:
+    "The charge cannot be captured as the authorization has expired. Auth and capture charges must be captured within a set number of days (7 by default).",
+  capture_charge_authorization_expired:
+    "Cannot capture this charge because the authorization has expired. Auth and capture charges must be captured within a set number of days (7 by default).",
+  capture_unauthorized_payment: "You cannot capture this unauthorized payment.",
+};
 
 const declineMessages: Record<DeclineCode, string> = {
   card_declined: "Your card was declined.",
@@ -72,6 +95,22 @@ export const stripeErrors = {
     }),
   invalidParam: (param: string, message: string, code = "parameter_invalid_string") =>
     new StripeApiError(400, { type: "invalid_request_error", code, param, message }),
+  unknownParam: (param: string, suggestion?: string) =>
+    new StripeApiError(400, {
+      type: "invalid_request_error",
+      code: "parameter_unknown",
+      param,
+      message: `Received unknown parameter: ${param}${suggestion ? `. Did you mean ${suggestion}?` : ""}`,
+      doc_url: docUrl("parameter_unknown"),
+    }),
+  captureFailed: (code: CaptureFailureCode, paymentIntent?: Stripe.PaymentIntent) =>
+    new StripeApiError(400, {
+      type: "invalid_request_error",
+      code,
+      message: captureFailureMessages[code],
+      doc_url: docUrl(code),
+      ...(paymentIntent ? { payment_intent: paymentIntent } : {}),
+    }),
   unexpectedState: (paymentIntent: Stripe.PaymentIntent, message: string) =>
     new StripeApiError(400, {
       type: "invalid_request_error",

@@ -7,7 +7,7 @@ import type { Logger } from "../../logger";
 import { createApiRouter, type RequestLogEntry } from "./api-router";
 import type { CompletionOutcome } from "./checkout-sessions";
 import type { SandboxContext } from "./context";
-import { SandboxControl, type ControlResult, type DeliverOption } from "./control";
+import { SandboxControl, type ControlResult, type DeliverOption, type LapseResult } from "./control";
 import { createControlRouter } from "./control-router";
 import type { DeclineCode } from "./errors";
 import { FailureInjector, type InjectedFailure, type SandboxEndpoint } from "./failures";
@@ -22,6 +22,7 @@ export type {
   DeclineCode,
   DeliveryResult,
   InjectedFailure,
+  LapseResult,
   RequestLogEntry,
   SandboxEndpoint,
   SignedDelivery,
@@ -34,8 +35,20 @@ export interface StripeSandboxOptions {
   logger: Logger;
   /** Keep state across restarts in this JSON file (written through on every change). */
   stateFile?: string;
-  /** Virtual clock in ms; default Date.now. Used for object timestamps, events and signatures. */
+  /**
+   * Base clock in ms; default Date.now. The sandbox clock is this plus whatever advanceClock added;
+   * it dates objects and events and decides when authorizations lapse. Webhook signatures use the
+   * base clock, since the receiver checks them against its own.
+   */
   now?: () => number;
+  /** How long a card authorization stays capturable. Default 7 days, Stripe's usual window. */
+  authorizationWindowMs?: number;
+  /**
+   * While listening, run Stripe's expiry of lapsed authorizations this often (a long-running
+   * `npm start` whose state file outlives the window). Default: never on its own; tests call
+   * advanceClock / expireLapsedAuthorizations so that nothing lapses behind their back.
+   */
+  expiryIntervalMs?: number;
   /** Which event types reach the webhook URL, like a Stripe endpoint's enabled_events. Default: all. */
   enabledEvents?: string[];
   /**
@@ -67,6 +80,16 @@ export interface StripeSandbox {
   expireCheckoutSession(id: string, options?: DeliverOption): Promise<ControlResult>;
   expireAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
   cancelAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
+  /**
+   * Moves the sandbox clock forward (time passing at Stripe) and, unless `expire: false`, runs
+   * Stripe's expiry of lapsed authorizations. With `expire: false` a lapsed authorization still
+   * reads `requires_capture` and a capture fails with `capture_charge_authorization_expired`.
+   */
+  advanceClock(ms: number, options?: DeliverOption & { expire?: boolean }): Promise<LapseResult>;
+  /** Runs Stripe's expiry of lapsed authorizations now. */
+  expireLapsedAuthorizations(options?: DeliverOption): Promise<LapseResult>;
+  /** The sandbox clock (ms) and how far advanceClock has moved it. */
+  clock(): { now: number; advancedMs: number; authorizationWindowMs: number };
   /** Delivers a recorded event again, freshly signed. */
   redeliver(eventId: string): Promise<DeliveryResult>;
   /** The exact body and Stripe-Signature header a delivery of this event would carry now. */
@@ -84,6 +107,7 @@ export interface StripeSandbox {
 }
 
 const defaultRetryDelaysMs = [500, 1_000, 2_000, 5_000, 10_000, 30_000];
+const defaultAuthorizationWindowMs = 7 * 24 * 3600_000;
 
 /** A webhook signing secret for the embedded sandbox when STRIPE_WEBHOOK_SECRET is unset. */
 export function generateWebhookSecret(): string {
@@ -96,15 +120,18 @@ export function generateWebhookSecret(): string {
  */
 export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbox {
   const logger = options.logger.child({ component: "stripe-stand-in" });
-  const now = options.now ?? Date.now;
   const store = new SandboxStore(options.stateFile);
+  const baseNow = options.now ?? Date.now;
+  const now = (): number => baseNow() + store.data.clockAdvancedMs;
+  const authorizationWindowMs = options.authorizationWindowMs ?? defaultAuthorizationWindowMs;
+  let expiryTimer: NodeJS.Timeout | undefined;
   let url: string | undefined;
   let server: Server | undefined;
 
   const deliverer = new WebhookDeliverer({
     secret: options.webhookSecret,
     logger,
-    now,
+    now: baseNow,
     enabledEvents: options.enabledEvents ?? ["*"],
     retryDelaysMs: options.retryDelaysMs ?? defaultRetryDelaysMs,
     timeoutMs: options.deliveryTimeoutMs ?? 10_000,
@@ -114,6 +141,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
   const ctx: SandboxContext = {
     store,
     now,
+    authorizationWindowMs,
     baseUrl: () => url ?? "http://127.0.0.1",
     webhookEndpointCount: () => (deliverer.hasEndpoint() ? 1 : 0),
   };
@@ -137,7 +165,19 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
   );
   app.get("/", standInHome(ctx));
   app.use("/_sandbox/pay", createPayPage({ ctx, control }));
-  app.use("/_sandbox", createControlRouter({ control, failures, deliverer }));
+  const advanceClock = async (
+    ms: number,
+    opts: DeliverOption & { expire?: boolean } = {},
+  ): Promise<LapseResult> => {
+    if (!Number.isFinite(ms) || ms < 0)
+      throw new Error(`The sandbox clock only moves forward, not by ${ms} ms`);
+    store.data.clockAdvancedMs += ms;
+    store.persist();
+    if (opts.expire === false) return { paymentIntents: [], events: [], deliveries: [] };
+    return control.expireLapsedAuthorizations(opts);
+  };
+  const clock = () => ({ now: now(), advancedMs: store.data.clockAdvancedMs, authorizationWindowMs });
+  app.use("/_sandbox", createControlRouter({ control, failures, deliverer, advanceClock, clock }));
 
   return {
     app,
@@ -153,9 +193,19 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       const address = server.address() as AddressInfo;
       url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
       logger.info({ url }, "Stripe stand-in listening");
+      if (options.expiryIntervalMs !== undefined && !expiryTimer) {
+        expiryTimer = setInterval(() => {
+          control.expireLapsedAuthorizations().catch((error: unknown) => {
+            logger.warn({ err: error }, "Stripe sandbox: expiring lapsed authorizations failed");
+          });
+        }, options.expiryIntervalMs);
+        expiryTimer.unref();
+      }
       return { url };
     },
     async close() {
+      clearInterval(expiryTimer);
+      expiryTimer = undefined;
       deliverer.close();
       for (const res of hanging) res.destroy();
       hanging.clear();
@@ -177,6 +227,9 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     expireCheckoutSession: (id, opts) => control.expireCheckoutSession(id, opts),
     expireAuthorization: (id, opts) => control.expireAuthorization(id, opts),
     cancelAuthorization: (id, opts) => control.cancelAuthorization(id, opts),
+    advanceClock,
+    expireLapsedAuthorizations: (opts) => control.expireLapsedAuthorizations(opts),
+    clock,
     redeliver: (eventId) => control.redeliver(eventId),
     signedDelivery: (eventId) => control.signedDelivery(eventId),
     deliveriesSettled: () => deliverer.idle(),

@@ -180,12 +180,56 @@ function unexpectedState(
   action: "captured" | "canceled",
   allowed: string[],
 ): StripeApiError {
-  const verb = action === "captured" ? "could not be captured" : "cannot be canceled";
+  // Stripe's own wording for each (as its API answers them).
+  const opening =
+    action === "captured"
+      ? "This PaymentIntent could not be captured"
+      : "You cannot cancel this PaymentIntent";
   return stripeErrors.unexpectedState(
     paymentIntent,
-    `This PaymentIntent ${verb} because it has a status of ${paymentIntent.status}. ` +
+    `${opening} because it has a status of ${paymentIntent.status}. ` +
       `Only a PaymentIntent with one of the following statuses may be ${action}: ${allowed.join(", ")}.`,
   );
+}
+
+/** The Checkout Session that created this PaymentIntent, if one did. */
+function checkoutSessionOf(
+  ctx: SandboxContext,
+  paymentIntentId: string,
+): Stripe.Checkout.Session | undefined {
+  return Object.values(ctx.store.data.checkoutSessions).find(
+    (session) => session.payment_intent === paymentIntentId,
+  );
+}
+
+/**
+ * When the authorization behind an uncaptured card charge lapses: Stripe publishes it as
+ * `payment_method_details.card.capture_before` (Unix seconds) on the charge.
+ */
+export function captureBeforeOf(charge: Stripe.Charge | undefined): number | undefined {
+  return charge?.payment_method_details?.card?.capture_before ?? undefined;
+}
+
+/** Marks a card charge authorized for later capture, with its lapse `authorizationWindowMs` from now. */
+export function authorizeCharge(
+  ctx: SandboxContext,
+  paymentIntent: Stripe.PaymentIntent,
+  charge: Stripe.Charge,
+): void {
+  paymentIntent.status = "requires_capture";
+  paymentIntent.amount_capturable = paymentIntent.amount;
+  const details = charge.payment_method_details;
+  if (details?.card) {
+    charge.payment_method_details = {
+      ...details,
+      card: { ...details.card, capture_before: unixSeconds(ctx.now() + ctx.authorizationWindowMs) },
+    };
+  }
+}
+
+function authorizationLapsed(ctx: SandboxContext, paymentIntent: Stripe.PaymentIntent): boolean {
+  const captureBefore = captureBeforeOf(chargeOf(ctx, paymentIntent));
+  return captureBefore !== undefined && ctx.now() >= captureBefore * 1000;
 }
 
 export function capturePaymentIntent(
@@ -195,8 +239,14 @@ export function capturePaymentIntent(
   origin: Origin,
 ): Outcome<Stripe.PaymentIntent> {
   const paymentIntent = retrievePaymentIntent(ctx, id);
+  // Stripe already expired the uncaptured charge (see expireAuthorization).
+  if (paymentIntent.status === "canceled" && paymentIntent.cancellation_reason === "expired")
+    throw stripeErrors.captureFailed("charge_expired_for_capture", paymentIntent);
   if (paymentIntent.status !== "requires_capture")
     throw unexpectedState(paymentIntent, "captured", ["requires_capture"]);
+  // The window has passed but Stripe's expiry has not run yet: the network refuses the capture.
+  if (authorizationLapsed(ctx, paymentIntent))
+    throw stripeErrors.captureFailed("capture_charge_authorization_expired", paymentIntent);
   const amount = optionalInteger(params, "amount_to_capture") ?? paymentIntent.amount_capturable;
   if (amount <= 0 || amount > paymentIntent.amount_capturable) {
     throw stripeErrors.invalidParam(
@@ -243,6 +293,16 @@ export function cancelPaymentIntent(
   if (!cancellableStatuses.includes(paymentIntent.status)) {
     throw unexpectedState(paymentIntent, "canceled", cancellableStatuses);
   }
+  // Stripe: "You can directly cancel the PaymentIntent for a Checkout Session only when the
+  // PaymentIntent has a status of requires_capture. Otherwise, you must expire the Checkout Session."
+  const session = checkoutSessionOf(ctx, id);
+  if (session && paymentIntent.status !== "requires_capture") {
+    throw stripeErrors.unexpectedState(
+      paymentIntent,
+      `You cannot cancel this PaymentIntent because it has a status of ${paymentIntent.status} and was created by Checkout Session ${session.id}. ` +
+        `A Checkout Session's PaymentIntent can be canceled only when its status is requires_capture; expire the Checkout Session instead (POST /v1/checkout/sessions/${session.id}/expire).`,
+    );
+  }
   const reason = optionalString(params, "cancellation_reason") ?? null;
   const reasons = ["duplicate", "fraudulent", "requested_by_customer", "abandoned"];
   if (reason !== null && !reasons.includes(reason)) {
@@ -263,7 +323,12 @@ export function cancelPaymentIntent(
   return { result: paymentIntent, events };
 }
 
-/** An authorization that was never captured lapses (about seven days for cards): Stripe cancels it. */
+/**
+ * An authorization that was never captured lapses (about seven days for cards): Stripe cancels the
+ * PaymentIntent with `cancellation_reason: "expired"` (API versions before 2024-06 said
+ * `automatic`), releases the hold (the charge reads refunded) and sends `charge.expired` and
+ * `payment_intent.canceled`.
+ */
 export function expireAuthorization(
   ctx: SandboxContext,
   id: string,
@@ -278,11 +343,27 @@ export function expireAuthorization(
   }
   const charge = releaseAuthorization(ctx, paymentIntent);
   paymentIntent.status = "canceled";
-  paymentIntent.cancellation_reason = "automatic";
+  paymentIntent.cancellation_reason = "expired";
   paymentIntent.canceled_at = unixSeconds(ctx.now());
   paymentIntent.amount_capturable = 0;
   const events: Stripe.Event[] = [];
   if (charge) events.push(recordEvent(ctx, "charge.expired", charge, origin));
   events.push(recordEvent(ctx, "payment_intent.canceled", paymentIntent, origin));
   return { result: paymentIntent, events };
+}
+
+/**
+ * Stripe's expiry run: every authorization whose `capture_before` has passed on the sandbox clock
+ * lapses as above. Until it runs, a capture of such a PaymentIntent fails with
+ * `capture_charge_authorization_expired`; after, with `charge_expired_for_capture`.
+ */
+export function expireLapsedAuthorizations(
+  ctx: SandboxContext,
+  origin: Origin,
+): Outcome<Stripe.PaymentIntent[]> {
+  const lapsed = Object.values(ctx.store.data.paymentIntents).filter(
+    (paymentIntent) => paymentIntent.status === "requires_capture" && authorizationLapsed(ctx, paymentIntent),
+  );
+  const events = lapsed.flatMap((paymentIntent) => expireAuthorization(ctx, paymentIntent.id, origin).events);
+  return { result: lapsed, events };
 }

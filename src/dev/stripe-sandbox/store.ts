@@ -28,6 +28,8 @@ export interface SandboxData {
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
   idempotency: Record<string, IdempotencyRecord>;
+  /** How far advanceClock has moved the sandbox clock, so a restart keeps the same time. */
+  clockAdvancedMs: number;
 }
 
 function emptyData(): SandboxData {
@@ -40,6 +42,7 @@ function emptyData(): SandboxData {
     refunds: {},
     events: [],
     idempotency: {},
+    clockAdvancedMs: 0,
   };
 }
 

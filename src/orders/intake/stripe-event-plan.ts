@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import type { OrderStatus } from "../../generated/prisma/enums";
+import { isLapsedAuthorization } from "../../payments/payment-gateway";
 
 /** What one Stripe event asks of our orders. */
 export type IntakePlan =
@@ -138,10 +139,9 @@ export async function planFor(event: Stripe.Event, lookup: PaymentIntentStatusLo
       const intent = event.data.object;
       if (intent.cancellation_reason === ownVoidReason)
         return { kind: "ignore", reason: "voided by our own compensation" };
-      const reason =
-        intent.cancellation_reason === "automatic"
-          ? "The card authorization expired before it was captured"
-          : `The card authorization was voided outside this service (${intent.cancellation_reason ?? "no reason given"})`;
+      const reason = isLapsedAuthorization(intent.cancellation_reason)
+        ? "The card authorization expired before it was captured"
+        : `The card authorization was voided outside this service (${intent.cancellation_reason ?? "no reason given"})`;
       return { kind: "authorization-lost", paymentIntentId: intent.id, reason };
     }
     case "payment_intent.payment_failed": {

@@ -110,10 +110,12 @@ describe("Stripe sandbox API through stripe-node", () => {
     const authorized = await sandbox.completeCheckoutSession(expiring.id, "authorized");
     const expired = await sandbox.expireAuthorization(defined(authorized.paymentIntent).id);
     expect(expired.events.map((event) => event.type)).toEqual(["charge.expired", "payment_intent.canceled"]);
+    // Stripe expired the uncaptured charge: its own code, not a generic state error (issue 15).
     await expect(stripe.paymentIntents.capture(defined(authorized.paymentIntent).id)).rejects.toMatchObject({
       type: "StripeInvalidRequestError",
-      code: "payment_intent_unexpected_state",
-      message: expect.stringContaining("status of canceled"),
+      statusCode: 400,
+      code: "charge_expired_for_capture",
+      payment_intent: { status: "canceled", cancellation_reason: "expired" },
     });
   });
 
@@ -164,11 +166,11 @@ describe("Stripe sandbox API through stripe-node", () => {
     await expect(stripe.paymentIntents.retrieve(id)).rejects.toMatchObject({ statusCode: 500 });
     await expect(stripe.paymentIntents.retrieve(id)).resolves.toMatchObject({ id });
 
-    sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "authentication_required" });
+    sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "card_declined" });
     await expect(stripe.paymentIntents.capture(id)).rejects.toMatchObject({
       type: "StripeCardError",
-      code: "authentication_required",
-      decline_code: "authentication_required",
+      code: "card_declined",
+      decline_code: "generic_decline",
       payment_intent: { id },
     });
 
