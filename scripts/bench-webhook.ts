@@ -104,7 +104,7 @@ async function main(): Promise<void> {
           client_reference_id: orderId,
           customer_email: "bench@example.com",
           metadata: { orderId, customerId: "cus-bench" },
-          payment_intent_data: { capture_method: "manual" },
+          payment_intent_data: { capture_method: "manual", metadata: { orderId, customerId: "cus-bench" } },
           success_url: "http://shop.bench/ok",
         });
         const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { durationMs } from "./shared/duration";
 
 /**
  * The one place that reads process.env. Everything else receives a parsed, typed Config.
@@ -36,6 +37,9 @@ const schema = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL")
     .optional(),
+  // Connections per process, and how long a query waits for one before the request answers 503.
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(500).default(10),
+  DATABASE_POOL_TIMEOUT: duration.default("5s"),
 
   STRIPE_SECRET_KEY: z
     .string()
@@ -48,6 +52,8 @@ const schema = z.object({
   STRIPE_API_BASE: optionalUrl,
   STRIPE_SANDBOX_PORT: port(12111),
   PAYMENT_CAPTURE: z.enum(["manual", "automatic"]).default("manual"),
+  // How long a Checkout Session can be paid, and so how long its stock is held (Stripe: 30m to 24h).
+  CHECKOUT_SESSION_TTL: duration.default("1h"),
 
   INNGEST_DEV: z.string().optional(),
   INNGEST_BASE_URL: optionalUrl,
@@ -168,6 +174,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (values.STRIPE_API_BASE !== undefined) {
       problems.push(
         "STRIPE_API_BASE: must not be set when NODE_ENV=production (it points Stripe at a stand-in)",
+      );
+    }
+  }
+
+  if (result.success) {
+    const ttl = durationMs(result.data.CHECKOUT_SESSION_TTL);
+    // Stripe takes expires_at 30 minutes to 24 hours after the session's creation, which comes a
+    // moment (or, for a resumed checkout, minutes) after the hold starts: keep a 5-minute margin.
+    if (ttl < 35 * 60_000 || ttl > 24 * 3600_000) {
+      problems.push(
+        "CHECKOUT_SESSION_TTL: must be from 35m to 24h (Stripe's expires_at limits, with a margin)",
       );
     }
   }

@@ -18,12 +18,14 @@ export const httpStatusByCode = {
   insufficient_stock: 409,
   order_not_cancellable: 409,
   conflict: 409,
+  idempotency_key_reused: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
   upstream_unavailable: 502,
   not_ready: 503,
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof httpStatusByCode;

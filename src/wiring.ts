@@ -12,6 +12,8 @@ import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
+import { withStockHolds } from "./inventory/holding-inventory";
+import { createStockHolds } from "./inventory/stock-holds";
 import type { Logger } from "./logger";
 import {
   createMetrics,
@@ -95,7 +97,10 @@ export async function createServices(options: {
 }): Promise<Services> {
   const { config, logger, endpoints } = options;
   const metrics = createMetrics();
-  const db = createDatabase(endpoints.databaseUrl);
+  const db = createDatabase(endpoints.databaseUrl, {
+    maxConnections: config.DATABASE_POOL_SIZE,
+    connectionTimeoutMs: durationMs(config.DATABASE_POOL_TIMEOUT),
+  });
   const publicUrl = publicBaseUrl(config);
   const links = createCustomerLinks({
     publicUrl,
@@ -206,10 +211,12 @@ export async function createServices(options: {
     inventory,
     publisher,
     logger,
+    alerts,
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
     links,
+    sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
@@ -217,7 +224,8 @@ export async function createServices(options: {
   const workflow: WorkflowDependencies = {
     orders,
     timeline: createTimeline(db),
-    inventory,
+    // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
+    inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
@@ -238,6 +246,7 @@ export async function createServices(options: {
       checkpoints: createRecoveryCheckpoints(db),
       stripeEvents: createStripeEventSource(stripe),
       intake: intake.intake,
+      checkouts: intake.checkoutSweep,
     },
   };
 

@@ -14,6 +14,7 @@ import { createDatabaseReadiness } from "../../src/health/readiness";
 import { createInngestClient } from "../../src/inngest/client";
 import { createInngestPublisher } from "../../src/inngest/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
+import { createLogAlerter } from "../../src/alerts";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import { createStripeClient } from "../../src/payments/stripe-client";
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     inventory: createPrismaInventoryRepository(db),
     publisher: createInngestPublisher(inngest),
     logger,
+    alerts: createLogAlerter({ runUrlTemplate: "", logger }),
     webhookSecret: options.webhookSecret,
     captureMethod: "manual",
     publicUrl: "http://shop.bench",

@@ -6,6 +6,7 @@ import type { OrderRepository } from "../orders/order-repository";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
+import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type {
   ExpiringAuthorizations,
@@ -34,6 +35,8 @@ export interface RecoveryDependencies {
   stripeEvents: StripeEventSource;
   /** The webhook's own intake: a swept event is handled exactly as a delivered one. */
   intake: Pick<StripeIntake, "handle">;
+  /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
+  checkouts: CheckoutSweep;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */

@@ -9,9 +9,16 @@ import { createStripeCheckoutSessions } from "../payments/stripe-checkout";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
 import { createCheckoutService } from "./checkout/checkout-service";
+import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
+import { createStockHolds } from "../inventory/stock-holds";
+import type { Alerter } from "../alerts";
+import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
 import { stripeWebhookRouter, type WebhookObserver } from "./intake/stripe-webhook-route";
+
+/** CHECKOUT_SESSION_TTL's default, 1 hour. */
+const defaultSessionTtlMs = 3600_000;
 
 export interface OrderIntake {
   /** POST /api/stripe/webhook: mount before any JSON body parser (it reads the raw body). */
@@ -19,6 +26,8 @@ export interface OrderIntake {
   /** GET /api/products, POST /api/checkout: mount after express.json(). */
   checkout: Router;
   intake: StripeIntake;
+  /** Half-made checkouts and stale holds, for the sweep-stale-checkouts cron. */
+  checkoutSweep: CheckoutSweep;
 }
 
 /** Builds the Stripe side of the order intake: catalog, checkout and the webhook receiver. */
@@ -28,30 +37,48 @@ export function createOrderIntake(deps: {
   inventory: InventoryRepository;
   publisher: EventPublisher;
   logger: Logger;
+  /** Ops hear about payments that do not match their order. */
+  alerts: Pick<Alerter, "notify">;
   webhookSecret: string;
   captureMethod: "manual" | "automatic";
   publicUrl: string;
   links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
+  /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
+  sessionTtlMs?: number;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
 }): OrderIntake {
+  const holds = createStockHolds(deps.db);
+  const checkoutRepository = createCheckoutRepository(deps.db);
+  const sessions = createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod });
   const intake = createStripeIntake({
     repository: createIntakeRepository(deps.db),
-    lookupPaymentIntent: async (id) => (await deps.stripe.paymentIntents.retrieve(id)).status,
+    lookupCheckout: async (id) =>
+      checkoutFactsOf(await deps.stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent"] })),
+    holds,
+    alerts: deps.alerts,
     publisher: deps.publisher,
     logger: deps.logger,
     ...(deps.onTransition ? { onTransition: deps.onTransition } : {}),
   });
   const checkout = createCheckoutService({
     inventory: deps.inventory,
-    orders: createCheckoutRepository(deps.db),
-    sessions: createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod }),
+    orders: checkoutRepository,
+    sessions,
     publicUrl: deps.publicUrl.replace(/\/+$/, ""),
     ...(deps.links ? { links: deps.links } : {}),
+    sessionTtlMs: deps.sessionTtlMs ?? defaultSessionTtlMs,
     logger: deps.logger,
   });
   return {
     intake,
+    checkoutSweep: createCheckoutSweep({
+      orders: checkoutRepository,
+      checkout,
+      holds,
+      sessions,
+      logger: deps.logger,
+    }),
     stripeWebhook: stripeWebhookRouter({
       intake,
       webhookSecret: deps.webhookSecret,

@@ -1,4 +1,4 @@
-import type Stripe from "stripe";
+import Stripe from "stripe";
 
 export interface CheckoutSessionRequest {
   orderId: string;
@@ -8,6 +8,8 @@ export interface CheckoutSessionRequest {
   lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
   successUrl: string;
   cancelUrl: string;
+  /** When the session stops being payable; the stock hold lasts as long. */
+  expiresAt: Date;
 }
 
 export interface CreatedCheckoutSession {
@@ -18,6 +20,10 @@ export interface CreatedCheckoutSession {
 /** Hosted payment pages; Stripe Checkout in production. */
 export interface CheckoutSessions {
   create(request: CheckoutSessionRequest): Promise<CreatedCheckoutSession>;
+  /** Makes an open session unpayable at once; a session no longer open is left as it is. */
+  expire(checkoutSessionId: string): Promise<void>;
+  /** Stripe's own answer: `open`, `complete` or `expired`. */
+  status(checkoutSessionId: string): Promise<Stripe.Checkout.Session.Status>;
 }
 
 /**
@@ -49,11 +55,29 @@ export function createStripeCheckoutSessions(
           payment_intent_data: { capture_method: options.captureMethod, metadata },
           success_url: request.successUrl,
           cancel_url: request.cancelUrl,
+          expires_at: Math.floor(request.expiresAt.getTime() / 1000),
         },
         { idempotencyKey: `checkout-session-${request.orderId}` },
       );
       if (!session.url) throw new Error(`Stripe returned Checkout Session ${session.id} without a URL`);
       return { id: session.id, url: session.url };
+    },
+
+    async expire(checkoutSessionId) {
+      const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
+      if (session.status !== "open") return;
+      try {
+        await stripe.checkout.sessions.expire(checkoutSessionId);
+      } catch (error) {
+        // Completed or expired meanwhile: either way it can no longer be paid through us.
+        if (error instanceof Stripe.errors.StripeInvalidRequestError) return;
+        throw error;
+      }
+    },
+
+    async status(checkoutSessionId) {
+      const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
+      return session.status ?? "open";
     },
   };
 }

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import pino from "pino";
 import Stripe from "stripe";
 import {
@@ -123,13 +125,23 @@ export class E2eHarness {
     });
   }
 
-  /** A customer's checkout through our API; returns the order and its Checkout Session. */
+  /**
+   * A customer's checkout through our API; returns the order and its Checkout Session. Like a
+   * well-behaved client it retries a 503 (busy) after Retry-After, with the same Idempotency-Key.
+   */
   async checkout(customerId: string, items: { sku: string; quantity: number }[]) {
-    const res = await fetch(`${this.app.url}/api/checkout`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
-    });
+    const key = randomUUID();
+    let res: Response;
+    for (let attempt = 1; ; attempt++) {
+      res = await fetch(`${this.app.url}/api/checkout`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify({ customerId, email: `${customerId}@example.com`, items }),
+      });
+      if (res.status !== 503 || attempt === 5) break;
+      await res.arrayBuffer();
+      await sleep(Number(res.headers.get("retry-after") ?? "1") * 1000);
+    }
     if (res.status !== 201 && res.status !== 200)
       throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
     return (await res.json()) as { orderId: string; checkoutSessionId: string; checkoutUrl: string };

@@ -168,15 +168,19 @@ describe("catalog and checkout", () => {
     expect(res).toMatchObject({ status: 400, body: { error: { code: "validation_failed" } } });
   });
 
-  it("answers 502 when Stripe fails, and leaves the order expired rather than payable", async () => {
-    h.sandbox.injectFailure("checkout.sessions.create", { kind: "server_error" });
-    const res = await post({
-      customerId: "cus-502",
-      email: "b@example.com",
-      items: [{ sku: "TEE", quantity: 1 }],
+  it("answers 503 with Retry-After when Stripe is rate-limiting (a retry may resume the checkout)", async () => {
+    h.sandbox.injectFailure("checkout.sessions.create", { kind: "rate_limited" });
+    const res = await fetch(`${h.url}/api/checkout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        customerId: "cus-503",
+        email: "b@example.com",
+        items: [{ sku: "TEE", quantity: 1 }],
+      }),
     });
-    expect(res).toMatchObject({ status: 502, body: { error: { code: "upstream_unavailable" } } });
-    const order = await h.db.order.findFirstOrThrow({ where: { customerId: "cus-502" } });
-    expect(order).toMatchObject({ status: "expired", checkoutSessionId: null });
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("2");
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("service_unavailable");
   });
 });

@@ -2,10 +2,13 @@ import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import Stripe from "stripe";
+import type { OpsNotice } from "../../src/alerts";
 import { buildApp } from "../../src/app";
+import type { CheckoutSweep } from "../../src/orders/checkout/checkout-sweep";
 import { parseConfig } from "../../src/config";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import fixtures from "../../src/dev/stripe-sandbox/fixtures.json";
+import type { Database } from "../../src/db/client";
 import { createDatabaseReadiness } from "../../src/health/readiness";
 import { createInngestClient } from "../../src/inngest/client";
 import { createInngestPublisher } from "../../src/inngest/publisher";
@@ -33,11 +36,17 @@ export class IntakeHarness {
     readonly url: string,
     readonly warnings: string[],
     private readonly logger: Logger,
+    /** Every ops notice the intake raised, oldest first. */
+    readonly alerts: OpsNotice[],
+    /** The checkout sweep, run by hand here (a cron in the service). */
+    readonly checkoutSweep: CheckoutSweep,
   ) {}
 
   private readonly extraServers: Server[] = [];
 
-  static async start(options: { captureMethod?: "manual" | "automatic" } = {}): Promise<IntakeHarness> {
+  static async start(
+    options: { captureMethod?: "manual" | "automatic"; sessionTtlMs?: number } = {},
+  ): Promise<IntakeHarness> {
     const warnings: string[] = [];
     const logger = createLogger({
       level: "warn",
@@ -58,17 +67,31 @@ export class IntakeHarness {
       apiBase: (await sandbox.listen(0)).url,
     });
     const eventApi = await startEventApiReceiver();
+    const alerts: OpsNotice[] = [];
     const instance = await startInstance({
       database,
       stripe,
       eventApi,
       logger,
+      alerts,
       captureMethod: options.captureMethod ?? "manual",
+      ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     sandbox.setWebhookUrl(`${url}/api/stripe/webhook`);
-    return new IntakeHarness(database, sandbox, stripe, eventApi, server, url, warnings, logger);
+    return new IntakeHarness(
+      database,
+      sandbox,
+      stripe,
+      eventApi,
+      server,
+      url,
+      warnings,
+      logger,
+      alerts,
+      instance.checkoutSweep,
+    );
   }
 
   /**
@@ -81,6 +104,7 @@ export class IntakeHarness {
       stripe: this.stripe,
       eventApi: this.eventApi,
       logger: this.logger,
+      alerts: this.alerts,
       captureMethod: "manual",
     });
     this.extraServers.push(instance.server);
@@ -149,35 +173,50 @@ export class IntakeHarness {
   }
 }
 
-async function startInstance(deps: {
+/** One instance of the service's intake and checkout; `db` overrides the test database's client. */
+export async function startInstance(deps: {
   database: TestDatabase;
+  db?: Database;
   stripe: Stripe;
   eventApi: EventApiReceiver;
   logger: Logger;
+  alerts: OpsNotice[];
   captureMethod: "manual" | "automatic";
-}): Promise<{ server: Server; url: string }> {
+  sessionTtlMs?: number;
+}): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
+  const db = deps.db ?? database.db;
   const intake = createOrderIntake({
-    db: database.db,
+    db,
     stripe,
-    inventory: createPrismaInventoryRepository(database.db),
+    inventory: createPrismaInventoryRepository(db),
     publisher: createInngestPublisher(inngest),
     logger,
+    alerts: {
+      notify: async (notice) => {
+        deps.alerts.push(notice);
+      },
+    },
     webhookSecret,
     captureMethod: deps.captureMethod,
     publicUrl: "http://shop.test",
+    ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
   const app = buildApp({
     logger,
-    readiness: await createDatabaseReadiness(database.db),
+    readiness: await createDatabaseReadiness(db),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
   });
   const server = await new Promise<Server>((resolve) => {
     const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
   });
-  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    checkoutSweep: intake.checkoutSweep,
+  };
 }
 
 /** A Stripe event built from Stripe's own fixtures (src/dev/stripe-sandbox/fixtures.json). */

@@ -162,12 +162,17 @@ export class WorkflowHarness {
     const session = await this.services.stripe.checkout.sessions.create({
       mode: "payment",
       client_reference_id: order.id,
+      // As checkout makes them: the intake checks that session and PaymentIntent name the order.
+      metadata: { orderId: order.id, customerId: order.customerId },
       success_url: "http://shop.test/success",
       line_items: lines.map((line) => ({
         quantity: line.quantity,
         price_data: { currency: "usd", unit_amount: line.unitPrice, product_data: { name: line.name } },
       })),
-      payment_intent_data: { capture_method: outcome === "authorized" ? "manual" : "automatic" },
+      payment_intent_data: {
+        capture_method: outcome === "authorized" ? "manual" : "automatic",
+        metadata: { orderId: order.id, customerId: order.customerId },
+      },
     });
     const completed = await this.sandbox.completeCheckoutSession(session.id, outcome, { deliver: false });
     const paymentIntentId = completed.paymentIntent?.id;

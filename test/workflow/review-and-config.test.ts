@@ -98,6 +98,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-fulfill-order-failure",
       "shop-recover-stalled-orders",
       "shop-sweep-missed-webhooks",
+      "shop-sweep-stale-checkouts",
     ]);
 
     const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
@@ -117,6 +118,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     ]);
     expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "*/10 * * * *" }]);
     expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "*/15 * * * *" }]);
+    expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "*/5 * * * *" }]);
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
     expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "* * * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;

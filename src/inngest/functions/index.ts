@@ -6,6 +6,7 @@ import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
+import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -16,5 +17,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createSweepMissedWebhooks(inngest, deps),
     createAlertExpiringAuthorizations(inngest, deps),
     createDrainEmailOutbox(inngest, deps),
+    createSweepStaleCheckouts(inngest, deps),
   ];
 }

@@ -1,7 +1,19 @@
 import { Router } from "express";
+import { AppError, isAppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import { parseCheckoutRequest } from "./checkout-request";
-import type { CheckoutService } from "./checkout-service";
+import { checkoutRetryAfterSeconds, type CheckoutService } from "./checkout-service";
+
+/** Printable ASCII, as Stripe's own Idempotency-Key: long enough for a UUID or a hash. */
+const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
+
+function idempotencyKeyOf(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (!idempotencyKeyPattern.test(header)) {
+    throw new AppError("validation_failed", "Idempotency-Key must be 1 to 255 printable ASCII characters");
+  }
+  return header;
+}
 
 /** GET /api/products and POST /api/checkout; mounted after the JSON body parser. */
 export function checkoutRoutes(deps: { inventory: InventoryRepository; checkout: CheckoutService }): Router {
@@ -10,7 +22,19 @@ export function checkoutRoutes(deps: { inventory: InventoryRepository; checkout:
     res.json({ products: await deps.inventory.listProducts() });
   });
   router.post("/api/checkout", async (req, res) => {
-    res.status(201).json(await deps.checkout.checkout(parseCheckoutRequest(req.body)));
+    const idempotencyKey = idempotencyKeyOf(req.get("idempotency-key"));
+    try {
+      const result = await deps.checkout.checkout(parseCheckoutRequest(req.body), {
+        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+      });
+      res.status(201).json(result);
+    } catch (error) {
+      // Busy or Stripe down: the client may retry (with the same key) after this many seconds.
+      if (isAppError(error) && error.httpStatus === 503) {
+        res.set("Retry-After", String(checkoutRetryAfterSeconds));
+      }
+      throw error;
+    }
   });
   return router;
 }

@@ -1,8 +1,12 @@
-import { AppError } from "../../errors";
+import { createHash } from "node:crypto";
+import Stripe from "stripe";
+import { poolTimeoutMessage } from "../../db/client";
+import { AppError, isAppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
+import { HoldOutOfStock } from "../../inventory/stock-holds";
 import type { Logger } from "../../logger";
 import type { CheckoutSessions } from "../../payments/stripe-checkout";
-import type { CheckoutRepository } from "./checkout-repository";
+import type { CheckoutOrder, CheckoutRepository } from "./checkout-repository";
 import type { CheckoutRequest } from "./checkout-request";
 
 export interface CheckoutResult {
@@ -12,12 +16,60 @@ export interface CheckoutResult {
 }
 
 export interface CheckoutService {
-  checkout(request: CheckoutRequest): Promise<CheckoutResult>;
+  /**
+   * Answers with a payable session, or throws: 4xx for the request, `insufficient_stock` (409),
+   * `idempotency_key_reused` (422), or `service_unavailable` (503: retry, with the same key).
+   */
+  checkout(request: CheckoutRequest, options?: { idempotencyKey?: string }): Promise<CheckoutResult>;
+  /**
+   * For the sweep: a pending order whose session never got attached (the request died, or the
+   * database failed after Stripe answered). Finds the session Stripe made for it, if any (the
+   * create call replays under its idempotency key), expires it there, then expires the order and
+   * releases its hold. Returns what it did; throws when Stripe cannot be asked (try again later).
+   */
+  expireHalfMade(orderId: string): Promise<"expired" | "not-half-made">;
+}
+
+/** Seconds a client should wait before retrying a 503. */
+export const checkoutRetryAfterSeconds = 2;
+
+/** Errors that mean the database had no connection for us in time: the service is busy. */
+export function isDatabaseBusy(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  // P2024 pool timeout, P2028 transaction could not start in time, P1001/P1017 unreachable/closed.
+  if (code === "P2024" || code === "P2028" || code === "P1001" || code === "P1017") return true;
+  return (
+    error.message.includes(poolTimeoutMessage) || error.message.includes("Unable to start a transaction")
+  );
+}
+
+/** Stripe refused the request itself, so it created nothing: the order can be abandoned at once. */
+function definitelyNotCreated(error: unknown): boolean {
+  return (
+    error instanceof Stripe.errors.StripeInvalidRequestError ||
+    error instanceof Stripe.errors.StripeAuthenticationError ||
+    error instanceof Stripe.errors.StripePermissionError
+  );
+}
+
+const busy = (cause: unknown, what: string) =>
+  new AppError("service_unavailable", `${what}; please retry with the same Idempotency-Key`, { cause });
+
+function requestHashOf(request: CheckoutRequest): string {
+  const canonical = {
+    customerId: request.customerId,
+    email: request.email,
+    items: [...request.items].sort((a, b) => a.sku.localeCompare(b.sku)),
+  };
+  return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
 }
 
 /**
- * Prices, names and currency come from our catalog, never from the client. Stock is checked,
- * not reserved: the fulfilment run reserves it once the money is authorized.
+ * Prices, names and currency come from our catalog, never from the client. The order, its
+ * checkout request and the stock hold commit in one transaction before Stripe is called, so a
+ * failure at any point leaves either nothing, or a pending order the same key resumes and the
+ * checkout sweep finishes (expiring the session Stripe made, releasing the hold).
  */
 export function createCheckoutService(deps: {
   inventory: InventoryRepository;
@@ -27,83 +79,185 @@ export function createCheckoutService(deps: {
   publicUrl: string;
   /** Signed return links (src/pages/links.ts); without them, unsigned ones under publicUrl. */
   links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
+  /** How long a session can be paid, and the stock held: CHECKOUT_SESSION_TTL. */
+  sessionTtlMs: number;
   logger: Logger;
+  now?: () => number;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
-  return {
-    async checkout(request) {
-      const products = new Map(
-        (await deps.inventory.findProducts(request.items.map((i) => i.sku))).map((p) => [p.sku, p]),
-      );
-      const unknown: string[] = [];
-      const lines = request.items.flatMap((item) => {
-        const product = products.get(item.sku);
-        if (!product) {
-          unknown.push(item.sku);
-          return [];
-        }
-        return [{ ...product, quantity: item.quantity, available: product.quantityAvailable }];
-      });
-      if (unknown.length > 0) {
-        throw new AppError("unknown_sku", `Unknown SKU: ${unknown.join(", ")}`, {
-          details: { skus: unknown },
-        });
-      }
-      const short = lines.filter((line) => line.quantity > line.available);
-      if (short.length > 0) {
-        throw new AppError(
-          "insufficient_stock",
-          `Not enough stock for ${short.map((l) => l.sku).join(", ")}`,
-          {
-            details: short.map((l) => ({ sku: l.sku, requested: l.quantity, available: l.available })),
-          },
-        );
-      }
-      const currencies = new Set(lines.map((line) => line.currency.toLowerCase()));
-      if (currencies.size > 1) {
-        throw new AppError(
-          "validation_failed",
-          "These products are priced in different currencies; order them separately",
-        );
-      }
-      const currency = [...currencies][0] as string;
-      const orderLines = lines.map(({ sku, name, unitPrice, quantity }) => ({
-        sku,
-        name,
-        unitPrice,
-        quantity,
-      }));
+  const now = deps.now ?? Date.now;
 
-      const { orderId } = await deps.orders.createPendingOrder({
+  const sessionRequest = (order: CheckoutOrder) => ({
+    orderId: order.orderId,
+    customerId: order.customerId,
+    email: order.email,
+    currency: order.currency,
+    lines: order.lines,
+    successUrl:
+      deps.links?.checkoutSuccess() ?? `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
+    cancelUrl:
+      deps.links?.checkoutCancelled(order.orderId) ??
+      `${deps.publicUrl}/checkout/cancelled?order_id=${order.orderId}`,
+    expiresAt: order.expiresAt,
+  });
+
+  /** Creates (or, under the same Stripe idempotency key, finds) the session and attaches it. */
+  async function finish(order: CheckoutOrder): Promise<CheckoutResult> {
+    let session;
+    try {
+      session = await deps.sessions.create(sessionRequest(order));
+    } catch (error) {
+      logger.error({ err: error, orderId: order.orderId }, "could not create a Stripe Checkout Session");
+      if (definitelyNotCreated(error)) {
+        await deps.orders
+          .abandon(order.orderId, error instanceof Error ? error.message : String(error))
+          .catch((abandonError: unknown) =>
+            logger.error({ err: abandonError, orderId: order.orderId }, "abandon failed; the sweep will"),
+          );
+      }
+      // Otherwise Stripe may have made the session: the same key resumes it, or the sweep expires it.
+      throw busy(error, "The payment provider is unavailable");
+    }
+    let attached: boolean;
+    try {
+      attached = await deps.orders.attachCheckoutSession(order.orderId, session.id);
+    } catch (error) {
+      // The session exists but our order does not point at it: nobody may pay it.
+      logger.error({ err: error, orderId: order.orderId }, "could not record the Checkout Session");
+      await expireQuietly(session.id, order.orderId);
+      await deps.orders
+        .abandon(order.orderId, "the Checkout Session could not be recorded")
+        .catch((abandonError: unknown) =>
+          logger.error({ err: abandonError, orderId: order.orderId }, "abandon failed; the sweep will"),
+        );
+      throw busy(error, "Checkout is busy");
+    }
+    if (!attached) {
+      // Another session is on record (Stripe forgot the key after 24 hours): never leave two payable.
+      await expireQuietly(session.id, order.orderId);
+      throw new AppError("conflict", "This checkout is too old to repeat; start a new one");
+    }
+    return { orderId: order.orderId, checkoutSessionId: session.id, checkoutUrl: session.url };
+  }
+
+  async function expireQuietly(checkoutSessionId: string, orderId: string): Promise<void> {
+    try {
+      await deps.sessions.expire(checkoutSessionId);
+    } catch (error) {
+      logger.error({ err: error, orderId, checkoutSessionId }, "could not expire the Checkout Session");
+    }
+  }
+
+  async function resume(order: CheckoutOrder, requestHash: string): Promise<CheckoutResult> {
+    if (order.requestHash !== requestHash) {
+      throw new AppError(
+        "idempotency_key_reused",
+        "This Idempotency-Key was used for a different checkout request; use a new key for a new request",
+      );
+    }
+    if (order.checkoutSessionId === null && order.status !== "pending") {
+      throw new AppError("conflict", "This checkout could not be completed; start a new one with a new key");
+    }
+    return finish(order);
+  }
+
+  async function priced(request: CheckoutRequest) {
+    const products = new Map(
+      (await deps.inventory.findProducts(request.items.map((i) => i.sku))).map((p) => [p.sku, p]),
+    );
+    const unknown: string[] = [];
+    const lines = request.items.flatMap((item) => {
+      const product = products.get(item.sku);
+      if (!product) {
+        unknown.push(item.sku);
+        return [];
+      }
+      return [{ ...product, quantity: item.quantity, available: product.quantityAvailable }];
+    });
+    if (unknown.length > 0) {
+      throw new AppError("unknown_sku", `Unknown SKU: ${unknown.join(", ")}`, { details: { skus: unknown } });
+    }
+    const currencies = new Set(lines.map((line) => line.currency.toLowerCase()));
+    if (currencies.size > 1) {
+      throw new AppError(
+        "validation_failed",
+        "These products are priced in different currencies; order them separately",
+      );
+    }
+    // A cheap first look: when the shelf is visibly short, answer without taking a transaction.
+    const short = lines.filter((line) => line.quantity > line.available);
+    if (short.length > 0) throw outOfStock(short.map((l) => ({ ...l, requested: l.quantity })));
+    return {
+      currency: [...currencies][0] as string,
+      lines: lines
+        .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
+        .sort((a, b) => a.sku.localeCompare(b.sku)),
+    };
+  }
+
+  const outOfStock = (short: { sku: string; requested: number; available: number }[]) =>
+    new AppError("insufficient_stock", `Not enough stock for ${short.map((l) => l.sku).join(", ")}`, {
+      details: short.map(({ sku, requested, available }) => ({ sku, requested, available })),
+    });
+
+  async function start(request: CheckoutRequest, idempotencyKey: string | null, requestHash: string) {
+    if (idempotencyKey !== null) {
+      const existing = await deps.orders.findByIdempotencyKey(request.customerId, idempotencyKey);
+      if (existing) return resume(existing, requestHash);
+    }
+    const { currency, lines } = await priced(request);
+    // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
+    const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
+    let orderId: string;
+    try {
+      ({ orderId } = await deps.orders.createPendingOrder({
         customerId: request.customerId,
         email: request.email,
         currency,
-        lines: orderLines,
-      });
-      let session;
-      try {
-        session = await deps.sessions.create({
-          orderId,
-          customerId: request.customerId,
-          email: request.email,
-          currency,
-          lines: orderLines,
-          successUrl:
-            deps.links?.checkoutSuccess() ??
-            `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
-          cancelUrl:
-            deps.links?.checkoutCancelled(orderId) ??
-            `${deps.publicUrl}/checkout/cancelled?order_id=${orderId}`,
-        });
-      } catch (error) {
-        logger.error({ err: error, orderId }, "could not create a Stripe Checkout Session");
-        await deps.orders.abandon(orderId, error instanceof Error ? error.message : String(error));
-        throw new AppError("upstream_unavailable", "The payment provider is unavailable; please try again", {
-          cause: error,
-        });
+        lines,
+        idempotencyKey,
+        requestHash,
+        expiresAt,
+      }));
+    } catch (error) {
+      if (error instanceof HoldOutOfStock) throw outOfStock([error]);
+      if (idempotencyKey !== null && (error as { code?: unknown }).code === "P2002") {
+        // A concurrent request with the same key won the insert: answer as its retry would.
+        const existing = await deps.orders.findByIdempotencyKey(request.customerId, idempotencyKey);
+        if (existing) return resume(existing, requestHash);
       }
-      await deps.orders.attachCheckoutSession(orderId, session.id);
-      return { orderId, checkoutSessionId: session.id, checkoutUrl: session.url };
+      throw error;
+    }
+    const order = await deps.orders.findCheckout(orderId);
+    if (!order) throw new AppError("internal_error", `Order ${orderId} vanished during checkout`);
+    return finish(order);
+  }
+
+  return {
+    async checkout(request, options = {}) {
+      try {
+        return await start(request, options.idempotencyKey ?? null, requestHashOf(request));
+      } catch (error) {
+        if (isAppError(error)) throw error;
+        if (isDatabaseBusy(error)) throw busy(error, "Checkout is busy");
+        throw error;
+      }
+    },
+
+    async expireHalfMade(orderId) {
+      const order = await deps.orders.findCheckout(orderId);
+      if (!order || order.status !== "pending" || order.checkoutSessionId !== null) return "not-half-made";
+      let sessionId: string | null = null;
+      try {
+        // Same parameters, same key: Stripe answers with the session it made, if it made one.
+        sessionId = (await deps.sessions.create(sessionRequest(order))).id;
+      } catch (error) {
+        // Refused outright (expires_at already too close, say): no session exists for this order.
+        if (!definitelyNotCreated(error)) throw error;
+      }
+      if (sessionId !== null) await deps.sessions.expire(sessionId);
+      await deps.orders.abandon(orderId, "checkout never finished; expired by the checkout sweep");
+      return "expired";
     },
   };
 }

@@ -65,6 +65,17 @@ export interface IntakeRepository {
     reason: string,
   ): Promise<RecordOutcome>;
   /**
+   * Records the event and flags the order keyed on its Checkout Session for ops (its status is
+   * left as it is, so it is not placed): the payment Stripe reports is not this order's, or not
+   * for its amount. The first reason stays; every mismatching event adds a timeline entry.
+   */
+  recordMismatch(
+    event: RecordedEvent,
+    checkoutSessionId: string,
+    reason: string,
+    problems: string[],
+  ): Promise<RecordOutcome>;
+  /**
    * Same for `payment_intent.payment_failed` at checkout: records the event and, while the order
    * is still unpaid, a `checkout-payment-declined` timeline entry; the status does not change.
    */
@@ -206,6 +217,35 @@ export function createIntakeRepository(db: Database): IntakeRepository {
           INSERT INTO order_timeline (order_id, kind, detail)
           SELECT flagged.id, 'authorization-lost',
                  jsonb_build_object('stripeEvent', ${event.id}::text, 'reason', ${reason}::text)
+          FROM flagged
+        )
+        SELECT ${orderColumns("target", "flagged")},
+               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+               flagged.id IS NOT NULL AS changed
+        FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+      return outcomeOf(rows);
+    },
+
+    async recordMismatch(event, checkoutSessionId, reason, problems) {
+      const rows = await db.$queryRaw<Row[]>`
+        WITH target AS (
+          SELECT * FROM orders WHERE checkout_session_id = ${checkoutSessionId}
+        ), recorded AS (
+          INSERT INTO stripe_events (id, type, order_id, processed_at)
+          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
+          ON CONFLICT (id) DO NOTHING
+          RETURNING order_id
+        ), flagged AS (
+          UPDATE orders o
+          SET attention_reason = COALESCE(o.attention_reason, ${reason}), updated_at = now()
+          FROM recorded
+          WHERE o.id = recorded.order_id
+          RETURNING o.id, o.status, o.payment_intent_id
+        ), logged AS (
+          INSERT INTO order_timeline (order_id, kind, detail)
+          SELECT flagged.id, 'payment-mismatch',
+                 jsonb_build_object('stripeEvent', ${event.id}::text, 'type', ${event.type}::text,
+                                    'problems', ${JSON.stringify(problems)}::jsonb)
           FROM flagged
         )
         SELECT ${orderColumns("target", "flagged")},

@@ -14,10 +14,104 @@ export type IntakePlan =
       timelineKind: string;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }
-  | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } };
+  | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } }
+  /** Stripe's session or PaymentIntent is not this order's, or not for its amount: ops decide. */
+  | { kind: "mismatch"; checkoutSessionId: string; reason: string; problems: string[] };
 
-/** Asks Stripe (not the webhook payload) what state a PaymentIntent is in. */
-export type PaymentIntentStatusLookup = (paymentIntentId: string) => Promise<Stripe.PaymentIntent.Status>;
+/** A Checkout Session and its PaymentIntent as Stripe reports them now (not the webhook payload). */
+export interface CheckoutFacts {
+  id: string;
+  status: Stripe.Checkout.Session.Status | null;
+  paymentStatus: Stripe.Checkout.Session.PaymentStatus;
+  clientReferenceId: string | null;
+  metadataOrderId: string | null;
+  amountTotal: number | null;
+  currency: string | null;
+  paymentIntent: {
+    id: string;
+    status: Stripe.PaymentIntent.Status;
+    amount: number;
+    currency: string;
+    metadataOrderId: string | null;
+  } | null;
+}
+
+/** Asks Stripe for a Checkout Session with its PaymentIntent (one retrieve, expanded). */
+export type CheckoutLookup = (checkoutSessionId: string) => Promise<CheckoutFacts>;
+
+/** What the order says was bought: the terms Stripe's records must match before it is placed. */
+export interface OrderTerms {
+  orderId: string;
+  total: number;
+  currency: string;
+}
+
+/** Builds CheckoutFacts from a session retrieved with `expand: ["payment_intent"]`. */
+export function checkoutFactsOf(session: Stripe.Checkout.Session): CheckoutFacts {
+  const intent = session.payment_intent;
+  if (typeof intent === "string") {
+    throw new Error(`Checkout Session ${session.id} was retrieved without expand: ["payment_intent"]`);
+  }
+  return {
+    id: session.id,
+    status: session.status,
+    paymentStatus: session.payment_status,
+    clientReferenceId: session.client_reference_id,
+    metadataOrderId: session.metadata?.orderId ?? null,
+    amountTotal: session.amount_total,
+    currency: session.currency,
+    paymentIntent:
+      intent === null
+        ? null
+        : {
+            id: intent.id,
+            status: intent.status,
+            amount: intent.amount,
+            currency: intent.currency,
+            metadataOrderId: intent.metadata?.orderId ?? null,
+          },
+  };
+}
+
+/**
+ * Stripe's fulfilment guide: before fulfilling, check that what was paid is this order, in
+ * full. Every problem found, in words ops can act on; none means the payment is the order's.
+ * `claimedPaymentIntentId` is what the webhook payload named: a payload naming another
+ * PaymentIntent than Stripe's session has is itself a problem (a forged or confused event).
+ */
+export function ownershipProblems(
+  order: OrderTerms,
+  facts: CheckoutFacts,
+  claimedPaymentIntentId: string | null,
+): string[] {
+  const problems: string[] = [];
+  const sameCurrency = (currency: string | null) => currency?.toLowerCase() === order.currency.toLowerCase();
+  if (facts.status !== "complete") problems.push(`Stripe says the session is ${facts.status ?? "unknown"}`);
+  if (facts.clientReferenceId !== order.orderId)
+    problems.push(`session client_reference_id is ${facts.clientReferenceId ?? "unset"}`);
+  if (facts.metadataOrderId !== order.orderId)
+    problems.push(`session metadata.orderId is ${facts.metadataOrderId ?? "unset"}`);
+  if (facts.amountTotal !== order.total)
+    problems.push(
+      `session amount_total is ${facts.amountTotal ?? "unset"}, the order's total ${order.total}`,
+    );
+  if (!sameCurrency(facts.currency))
+    problems.push(`session currency is ${facts.currency ?? "unset"}, the order's ${order.currency}`);
+  const intent = facts.paymentIntent;
+  if (claimedPaymentIntentId !== null && claimedPaymentIntentId !== (intent?.id ?? null))
+    problems.push(
+      `the event names PaymentIntent ${claimedPaymentIntentId}, Stripe's session ${intent?.id ?? "none"}`,
+    );
+  if (intent) {
+    if (intent.metadataOrderId !== order.orderId)
+      problems.push(`PaymentIntent metadata.orderId is ${intent.metadataOrderId ?? "unset"}`);
+    if (intent.amount !== order.total)
+      problems.push(`PaymentIntent amount is ${intent.amount}, the order's total ${order.total}`);
+    if (!sameCurrency(intent.currency))
+      problems.push(`PaymentIntent currency is ${intent.currency}, the order's ${order.currency}`);
+  }
+  return problems;
+}
 
 /**
  * The `from` sets make every ordering converge: a status only ever moves forward, so a late
@@ -34,12 +128,28 @@ function idOf(value: string | { id: string } | null): string | null {
   return typeof value === "string" ? value : value.id;
 }
 
-async function planCompleted(
-  session: Stripe.Checkout.Session,
-  lookup: PaymentIntentStatusLookup,
+/**
+ * For the two events that can place an order: Stripe's current record of the session decides
+ * (never the payload), after the ownership and amount checks.
+ */
+async function planPayment(
+  event: Stripe.CheckoutSessionCompletedEvent | Stripe.CheckoutSessionAsyncPaymentSucceededEvent,
+  lookup: CheckoutLookup,
+  order: OrderTerms,
 ): Promise<IntakePlan> {
+  const session = event.data.object;
   if (session.mode !== "payment") return { kind: "ignore", reason: `mode ${session.mode}` };
-  const paymentIntentId = idOf(session.payment_intent);
+  const facts = await lookup(session.id);
+  const problems = ownershipProblems(order, facts, idOf(session.payment_intent));
+  if (problems.length > 0) {
+    return {
+      kind: "mismatch",
+      checkoutSessionId: session.id,
+      reason: `Payment does not match the order (${event.type}): ${problems.join("; ")}`,
+      problems,
+    };
+  }
+  const paymentIntentId = facts.paymentIntent?.id ?? null;
   const transition = (to: OrderStatus, from: readonly OrderStatus[], timelineKind: string): IntakePlan => ({
     kind: "transition",
     checkoutSessionId: session.id,
@@ -48,21 +158,23 @@ async function planCompleted(
     paymentIntentId,
     timelineKind,
   });
-  if (paymentIntentId === null) {
-    return session.payment_status === "no_payment_required"
+  if (facts.paymentIntent === null) {
+    return facts.paymentStatus === "no_payment_required"
       ? transition("paid", beforePayment, "payment-not-required")
       : { kind: "ignore", reason: "completed session without a PaymentIntent" };
   }
   // The payload's payment_status cannot tell a manual-capture authorization from a delayed
   // payment method (both "unpaid"), and is a snapshot: Stripe's current answer decides.
-  const status = await lookup(paymentIntentId);
+  const status = facts.paymentIntent.status;
   switch (status) {
     case "succeeded":
       return transition("paid", beforePayment, "payment-received");
     case "requires_capture":
       return transition("authorized", ["pending"], "payment-authorized");
     case "processing":
-      return transition("payment_processing", ["pending"], "payment-processing");
+      return event.type === "checkout.session.completed"
+        ? transition("payment_processing", ["pending"], "payment-processing")
+        : { kind: "ignore", reason: `PaymentIntent ${paymentIntentId} is still processing at Stripe` };
     case "requires_payment_method":
     case "canceled":
       return transition("payment_failed", beforePayment, "checkout-payment-failed");
@@ -99,22 +211,19 @@ export function orderKeyOf(
 
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** Decides what an event means for our orders; only `checkout.session.completed` asks Stripe. */
-export async function planFor(event: Stripe.Event, lookup: PaymentIntentStatusLookup): Promise<IntakePlan> {
+/**
+ * Decides what an event means for the order it names. The events that can place an order
+ * (completed, async_payment_succeeded) ask Stripe for the session and check it against `order`.
+ */
+export async function planFor(
+  event: Stripe.Event,
+  lookup: CheckoutLookup,
+  order: OrderTerms,
+): Promise<IntakePlan> {
   switch (event.type) {
     case "checkout.session.completed":
-      return planCompleted(event.data.object, lookup);
-    case "checkout.session.async_payment_succeeded": {
-      const session = event.data.object;
-      return {
-        kind: "transition",
-        checkoutSessionId: session.id,
-        from: beforePayment,
-        to: "paid",
-        paymentIntentId: idOf(session.payment_intent),
-        timelineKind: "payment-received",
-      };
-    }
+    case "checkout.session.async_payment_succeeded":
+      return planPayment(event, lookup, order);
     case "checkout.session.async_payment_failed": {
       const session = event.data.object;
       return {
@@ -149,11 +258,11 @@ export async function planFor(event: Stripe.Event, lookup: PaymentIntentStatusLo
       // pending, and its timeline says why the first attempt failed.
       const intent = event.data.object;
       const error = intent.last_payment_error;
-      const orderId = intent.metadata?.orderId;
-      if (typeof orderId !== "string") return { kind: "ignore", reason: "no orderId in the metadata" };
+      if (intent.metadata?.orderId !== order.orderId)
+        return { kind: "ignore", reason: "the PaymentIntent's orderId is not this order's" };
       return {
         kind: "declined",
-        orderId,
+        orderId: order.orderId,
         detail: {
           code: error?.code ?? "payment_failed",
           ...(error?.decline_code ? { declineCode: error.decline_code } : {}),

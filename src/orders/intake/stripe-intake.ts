@@ -13,7 +13,9 @@ import {
 } from "./intake-repository";
 import { KeyedMutex } from "../../shared/keyed-mutex";
 import { RecentIds } from "./recent-ids";
-import { orderKeyOf, planFor, type PaymentIntentStatusLookup } from "./stripe-event-plan";
+import { orderKeyOf, planFor, type CheckoutLookup } from "./stripe-event-plan";
+import type { Alerter } from "../../alerts";
+import type { StockHolds } from "../../inventory/stock-holds";
 
 export interface IntakeResult {
   outcome: WebhookOutcome | "unknown-order";
@@ -28,7 +30,11 @@ export interface StripeIntake {
 
 export interface StripeIntakeDeps {
   repository: IntakeRepository;
-  lookupPaymentIntent: PaymentIntentStatusLookup;
+  /** Stripe's current record of a Checkout Session (with its PaymentIntent). */
+  lookupCheckout: CheckoutLookup;
+  /** Stock held for the checkout: released once the order can no longer be paid. */
+  holds: Pick<StockHolds, "release">;
+  alerts: Pick<Alerter, "notify">;
   publisher: EventPublisher;
   logger: Logger;
   onTransition?: (to: OrderStatus) => void;
@@ -107,6 +113,13 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     return { outcome: "unknown-order", announced: false };
   };
 
+  /** An order that can no longer be paid gives its held stock back (repeating it is a no-op). */
+  const releaseHoldIfUnpayable = async (orderId: string, status: OrderStatus): Promise<void> => {
+    if (status !== "expired" && status !== "payment_failed") return;
+    const released = await deps.holds.release(orderId, `order is ${status}`);
+    if (released.length > 0) logger.info({ orderId, released }, "stock hold released");
+  };
+
   return {
     async handle(event) {
       const key = orderKeyOf(event);
@@ -122,12 +135,13 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       if (seen.recorded) {
         // A redelivery: its change is on record; only an announcement may still be owed
         // (the earlier attempt failed to send it).
+        await releaseHoldIfUnpayable(orderId, seen.order.status);
         const announced = owesAnnouncement(seen.order) ? await announce(orderId, event) : false;
         settled.add(event.id);
         return { outcome: "duplicate", orderId, announced };
       }
 
-      const plan = await planFor(event, deps.lookupPaymentIntent);
+      const plan = await planFor(event, deps.lookupCheckout, seen.order);
       if (plan.kind === "ignore") {
         logger.info(
           { orderId, eventId: event.id, type: event.type, reason: plan.reason },
@@ -138,9 +152,11 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       const recorded =
         plan.kind === "transition"
           ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
-          : plan.kind === "declined"
-            ? await deps.repository.recordDecline(event, orderId, plan.detail)
-            : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
+          : plan.kind === "mismatch"
+            ? await deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
+            : plan.kind === "declined"
+              ? await deps.repository.recordDecline(event, orderId, plan.detail)
+              : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
       if (!recorded.order) return unknownOrder(event, key);
       if (recorded.changed && plan.kind === "transition") {
         deps.onTransition?.(plan.to);
@@ -155,6 +171,24 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       if (recorded.changed && plan.kind === "authorization-lost") {
         logger.warn({ orderId, eventId: event.id, reason: plan.reason }, "order flagged for ops");
       }
+      if (recorded.changed && plan.kind === "mismatch") {
+        logger.warn(
+          { orderId, eventId: event.id, problems: plan.problems },
+          "payment mismatch: order held for ops",
+        );
+        await deps.alerts.notify({
+          title: "Payment does not match its order: not shipped",
+          fields: {
+            orderId,
+            stripeEvent: event.id,
+            type: event.type,
+            problems: plan.problems.join("; "),
+            action:
+              "Compare the order with the Checkout Session and PaymentIntent in Stripe; refund or fulfil by hand. A forged event means the webhook secret may have leaked: roll it",
+          },
+        });
+      }
+      await releaseHoldIfUnpayable(orderId, recorded.order.status);
       const announced = owesAnnouncement(recorded.order) ? await announce(orderId, event) : false;
       settled.add(event.id);
       return { outcome: recorded.firstDelivery ? "processed" : "duplicate", orderId, announced };

@@ -1,0 +1,179 @@
+import type { Database, Prisma } from "../db/client";
+import type { OrderStatus } from "../generated/prisma/enums";
+import type { ReservationLine, ReserveOutcome } from "./inventory";
+
+/**
+ * Stock held at checkout (issue 11, part 3). `stock_on_hand` is what nobody holds or reserves:
+ * a hold takes the units from it when the Checkout Session is created, so two customers can
+ * never both be offered the last unit. A hold ends exactly once, by a conditional status change:
+ * `converted` into the order's reservation by the fulfilment run (no stock moves), or `released`
+ * (stock comes back) when the session expires, the payment fails or the sweep finds it stale.
+ */
+
+export class HoldOutOfStock extends Error {
+  constructor(
+    readonly sku: string,
+    readonly requested: number,
+    readonly available: number,
+  ) {
+    super(`out of stock: ${sku}`);
+    this.name = "HoldOutOfStock";
+  }
+}
+
+/**
+ * Takes the stock for every line inside the caller's transaction (the one that creates the
+ * order), or throws HoldOutOfStock so that the whole transaction rolls back. Product rows are
+ * locked in one order (sorted by SKU), so two checkouts never deadlock; call it late in the
+ * transaction, so that the locks are held briefly.
+ */
+export async function takeStockForHold(
+  tx: Prisma.TransactionClient,
+  lines: readonly ReservationLine[],
+): Promise<void> {
+  for (const line of [...lines].sort((a, b) => a.sku.localeCompare(b.sku))) {
+    // The conditional decrement is the guard; the CHECK (stock_on_hand >= 0) is the backstop.
+    const taken = await tx.$executeRaw`
+      UPDATE products SET stock_on_hand = stock_on_hand - ${line.quantity}, updated_at = now()
+      WHERE sku = ${line.sku} AND stock_on_hand >= ${line.quantity}`;
+    if (taken === 0) {
+      const product = await tx.product.findUnique({ where: { sku: line.sku } });
+      throw new HoldOutOfStock(line.sku, line.quantity, product?.stockOnHand ?? 0);
+    }
+  }
+}
+
+/** Records the hold for stock `takeStockForHold` took, once the order row exists. */
+export async function recordHolds(
+  tx: Prisma.TransactionClient,
+  orderId: string,
+  lines: readonly ReservationLine[],
+  expiresAt: Date,
+): Promise<void> {
+  await tx.stockHold.createMany({
+    data: lines.map((line) => ({ orderId, sku: line.sku, quantity: line.quantity, expiresAt })),
+  });
+}
+
+/**
+ * Gives the order's held stock back inside the caller's transaction. Conditional on `held`, so
+ * two concurrent releases (or a release racing a conversion) return the units once.
+ */
+export async function releaseHolds(
+  tx: Prisma.TransactionClient,
+  orderId: string,
+  reason?: string,
+): Promise<ReservationLine[]> {
+  const released = await tx.$queryRaw<ReservationLine[]>`
+    UPDATE stock_holds SET status = 'released', updated_at = now()
+    WHERE order_id = ${orderId}::uuid AND status = 'held'
+    RETURNING sku, quantity`;
+  const sorted = [...released].sort((a, b) => a.sku.localeCompare(b.sku));
+  for (const line of sorted) {
+    await tx.$executeRaw`
+      UPDATE products SET stock_on_hand = stock_on_hand + ${line.quantity}, updated_at = now()
+      WHERE sku = ${line.sku}`;
+  }
+  if (reason !== undefined && sorted.length > 0) {
+    await tx.orderTimelineEntry.create({
+      data: {
+        orderId,
+        kind: "stock-hold-released",
+        detail: { reason, released: sorted.map(({ sku, quantity }) => ({ sku, quantity })) },
+      },
+    });
+  }
+  return sorted;
+}
+
+/** Order statuses in which a hold is still wanted: the session may be paid, or is paid. */
+export const liveHoldStatuses: readonly OrderStatus[] = [
+  "pending",
+  "payment_processing",
+  "authorized",
+  "paid",
+  "fulfilling",
+];
+
+export interface StaleHold {
+  orderId: string;
+  status: OrderStatus;
+  checkoutSessionId: string | null;
+  expiresAt: Date;
+}
+
+export interface StockHolds {
+  /**
+   * Turns the order's hold into its reservation, in one transaction under the order's row lock
+   * (the lock `reserve` takes too). Returns the existing reservation when there already is one,
+   * and null when there is no hold left to convert (none was placed, or it was released).
+   */
+  convert(orderId: string): Promise<ReserveOutcome | null>;
+  /**
+   * Gives held stock back; repeating it releases nothing more. Returns the lines released now;
+   * with a reason, the order's timeline says why (`stock-hold-released`).
+   */
+  release(orderId: string, reason?: string): Promise<ReservationLine[]>;
+  /**
+   * Orders holding stock they should not: their order left the live statuses (expired, failed,
+   * cancelled), or it is still pending with the session's `expires_at` older than `expiredBefore`.
+   */
+  findStale(options: { expiredBefore: Date; limit: number }): Promise<StaleHold[]>;
+  /** What the order holds now (all statuses), for tests and the ops view. */
+  list(orderId: string): Promise<{ sku: string; quantity: number; status: string }[]>;
+}
+
+export function createStockHolds(db: Database): StockHolds {
+  return {
+    async convert(orderId) {
+      return db.$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
+        const existing = await tx.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
+        if (existing.length > 0) {
+          return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };
+        }
+        // Conditional on `held`, so a sweep releasing the same hold concurrently wins or loses whole.
+        const converted = await tx.$queryRaw<ReservationLine[]>`
+          UPDATE stock_holds SET status = 'converted', updated_at = now()
+          WHERE order_id = ${orderId}::uuid AND status = 'held'
+          RETURNING sku, quantity`;
+        if (converted.length === 0) return null;
+        const reserved = [...converted].sort((a, b) => a.sku.localeCompare(b.sku));
+        // The units already left stock_on_hand with the hold: the reservation takes them over.
+        await tx.stockReservation.createMany({
+          data: reserved.map((line) => ({ orderId, sku: line.sku, quantity: line.quantity })),
+        });
+        return { ok: true, reserved };
+      });
+    },
+
+    async release(orderId, reason) {
+      return db.$transaction((tx) => releaseHolds(tx, orderId, reason));
+    },
+
+    async findStale({ expiredBefore, limit }) {
+      const rows = await db.$queryRaw<
+        { order_id: string; status: OrderStatus; checkout_session_id: string | null; expires_at: Date }[]
+      >`
+        SELECT o.id AS order_id, o.status, o.checkout_session_id, min(h.expires_at) AS expires_at
+        FROM stock_holds h JOIN orders o ON o.id = h.order_id
+        WHERE h.status = 'held'
+          AND (o.status <> ALL(${[...liveHoldStatuses]}::order_status[])
+               OR (o.status = 'pending' AND h.expires_at < ${expiredBefore}))
+        GROUP BY o.id, o.status, o.checkout_session_id
+        ORDER BY min(h.expires_at)
+        LIMIT ${limit}`;
+      return rows.map((row) => ({
+        orderId: row.order_id,
+        status: row.status,
+        checkoutSessionId: row.checkout_session_id,
+        expiresAt: row.expires_at,
+      }));
+    },
+
+    async list(orderId) {
+      const holds = await db.stockHold.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
+      return holds.map(({ sku, quantity, status }) => ({ sku, quantity, status }));
+    },
+  };
+}
