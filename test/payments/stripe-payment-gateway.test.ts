@@ -160,7 +160,8 @@ describe("issue 15: a lapsed authorization is labelled the same wherever it is r
       "payment_intent.canceled",
       fixturePaymentIntent({ id: "pi_lapse", status: "canceled", cancellation_reason: reason }),
     );
-    const plan = await planFor(event, lookup);
+    // A cancelled PaymentIntent is planned without reading the order's terms.
+    const plan = await planFor(event, lookup, { orderId: "unused", total: 0, currency: "usd" });
     expect(plan).toMatchObject({ kind: "authorization-lost", paymentIntentId: "pi_lapse" });
     const text = (plan as { reason: string }).reason;
     if (lapsed) expect(text).toBe("The card authorization expired before it was captured");

@@ -177,6 +177,7 @@ describe("issue 15: the Stripe sandbox refuses parameters Stripe does not know",
       lines: [{ sku: "MUG", name: "Mug", unitPrice: 1250, quantity: 2 }],
       successUrl: "https://shop.example/thanks",
       cancelUrl: "https://shop.example/cart",
+      expiresAt: new Date(Date.now() + 60 * 60 * 1000),
     });
     await sandbox.completeCheckoutSession(created.id, "authorized", { deliver: false });
     const paymentIntentId = defined(sandbox.checkoutSession(created.id)?.payment_intent) as string;
