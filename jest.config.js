@@ -1,11 +1,25 @@
 /** @type {import('jest').Config} */
-module.exports = {
+const base = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
   transform: { "^.+\\.tsx?$": ["ts-jest", { tsconfig: "tsconfig.test.json" }] },
+};
+
+module.exports = {
   globalSetup: "<rootDir>/test/support/global-setup.ts",
   testTimeout: 30000,
   // Each test file gets its own database, so files can run in parallel on the two cores.
   maxWorkers: 2,
+  // The workflow and e2e suites run twice: with the local engine checkpointing (Inngest's
+  // default) and classic (what the SDK falls back to); see test/support/env.ts.
+  projects: [
+    { ...base, displayName: "checkpointing" },
+    {
+      ...base,
+      displayName: "classic",
+      roots: ["<rootDir>/test/workflow", "<rootDir>/test/e2e"],
+      setupFiles: ["<rootDir>/test/support/classic-engine-mode.ts"],
+    },
+  ],
 };

@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     PORT: String(port),
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     STRIPE_SANDBOX_PORT: "0",
+    EASYPOST_SANDBOX_PORT: "0",
     LOCAL_ENGINE_PORT: "0",
     LOG_LEVEL: "warn",
   });
@@ -105,7 +106,10 @@ async function main(): Promise<void> {
 
   say("The carrier reports alice's parcel delivered; bob's never reports back.");
   const aliceOrder = await details(alice.orderId);
-  if (aliceOrder.shipment) {
+  if (aliceOrder.shipment && standIns.easyPostSandbox) {
+    // The EasyPost stand-in scans the parcel and POSTs the signed tracker.updated event.
+    await standIns.easyPostSandbox.advanceTracker(aliceOrder.shipment.trackingNumber, "delivered");
+  } else if (aliceOrder.shipment && standIns.endpoints.carrierWebhookSecret) {
     const body = JSON.stringify({ trackingNumber: aliceOrder.shipment.trackingNumber, status: "delivered" });
     const signature = carrierSignature(Buffer.from(body), standIns.endpoints.carrierWebhookSecret);
     await fetch(`${appUrl}/api/carrier/webhook`, {

@@ -76,6 +76,8 @@ const schema = z.object({
   INNGEST_RUN_URL_TEMPLATE: z.string().includes("{runId}", 'must contain "{runId}"').optional(),
   LOCAL_ENGINE_PORT: port(8288),
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
+  // The local engine checkpoints like Inngest by default; false selects the classic path.
+  LOCAL_ENGINE_CHECKPOINTING: z.stringbool().default(true),
 
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),
@@ -105,6 +107,34 @@ const schema = z.object({
     )
     .optional(),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+
+  // Shipping (docs/shipping.md). Outside production an EasyPost stand-in starts when no key is set.
+  SHIPPING_COUNTRIES: z
+    .string()
+    .regex(/^[A-Z]{2}(,[A-Z]{2})*$/, "must be ISO 3166-1 alpha-2 codes separated by commas, e.g. US,CA")
+    .default("US"),
+  SHIPPING_COLLECT_PHONE: z.stringbool().default(true),
+  SHIPPING_CARRIER: z.enum(["easypost", "sandbox"]).default("easypost"),
+  SHIPPING_SERVICE_LEVEL: z
+    .string()
+    .regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, "must be EasyPost service names separated by commas")
+    .default("GroundAdvantage,Ground,FEDEX_GROUND"),
+  SHIPPING_ITEM_WEIGHT_OZ: z.coerce.number().positive().default(16),
+  EASYPOST_API_KEY: z.string().min(1).optional(),
+  EASYPOST_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
+  EASYPOST_API_BASE: optionalUrl,
+  EASYPOST_SANDBOX_PORT: z.coerce.number().int().min(0).max(65535).default(12112),
+  WAREHOUSE_NAME: z.string().min(1).optional(),
+  WAREHOUSE_STREET1: z.string().min(1).optional(),
+  WAREHOUSE_STREET2: z.string().min(1).optional(),
+  WAREHOUSE_CITY: z.string().min(1).optional(),
+  WAREHOUSE_STATE: z.string().min(1).optional(),
+  WAREHOUSE_ZIP: z.string().min(1).optional(),
+  WAREHOUSE_COUNTRY: z
+    .string()
+    .regex(/^[A-Z]{2}$/, "must be an ISO 3166-1 alpha-2 code")
+    .optional(),
+  WAREHOUSE_PHONE: z.string().min(1).optional(),
 });
 
 type Env = z.infer<typeof schema>;
@@ -132,8 +162,14 @@ const requiredInProduction = [
   "SMTP_URL",
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
-  "CARRIER_WEBHOOK_SECRET",
   "LINK_SIGNING_SECRET",
+  "EASYPOST_API_KEY",
+  "EASYPOST_WEBHOOK_SECRET",
+  "WAREHOUSE_NAME",
+  "WAREHOUSE_STREET1",
+  "WAREHOUSE_CITY",
+  "WAREHOUSE_ZIP",
+  "WAREHOUSE_COUNTRY",
   // /metrics names orders, e-mails and alerts; no scraper may read it without the token.
   "METRICS_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
@@ -174,6 +210,19 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (values.STRIPE_API_BASE !== undefined) {
       problems.push(
         "STRIPE_API_BASE: must not be set when NODE_ENV=production (it points Stripe at a stand-in)",
+      );
+    }
+    if (values.EASYPOST_API_BASE !== undefined) {
+      problems.push(
+        "EASYPOST_API_BASE: must not be set when NODE_ENV=production (it points EasyPost at a stand-in)",
+      );
+    }
+    if (values.SHIPPING_CARRIER === "sandbox") {
+      problems.push("SHIPPING_CARRIER: the sandbox carrier cannot run when NODE_ENV=production");
+    }
+    if (values.CARRIER_WEBHOOK_SECRET !== undefined) {
+      problems.push(
+        "CARRIER_WEBHOOK_SECRET: must not be set when NODE_ENV=production (the sandbox carrier's signature is for development; EasyPost signs with EASYPOST_WEBHOOK_SECRET)",
       );
     }
   }

@@ -17,6 +17,8 @@ export const httpStatusByCode = {
   route_not_found: 404,
   insufficient_stock: 409,
   order_not_cancellable: 409,
+  order_not_refundable: 409,
+  refund_exceeds_captured: 409,
   conflict: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,

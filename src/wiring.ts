@@ -42,6 +42,7 @@ import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
 import { createOrderRepository } from "./orders/order-repository";
+import { createRefunds } from "./orders/refund-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -57,6 +58,7 @@ import {
   carrierWebhookRouter,
   createShipmentBooking,
   createShipmentRepository,
+  createShippingDestinations,
   createShippingProvider,
   publicBaseUrl,
 } from "./shipping";
@@ -74,7 +76,11 @@ export interface ResolvedEndpoints {
   /** Set when the local Inngest-compatible engine runs in place of Inngest. */
   localEngineUrl?: string;
   adminToken: string;
-  carrierWebhookSecret: string;
+  /** The sandbox carrier's signing secret (development only). */
+  carrierWebhookSecret?: string;
+  /** EasyPost, or its stand-in; unset only with SHIPPING_CARRIER=sandbox. */
+  easyPost?: { apiKey: string; apiBase?: string };
+  easyPostWebhookSecret?: string;
 }
 
 export interface Services extends AppDependencies {
@@ -216,6 +222,10 @@ export async function createServices(options: {
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
     links,
+    shipping: {
+      allowedCountries: config.SHIPPING_COUNTRIES.split(","),
+      collectPhone: config.SHIPPING_COLLECT_PHONE,
+    },
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
@@ -229,8 +239,9 @@ export async function createServices(options: {
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config),
+      provider: createShippingProvider(config, endpoints.easyPost),
       shipments: shipmentRecords,
+      destinations: createShippingDestinations(db),
     }),
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
@@ -251,6 +262,7 @@ export async function createServices(options: {
   };
 
   const renderer = createEmailRenderer({ db, links });
+  const refunds = createRefunds({ db, stripe, sender, logger });
   const resendEmail = (orderId: string, emailId: string, by: string) =>
     resendOrderEmail({ db, sender, renderer }, orderId, emailId, by);
   const cancelDeps = { orders, publisher, cancelWindowMs: durationMs(config.CANCEL_WINDOW) };
@@ -277,6 +289,11 @@ export async function createServices(options: {
         return accepted;
       },
       resendEmail: (orderId, emailId) => resendEmail(orderId, emailId, "ops-console"),
+      refund: (orderId, amount, reason) =>
+        refunds.refund(orderId, {
+          ...(amount !== undefined ? { amount } : {}),
+          ...(reason !== undefined ? { reason } : {}),
+        }),
     },
     renderer,
     runs: runSource,
@@ -323,6 +340,7 @@ export async function createServices(options: {
     },
     carrierWebhook: carrierWebhookRouter({
       secret: endpoints.carrierWebhookSecret,
+      easyPostSecret: endpoints.easyPostWebhookSecret,
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
@@ -336,6 +354,7 @@ export async function createServices(options: {
       adminToken: endpoints.adminToken,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
       resendEmail,
+      refunds,
     }),
     async close() {
       emailTransport.close?.();

@@ -46,8 +46,14 @@ describe("config", () => {
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
-      "CARRIER_WEBHOOK_SECRET",
       "LINK_SIGNING_SECRET",
+      "EASYPOST_API_KEY",
+      "EASYPOST_WEBHOOK_SECRET",
+      "WAREHOUSE_NAME",
+      "WAREHOUSE_STREET1",
+      "WAREHOUSE_CITY",
+      "WAREHOUSE_ZIP",
+      "WAREHOUSE_COUNTRY",
       "METRICS_TOKEN",
       "INNGEST_EVENT_KEY",
     ]);
@@ -66,8 +72,15 @@ describe("config", () => {
       SMTP_URL: "smtp://mail:587",
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
-      CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
       LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
+      EASYPOST_API_KEY: "EZAK_live_123",
+      EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",
+      WAREHOUSE_NAME: "Shop Warehouse",
+      WAREHOUSE_STREET1: "417 Montgomery St",
+      WAREHOUSE_CITY: "San Francisco",
+      WAREHOUSE_STATE: "CA",
+      WAREHOUSE_ZIP: "94104",
+      WAREHOUSE_COUNTRY: "US",
       METRICS_TOKEN: "a-long-metrics-token",
     });
     expect(config.isProduction).toBe(true);
@@ -102,12 +115,33 @@ describe("config", () => {
       NODE_ENV: "production",
       INNGEST_DEV: "1",
       STRIPE_API_BASE: "http://127.0.0.1:12111",
+      EASYPOST_API_BASE: "http://127.0.0.1:12112/v2/",
     });
     expect(problems).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^INNGEST_DEV:/),
         expect.stringMatching(/^STRIPE_API_BASE:/),
+        expect.stringMatching(/^EASYPOST_API_BASE:/),
       ]),
     );
+  });
+
+  it("issue 13: refuses the sandbox carrier and its signature secret in production", () => {
+    const problems = problemsOf({
+      NODE_ENV: "production",
+      SHIPPING_CARRIER: "sandbox",
+      CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^SHIPPING_CARRIER: the sandbox carrier cannot run/),
+        expect.stringMatching(/^CARRIER_WEBHOOK_SECRET: must not be set/),
+      ]),
+    );
+  });
+
+  it("reads the shipping countries and service level as comma lists", () => {
+    expect(parseConfig({ SHIPPING_COUNTRIES: "US,CA,GB" }).SHIPPING_COUNTRIES).toBe("US,CA,GB");
+    expect(problemsOf({ SHIPPING_COUNTRIES: "usa" })[0]).toMatch(/^SHIPPING_COUNTRIES:/);
   });
 });

@@ -17,6 +17,7 @@ import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inve
 import { createLogAlerter } from "../../src/alerts";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import { createStripeClient } from "../../src/payments/stripe-client";
+import { startReference } from "./webhook-reference";
 
 export interface TargetOptions {
   databaseUrl: string;
@@ -67,7 +68,12 @@ async function main(): Promise<void> {
     checkout: intake.checkout,
   });
 
-  const urls = { bare: await listen(bare), service: await listen(service) };
+  const urls = {
+    bare: await listen(bare),
+    service: await listen(service),
+    // Same process and database, the thinnest stack doing the same I/O (issue 10).
+    reference: (await startReference(options)).url,
+  };
   process.send?.(urls);
   process.on("message", (message) => {
     if (message === "cpu") process.send?.({ cpu: process.cpuUsage() });

@@ -6,6 +6,7 @@ import type { Logger } from "../logger";
 import type { ResolvedEndpoints } from "../wiring";
 import { startEmbeddedPostgres } from "./embedded-postgres";
 import { createEngineClock, createLocalEngine, type LocalEngine } from "./inngest-engine";
+import { createEasyPostSandbox, type EasyPostSandbox } from "./easypost-sandbox";
 import { createStripeSandbox, generateWebhookSecret, type StripeSandbox } from "./stripe-sandbox";
 
 /**
@@ -19,6 +20,7 @@ export interface StandIns {
   /** The stand-ins that were started, for the demo to drive (clock, customer actions). */
   localEngine?: LocalEngine;
   stripeSandbox?: StripeSandbox;
+  easyPostSandbox?: EasyPostSandbox;
   /** Points the stand-ins at the running app (webhook deliveries, engine sync). */
   attachApp(appUrl: string): Promise<void>;
   stop(): Promise<void>;
@@ -82,6 +84,7 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       // The engine names itself (component: "local-engine"); a second child here would log it twice.
       logger,
       clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
+      checkpointing: config.LOCAL_ENGINE_CHECKPOINTING,
     });
     const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
     logger.info({ url }, "local engine (Inngest-compatible) started (no Inngest configuration)");
@@ -91,11 +94,38 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
     localEngine = engine;
   }
 
+  // The carrier: EasyPost's stand-in when no key is set, so development runs production's code path.
+  let easyPostApiKey = config.EASYPOST_API_KEY;
+  let easyPostApiBase = config.EASYPOST_API_BASE;
+  const easyPostWebhookSecret = config.EASYPOST_WEBHOOK_SECRET ?? devSecret();
+  let easyPostSandbox: EasyPostSandbox | undefined;
+  if (config.SHIPPING_CARRIER === "easypost" && easyPostApiKey === undefined) {
+    refuseInProduction("EasyPost stand-in");
+    const sandbox = createEasyPostSandbox({
+      webhookSecret: easyPostWebhookSecret,
+      logger,
+      stateFile: path.resolve(config.DATA_DIR, "easypost-sandbox.json"),
+    });
+    const { url } = await sandbox.listen(config.EASYPOST_SANDBOX_PORT, "127.0.0.1");
+    logger.info({ url }, "EasyPost stand-in started (no EASYPOST_API_KEY)");
+    stops.push(() => sandbox.close());
+    onAttach.push(async (appUrl) => sandbox.setWebhookUrl(`${appUrl}/api/carrier/webhook`));
+    easyPostSandbox = sandbox;
+    easyPostApiKey = "EZTK_sandbox";
+    easyPostApiBase = sandbox.apiBase;
+  }
+
   const adminToken = config.ADMIN_API_TOKEN ?? devSecret();
-  const carrierWebhookSecret = config.CARRIER_WEBHOOK_SECRET ?? devSecret();
+  // The sandbox carrier's own signature is for development only: production gets none.
+  const carrierWebhookSecret = config.isProduction
+    ? config.CARRIER_WEBHOOK_SECRET
+    : (config.CARRIER_WEBHOOK_SECRET ?? devSecret());
   const generated = {
     ...(config.ADMIN_API_TOKEN ? {} : { ADMIN_API_TOKEN: adminToken }),
-    ...(config.CARRIER_WEBHOOK_SECRET ? {} : { CARRIER_WEBHOOK_SECRET: carrierWebhookSecret }),
+    ...(config.CARRIER_WEBHOOK_SECRET || config.isProduction
+      ? {}
+      : { CARRIER_WEBHOOK_SECRET: carrierWebhookSecret }),
+    ...(config.EASYPOST_WEBHOOK_SECRET ? {} : { EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret }),
     ...(config.STRIPE_WEBHOOK_SECRET ? {} : { STRIPE_WEBHOOK_SECRET: stripeWebhookSecret }),
   };
   if (Object.keys(generated).length > 0) {
@@ -118,11 +148,16 @@ export async function startStandIns(config: Config, logger: Logger): Promise<Sta
       stripeWebhookSecret,
       ...(localEngineUrl ? { localEngineUrl } : {}),
       adminToken,
-      carrierWebhookSecret,
+      ...(carrierWebhookSecret ? { carrierWebhookSecret } : {}),
+      ...(easyPostApiKey
+        ? { easyPost: { apiKey: easyPostApiKey, ...(easyPostApiBase ? { apiBase: easyPostApiBase } : {}) } }
+        : {}),
+      easyPostWebhookSecret,
     },
     embeddedDatabase: config.useEmbeddedDatabase,
     ...(localEngine ? { localEngine } : {}),
     ...(stripeSandbox ? { stripeSandbox } : {}),
+    ...(easyPostSandbox ? { easyPostSandbox } : {}),
     async attachApp(appUrl) {
       for (const attach of onAttach) await attach(appUrl);
     },

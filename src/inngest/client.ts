@@ -28,6 +28,9 @@ export function createInngestClient(
     eventKey: config.INNGEST_EVENT_KEY ?? (isDev ? "local" : undefined),
     signingKey: config.INNGEST_SIGNING_KEY,
     signingKeyFallback: config.INNGEST_SIGNING_KEY_FALLBACK,
+    // Checkpoint every step before starting the next (docs/checkpointing.md): `claim` relies on
+    // `claim-id` being durable, so a buffered pair re-run after a crash would lose its own claim.
+    checkpointing: { bufferedSteps: 1, maxRuntime: "10s", maxInterval: 0 },
     ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
     ...(options.middleware ? { middleware: options.middleware } : {}),
   });

@@ -15,9 +15,15 @@ import type {
   StripeEventSource,
 } from "../recovery";
 
-/** Books a shipment for an order once; repeating it returns the same booking. */
+/**
+ * Books a shipment for an order once; repeating it returns the same booking. Null: every product
+ * of the order is digital, there is nothing to ship (issue 13).
+ */
 export interface ShipmentBooking {
-  book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ShipmentNotice>;
+  book(order: {
+    orderId: string;
+    lines: { sku: string; quantity: number }[];
+  }): Promise<ShipmentNotice | null>;
   findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
 }
 

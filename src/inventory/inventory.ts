@@ -14,6 +14,8 @@ export interface ProductView {
   unitPrice: number;
   currency: string;
   quantityAvailable: number;
+  /** Nothing to ship: no address is asked for at checkout (issue 13). */
+  digital?: boolean;
 }
 
 export interface InventoryRepository {

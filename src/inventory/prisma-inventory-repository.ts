@@ -17,6 +17,7 @@ function toView(product: {
   unitPrice: number;
   currency: string;
   stockOnHand: number;
+  digital?: boolean;
 }): ProductView {
   return {
     sku: product.sku,
@@ -24,6 +25,7 @@ function toView(product: {
     unitPrice: product.unitPrice,
     currency: product.currency,
     quantityAvailable: product.stockOnHand,
+    ...(product.digital ? { digital: true } : {}),
   };
 }
 

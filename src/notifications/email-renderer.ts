@@ -24,20 +24,30 @@ function detailOf(entries: { kind: string; detail: unknown }[], kind: string): R
 
 export function createEmailRenderer(deps: {
   db: Database;
-  links: { order(orderId: string): string; review(orderId: string): string };
+  links: {
+    order(orderId: string): string;
+    review(orderId: string): string;
+    track(trackingNumber: string): string;
+  };
 }): EmailRenderer {
   return {
     async render(orderId, template) {
       const order = await deps.db.order.findUniqueOrThrow({
         where: { id: orderId },
-        include: { lines: { orderBy: { sku: "asc" } }, shipment: true, timeline: { orderBy: { id: "asc" } } },
+        include: {
+          lines: { orderBy: { sku: "asc" } },
+          shipment: true,
+          payment: true,
+          timeline: { orderBy: { id: "asc" } },
+        },
       });
       const summary = toOrderSummary(order, deps.links.order(order.id));
       const timeline = order.timeline;
       switch (template) {
         case "shipped": {
           if (!order.shipment) throw new Error(`order ${orderId} has no shipment to announce`);
-          const { carrier, trackingNumber, trackingUrl } = order.shipment;
+          const { carrier, trackingNumber } = order.shipment;
+          const trackingUrl = deps.links.track(trackingNumber);
           return emailTemplates.shipped({ order: summary, carrier, trackingNumber, trackingUrl });
         }
         case "reviewRequest":
@@ -66,6 +76,19 @@ export function createEmailRenderer(deps: {
                 ? { kind: "authorization-voided" }
                 : { kind: "not-charged" };
           return emailTemplates.orderCancelled({ order: summary, settlement: kind });
+        }
+        case "refunded": {
+          // The latest refund; "full" once everything captured has been returned.
+          const amount = detailOf(timeline, "refund-issued").amount;
+          const payment = order.payment;
+          return emailTemplates.refunded({
+            order: summary,
+            amount: typeof amount === "number" ? amount : (payment?.amountRefunded ?? 0),
+            full:
+              payment !== null &&
+              payment.amountCaptured > 0 &&
+              payment.amountRefunded >= payment.amountCaptured,
+          });
         }
       }
     },

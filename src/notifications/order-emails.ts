@@ -14,7 +14,11 @@ export function createOrderEmails(deps: {
   db: Database;
   sender: EmailSender;
   /** Signed links to the customer's order and review pages (src/pages/links.ts). */
-  links: { order(orderId: string): string; review(orderId: string): string };
+  links: {
+    order(orderId: string): string;
+    review(orderId: string): string;
+    track(trackingNumber: string): string;
+  };
 }): CustomerMessages {
   const { db, sender, links } = deps;
 
@@ -63,7 +67,12 @@ export function createOrderEmails(deps: {
 
   return {
     shipped: (orderId, shipment) =>
-      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({ order, ...shipment })),
+      // Our own tracking page (any carrier), which links on to the carrier's.
+      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({
+        order,
+        ...shipment,
+        trackingUrl: links.track(shipment.trackingNumber),
+      })),
     reviewRequest: (orderId) =>
       send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({
         order,

@@ -6,9 +6,16 @@ import { requireBearerToken } from "../http/bearer-auth";
 import { recordCancelRequest, registerConsoleApi, type ConsoleApiDeps } from "./admin-console-api";
 import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
 import { findOrderDetails } from "./order-details";
+import type { Refunds } from "./refund-order";
 
 const orderId = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
+const refundBody = z
+  .object({
+    amount: z.number().int().positive().max(100_000_000).optional(),
+    reason: z.string().max(500).optional(),
+  })
+  .strict();
 
 function parseOrderId(value: unknown): string {
   const parsed = orderId.safeParse(value);
@@ -17,7 +24,7 @@ function parseOrderId(value: unknown): string {
 }
 
 export function orderAdminRoutes(
-  deps: CancelOrderDeps & ConsoleApiDeps & { db: Database; adminToken: string },
+  deps: CancelOrderDeps & ConsoleApiDeps & { db: Database; adminToken: string; refunds?: Refunds },
 ): Router {
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
@@ -38,6 +45,18 @@ export function orderAdminRoutes(
     const accepted = await requestOrderCancellation(deps, id, body.data.reason);
     await recordCancelRequest(deps.db, id, body.data.reason, "admin-api");
     res.status(202).json(accepted);
+  });
+
+  router.post("/:id/refund", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    if (!deps.refunds) throw new AppError("route_not_found", "Refunds are not configured");
+    const body = refundBody.safeParse(req.body ?? {});
+    if (!body.success)
+      throw new AppError(
+        "validation_failed",
+        body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      );
+    res.status(201).json(await deps.refunds.refund(id, body.data));
   });
 
   return router;

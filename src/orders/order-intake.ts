@@ -5,7 +5,7 @@ import type { OrderStatus } from "../generated/prisma/enums";
 import type { EventPublisher } from "../inngest/publisher";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { Logger } from "../logger";
-import { createStripeCheckoutSessions } from "../payments/stripe-checkout";
+import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
 import { createCheckoutService } from "./checkout/checkout-service";
@@ -43,6 +43,7 @@ export function createOrderIntake(deps: {
   captureMethod: "manual" | "automatic";
   publicUrl: string;
   links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
+  shipping?: ShippingCollection;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
   metrics?: WebhookObserver;
@@ -69,6 +70,7 @@ export function createOrderIntake(deps: {
     ...(deps.links ? { links: deps.links } : {}),
     sessionTtlMs: deps.sessionTtlMs ?? defaultSessionTtlMs,
     logger: deps.logger,
+    ...(deps.shipping ? { shipping: deps.shipping } : {}),
   });
   return {
     intake,

@@ -10,6 +10,15 @@ export interface CheckoutSessionRequest {
   cancelUrl: string;
   /** When the session stops being payable; the stock hold lasts as long. */
   expiresAt: Date;
+  /** Ask for a shipping address (and a phone); unset for digital-only orders. */
+  shipping?: ShippingCollection;
+}
+
+export interface ShippingCollection {
+  /** ISO 3166-1 alpha-2 codes (SHIPPING_COUNTRIES). */
+  allowedCountries: readonly string[];
+  /** Some carriers need a phone on the label (SHIPPING_COLLECT_PHONE). */
+  collectPhone: boolean;
 }
 
 export interface CreatedCheckoutSession {
@@ -53,6 +62,16 @@ export function createStripeCheckoutSessions(
           customer_email: request.email,
           metadata,
           payment_intent_data: { capture_method: options.captureMethod, metadata },
+          ...(request.shipping
+            ? {
+                shipping_address_collection: {
+                  allowed_countries: [
+                    ...request.shipping.allowedCountries,
+                  ] as Stripe.Checkout.SessionCreateParams.ShippingAddressCollection.AllowedCountry[],
+                },
+                phone_number_collection: { enabled: request.shipping.collectPhone },
+              }
+            : {}),
           success_url: request.successUrl,
           cancel_url: request.cancelUrl,
           expires_at: Math.floor(request.expiresAt.getTime() / 1000),

@@ -1,12 +1,55 @@
 import type { Config } from "../config";
-import { createSandboxCarrier, type SandboxCarrier } from "./sandbox-carrier";
+import { createEasyPostCarrier, lazyEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
+import { createSandboxCarrier } from "./sandbox-carrier";
+import type { ShippingProvider } from "./shipping-provider";
 
 /** Where customers reach the shop: PUBLIC_URL, or this process itself when it is unset. */
 export function publicBaseUrl(config: Config): string {
   return config.PUBLIC_URL ?? `http://localhost:${config.PORT}`;
 }
 
-/** The built-in sandbox carrier is the only carrier so far; a real one would be chosen here. */
-export function createShippingProvider(config: Config): SandboxCarrier {
-  return createSandboxCarrier({ publicUrl: publicBaseUrl(config) });
+/** A demo warehouse for development only: production requires WAREHOUSE_* (config.ts). */
+const developmentWarehouse: WarehouseAddress = {
+  name: "Shop Warehouse (development)",
+  line1: "417 Montgomery St",
+  line2: "Floor 5",
+  city: "San Francisco",
+  state: "CA",
+  postalCode: "94104",
+  country: "US",
+  phone: "4155550100",
+};
+
+export function warehouseAddress(config: Config): WarehouseAddress {
+  if (!config.WAREHOUSE_STREET1) return developmentWarehouse;
+  return {
+    name: config.WAREHOUSE_NAME ?? "Shop Warehouse",
+    line1: config.WAREHOUSE_STREET1,
+    ...(config.WAREHOUSE_STREET2 ? { line2: config.WAREHOUSE_STREET2 } : {}),
+    city: config.WAREHOUSE_CITY ?? "",
+    ...(config.WAREHOUSE_STATE ? { state: config.WAREHOUSE_STATE } : {}),
+    postalCode: config.WAREHOUSE_ZIP ?? "",
+    country: config.WAREHOUSE_COUNTRY ?? "US",
+    ...(config.WAREHOUSE_PHONE ? { phone: config.WAREHOUSE_PHONE } : {}),
+  };
+}
+
+/**
+ * EasyPost (the real API, or its stand-in in development: the same code path either way), or the
+ * built-in sandbox carrier when SHIPPING_CARRIER=sandbox (development only; config refuses it in
+ * production).
+ */
+export function createShippingProvider(
+  config: Config,
+  easyPost?: { apiKey: string; apiBase?: string },
+): ShippingProvider {
+  if (config.SHIPPING_CARRIER === "sandbox")
+    return createSandboxCarrier({ publicUrl: publicBaseUrl(config) });
+  if (!easyPost) throw new Error("SHIPPING_CARRIER=easypost needs EASYPOST_API_KEY (or the stand-in)");
+  return createEasyPostCarrier({
+    client: lazyEasyPostClient(easyPost),
+    warehouse: warehouseAddress(config),
+    serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
+    itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+  });
 }

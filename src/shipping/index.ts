@@ -5,9 +5,16 @@ export {
   shipmentDeliveredEventId,
   type ShipmentDeliveredEvent,
 } from "./carrier-webhook";
-export { createShippingProvider, publicBaseUrl } from "./create-shipping-provider";
+export { createShippingProvider, publicBaseUrl, warehouseAddress } from "./create-shipping-provider";
+export {
+  createEasyPostCarrier,
+  createEasyPostClient,
+  easyPostReference,
+  lazyEasyPostClient,
+} from "./easypost-carrier";
 export { createShipmentRepository } from "./prisma-shipment-repository";
 export { createSandboxCarrier, sandboxTrackingNumber, type SandboxCarrier } from "./sandbox-carrier";
-export { createShipmentBooking } from "./shipment-booking";
+export { createShipmentBooking, type ShippingDestinations } from "./shipment-booking";
+export { createShippingDestinations, parseStoredAddress } from "./shipping-destinations";
 export type { DeliveryOutcome, ShipmentRecord, ShipmentRef, ShipmentRepository } from "./shipment-repository";
 export type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";

@@ -7,6 +7,10 @@ function toRecord(row: {
   carrier: string;
   trackingNumber: string;
   trackingUrl: string;
+  service: string | null;
+  labelUrl: string | null;
+  providerId: string | null;
+  trackerStatus: string | null;
   status: "booked" | "delivered";
   deliveredAt: Date | null;
 }): ShipmentRecord {
@@ -15,6 +19,10 @@ function toRecord(row: {
     carrier: row.carrier,
     trackingNumber: row.trackingNumber,
     trackingUrl: row.trackingUrl,
+    service: row.service,
+    labelUrl: row.labelUrl,
+    providerId: row.providerId,
+    trackerStatus: row.trackerStatus,
     status: row.status,
     deliveredAt: row.deliveredAt,
   };
@@ -29,7 +37,11 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
   return {
     async recordBooked(orderId, booking) {
       // ON CONFLICT DO NOTHING: two concurrent recordings of one order leave one row, no error.
-      await db.shipment.createMany({ data: [{ orderId, ...booking }], skipDuplicates: true });
+      const { carrier, trackingNumber, trackingUrl, service, labelUrl, providerId } = booking;
+      await db.shipment.createMany({
+        data: [{ orderId, carrier, trackingNumber, trackingUrl, service, labelUrl, providerId }],
+        skipDuplicates: true,
+      });
       const recorded = await findByOrderId(orderId);
       if (!recorded) {
         throw new AppError(
@@ -47,11 +59,17 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       return row ? toRecord(row) : null;
     },
 
+    async recordTrackerStatus(trackingNumber, status) {
+      await db.shipment.updateMany({ where: { trackingNumber }, data: { trackerStatus: status } });
+      const row = await db.shipment.findUnique({ where: { trackingNumber } });
+      return row ? toRecord(row) : null;
+    },
+
     async markDelivered(ref, at) {
       // Conditional on `booked`, so concurrent webhook deliveries flip the row once.
       const flipped = await db.shipment.updateMany({
         where: { ...ref, status: "booked" },
-        data: { status: "delivered", deliveredAt: at },
+        data: { status: "delivered", deliveredAt: at, trackerStatus: "delivered" },
       });
       const row =
         "orderId" in ref

@@ -1,18 +1,36 @@
 import type { ShipmentRepository } from "./shipment-repository";
-import type { CarrierBooking, ShipmentRequest, ShippingProvider } from "./shipping-provider";
+import type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";
+
+/** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
+export interface ShippingDestinations {
+  find(orderId: string): Promise<{ address: ShippingAddress | null; digitalOnly: boolean } | null>;
+}
 
 /**
  * What the fulfil-order workflow calls: book with the carrier, then record the booking durably.
  * A recorded booking is returned without asking the carrier again, so a retried step books
- * nothing twice even with a carrier that is not itself idempotent.
+ * nothing twice even with a carrier that is not itself idempotent (and the carrier adapters are
+ * idempotent on their own too, for the crash between their booking and our record).
  */
-export function createShipmentBooking(deps: { provider: ShippingProvider; shipments: ShipmentRepository }) {
-  const { provider, shipments } = deps;
+export function createShipmentBooking(deps: {
+  provider: ShippingProvider;
+  shipments: ShipmentRepository;
+  /** Supplies the address when the caller gives none; without it, the request's own is used. */
+  destinations?: ShippingDestinations;
+}) {
+  const { provider, shipments, destinations } = deps;
   return {
-    async book(request: ShipmentRequest): Promise<CarrierBooking> {
+    /** Null when every product of the order is digital: nothing to ship, nothing booked. */
+    async book(request: ShipmentRequest): Promise<CarrierBooking | null> {
       const recorded = await shipments.findByOrderId(request.orderId);
       if (recorded) return pickBooking(recorded);
-      const booking = await provider.createShipment(request);
+      let address = request.address;
+      if (destinations) {
+        const destination = await destinations.find(request.orderId);
+        if (destination?.digitalOnly) return null;
+        address ??= destination?.address ?? undefined;
+      }
+      const booking = await provider.createShipment({ ...request, ...(address ? { address } : {}) });
       return pickBooking(await shipments.recordBooked(request.orderId, booking));
     },
     async findByOrder(
@@ -24,6 +42,7 @@ export function createShipmentBooking(deps: { provider: ShippingProvider; shipme
   };
 }
 
+/** What the workflow memoises and the e-mail shows: carrier, tracking number and link. */
 function pickBooking(record: CarrierBooking): CarrierBooking {
   return { carrier: record.carrier, trackingNumber: record.trackingNumber, trackingUrl: record.trackingUrl };
 }

@@ -2,6 +2,7 @@ import type { CarrierBooking } from "./shipping-provider";
 
 export interface ShipmentRecord extends CarrierBooking {
   orderId: string;
+  trackerStatus: string | null;
   status: "booked" | "delivered";
   deliveredAt: Date | null;
 }
@@ -22,6 +23,8 @@ export interface ShipmentRepository {
   recordBooked(orderId: string, booking: CarrierBooking): Promise<ShipmentRecord>;
   findByOrderId(orderId: string): Promise<ShipmentRecord | null>;
   findByTrackingNumber(trackingNumber: string): Promise<ShipmentRecord | null>;
+  /** The carrier's latest tracker status, for the admin view (delivery itself goes through markDelivered). */
+  recordTrackerStatus(trackingNumber: string, status: string): Promise<ShipmentRecord | null>;
   /** booked → delivered once; a repeat reports the delivery already recorded and changes nothing. */
   markDelivered(ref: ShipmentRef, at: Date): Promise<DeliveryOutcome>;
 }

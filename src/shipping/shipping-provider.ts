@@ -1,8 +1,12 @@
 export interface ShippingAddress {
   name?: string;
+  /** Some carriers (UPS, FedEx) need one on the label; collected at checkout when configured. */
+  phone?: string;
   line1: string;
   line2?: string;
   city: string;
+  /** State, province or region, where the country uses one. */
+  state?: string;
   postalCode: string;
   /** ISO 3166-1 alpha-2. */
   country: string;
@@ -18,6 +22,10 @@ export interface CarrierBooking {
   carrier: string;
   trackingNumber: string;
   trackingUrl: string;
+  /** The carrier's service level, the label to print and the provider's shipment id, where known. */
+  service?: string | null;
+  labelUrl?: string | null;
+  providerId?: string | null;
 }
 
 /**

@@ -101,7 +101,13 @@ describe("customer pages and ops console in Chromium", () => {
     expect((await page.request.get(otherId)).status()).toBe(404);
   }, 90_000);
 
-  it("ops log in, find a failed order's failed step, cancel another, re-send an e-mail; no cookie or no CSRF token is refused", async () => {
+  it("ops log in, find a failed order's failed step, cancel another, refund part of a third, re-send an e-mail; no cookie or no CSRF token is refused", async () => {
+    // C: paid and shipped, to be refunded in part.
+    const toRefund = await harness.checkout("cus_refund", [{ sku: "TEE", quantity: 2 }]);
+    await harness.sandbox.completeCheckoutSession(toRefund.checkoutSessionId, "authorized");
+    await harness.eventually(async () => {
+      if ((await harness.order(toRefund.orderId)).status !== "shipped") throw new Error("C not shipped yet");
+    });
     // A: the capture is declined, so its run fails at charge-card.
     harness.sandbox.injectFailure("payment_intents.capture", { kind: "decline", code: "card_declined" });
     const failed = await harness.checkout("cus_failed", [{ sku: "MUG", quantity: 1 }]);
@@ -167,6 +173,19 @@ describe("customer pages and ops console in Chromium", () => {
     await page.getByText("Cancellation requested.").waitFor();
     const cancelEntry = page.locator('li[data-kind="cancel-requested"]');
     expect(await cancelEntry.textContent()).toContain("customer phoned");
+
+    // Refund part of C (5.00 of 50.00): confirmed, done through the admin API's refunds, on the timeline.
+    await page.goto(`${publicUrl}/ops/orders/${toRefund.orderId}`);
+    await page.getByRole("link", { name: "Refund…" }).click();
+    await page.fill('input[name="amount"]', "500");
+    await page.fill('input[name="reason"]', "one shirt arrived torn");
+    await page.getByRole("button", { name: "Confirm" }).click();
+    await page.getByText("Refund requested.").waitFor();
+    expect(await page.locator('li[data-kind="refund-issued"]').count()).toBe(1);
+    expect((await harness.order(toRefund.orderId)).payment).toMatchObject({
+      amountCaptured: 5000,
+      amountRefunded: 500,
+    });
 
     // Without the cookie: 401; with the cookie but without the CSRF token: 403. Nothing happens.
     const noCookie = await fetch(`${publicUrl}/ops/orders/${toCancel.orderId}/cancel`, {

@@ -8,8 +8,10 @@ import {
   type EngineClock,
   type LocalEngine,
 } from "../../src/dev/inngest-engine";
+import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easypost-sandbox";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { engineCheckpointing } from "../support/env";
 import { testEncryptionKey } from "../support/encryption";
 import { runsOfEvent, type RunView } from "../support/engine-runs";
 import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
@@ -19,6 +21,7 @@ import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
 export const adminToken = "e2e-admin-token-0123456789";
 export const carrierSecret = "e2e-carrier-secret-0123456789";
+export const easyPostWebhookSecret = "e2e-easypost-webhook-secret-0123456789";
 const webhookSecret = "whsec_e2e_secret_0123456789";
 
 /**
@@ -33,6 +36,9 @@ export class E2eHarness {
   proxy?: ServeProxy;
   private appPort = 0;
   private proxyDelayMs?: number;
+  private baseEnv: Record<string, string> = {};
+  /** The carrier: EasyPost's stand-in, driven by the app through the official library. */
+  easyPost!: EasyPostSandbox;
 
   private constructor(
     readonly database: TestDatabase,
@@ -56,12 +62,14 @@ export class E2eHarness {
       clock,
       retryBackoff: () => 200,
       pollIntervalMs: 100,
+      checkpointing: engineCheckpointing,
     });
-    // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting).
+    // Like Stripe, redeliver a webhook the app did not acknowledge (it may be restarting). The
+    // schedule outlasts four restarts of about 4-5 s each on a loaded machine (the crash test).
     const sandbox = createStripeSandbox({
       webhookSecret,
       logger,
-      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000],
+      retryDelaysMs: [250, 500, 1000, 2000, 4000, 8000, 16000, 32000],
     });
     const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
     const harness = new E2eHarness(
@@ -74,8 +82,11 @@ export class E2eHarness {
       await startSlackStandIn(),
     );
     harness.engineUrl = (await engine.listen(0, "127.0.0.1")).url;
+    harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostWebhookSecret, logger });
+    await harness.easyPost.listen(0, "127.0.0.1");
+    harness.baseEnv = options.env ?? {};
     harness.proxyDelayMs = options.observeCalls?.delayMs;
-    await harness.startApp(options.env);
+    await harness.startApp();
     return harness;
   }
 
@@ -95,10 +106,15 @@ export class E2eHarness {
       SLACK_WEBHOOK_URL: this.slack.url,
       ADMIN_API_TOKEN: adminToken,
       CARRIER_WEBHOOK_SECRET: carrierSecret,
+      EASYPOST_API_KEY: "EZTK_e2e",
+      EASYPOST_API_BASE: this.easyPost.apiBase as string,
+      EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
       PUBLIC_URL: "http://shop.test",
+      ...this.baseEnv,
       INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...extraEnv,
     });
+    this.easyPost.setWebhookUrl(`${this.app.url}/api/carrier/webhook`);
     this.appPort = this.app.port;
     this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);
     if (this.proxyDelayMs !== undefined && !this.proxy) {
@@ -188,6 +204,7 @@ export class E2eHarness {
     await this.engine.close();
     await this.proxy?.close();
     await this.sandbox.close();
+    await this.easyPost.close();
     await this.smtp.close();
     await this.slack.close();
     await this.database.drop();

@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { carrierSignature } from "../../src/shipping/carrier-signature";
 import { carrierSecret, E2eHarness } from "./e2e-harness";
 
 jest.setTimeout(120_000);
@@ -38,12 +38,13 @@ describe("end to end: checkout to review", () => {
       method: "POST",
       headers: {
         "content-type": "application/json",
-        "x-carrier-signature": createHmac("sha256", carrierSecret).update(body).digest("hex"),
+        "x-carrier-signature": carrierSignature(Buffer.from(body), carrierSecret),
       },
       body,
     });
     expect(delivered.status).toBe(200);
     await h.eventually(async () => expect((await h.order(orderId)).status).toBe("delivered"));
+    await h.engine.drain(); // the run must be asleep (wait-after-delivery) before the clock moves
 
     await h.engine.clock.advance(3 * 24 * 3600 * 1000);
     const finished = await h.eventually(async () => {

@@ -23,7 +23,7 @@ describe("admin API and webhooks, as wired", () => {
       .expect(413);
     expect(cancel.body.error.code).toBe("payload_too_large");
 
-    const notice = JSON.stringify({ trackingNumber: "T".repeat(20 * 1024), status: "delivered" });
+    const notice = JSON.stringify({ trackingNumber: "T".repeat(70 * 1024), status: "delivered" });
     const carrier = await request(h.appUrl)
       .post("/api/carrier/webhook")
       .set("Content-Type", "application/json")

@@ -1,5 +1,5 @@
-import { createHmac } from "node:crypto";
 import request from "supertest";
+import { carrierSignature } from "../../src/shipping/carrier-signature";
 import { adminToken, carrierSecret, type WorkflowHarness } from "../support/workflow-harness";
 
 const day = 24 * 3600 * 1000;
@@ -21,7 +21,7 @@ export async function runFullOrder(
   await request(h.appUrl)
     .post("/api/carrier/webhook")
     .set("Content-Type", "application/json")
-    .set("X-Carrier-Signature", createHmac("sha256", carrierSecret).update(body).digest("hex"))
+    .set("X-Carrier-Signature", carrierSignature(Buffer.from(body), carrierSecret))
     .send(body)
     .expect(200);
   await h.engine.drain();

@@ -48,6 +48,7 @@ describe("serve() in cloud mode", () => {
       INNGEST_SIGNING_KEY: signingKey,
       INNGEST_SIGNING_KEY_FALLBACK: fallbackKey,
       INNGEST_EVENT_KEY: "test-event-key",
+      SHIPPING_CARRIER: "sandbox",
     });
     services = await createServices({
       config,

@@ -201,6 +201,7 @@ export async function startInstance(deps: {
     webhookSecret,
     captureMethod: deps.captureMethod,
     publicUrl: "http://shop.test",
+    shipping: { allowedCountries: ["US", "CA"], collectPhone: true },
     ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
   });
   const app = buildApp({

@@ -19,7 +19,14 @@ describe("the server process", () => {
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
-      "CARRIER_WEBHOOK_SECRET",
+      // Issue 13: the real carrier must be configured; the sandbox carrier cannot start there.
+      "EASYPOST_API_KEY",
+      "EASYPOST_WEBHOOK_SECRET",
+      "WAREHOUSE_NAME",
+      "WAREHOUSE_STREET1",
+      "WAREHOUSE_CITY",
+      "WAREHOUSE_ZIP",
+      "WAREHOUSE_COUNTRY",
     ]) {
       expect(result.stderr).toContain(`${name}: required`);
     }
@@ -32,6 +39,7 @@ describe("the server process", () => {
       const server = await startServer({
         DATA_DIR: dataDir,
         STRIPE_SANDBOX_PORT: "0",
+        EASYPOST_SANDBOX_PORT: "0",
         LOCAL_ENGINE_PORT: "0",
       });
       const ready = await fetch(`${server.url}/readyz`);

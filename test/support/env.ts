@@ -20,3 +20,12 @@ export function databaseUrl(name: string): string {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * The local engine's mode for the workflow and e2e suites: checkpointing (Inngest's default)
+ * unless the jest project "classic" sets LOCAL_ENGINE_CHECKPOINTING=false (see jest.config.js),
+ * so every workflow and e2e test runs in both modes without per-file changes.
+ */
+export const engineCheckpointing =
+  // eslint-disable-next-line no-restricted-properties -- set per jest project
+  process.env.LOCAL_ENGINE_CHECKPOINTING !== "false";

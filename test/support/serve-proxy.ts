@@ -33,10 +33,10 @@ interface CallBody {
 
 export async function startServeProxy(
   target: string,
-  options: { delayMs?: number; replaySteps?: boolean } = {},
+  options: { delayMs?: number; replaySteps?: boolean; replayed?: Set<string> } = {},
 ): Promise<ServeProxy> {
   const calls: ServeCall[] = [];
-  const replayed = new Set<string>();
+  const replayed = options.replayed ?? new Set<string>();
   const targetUrl = new URL(target);
 
   const forward = (req: http.IncomingMessage, body: Buffer, res: http.ServerResponse, onDone: () => void) => {
@@ -106,5 +106,50 @@ export async function startServeProxy(
     calls,
     replayed,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The checkpointing half of `replaySteps`: put between the app's Inngest client and the engine,
+ * it fails every checkpoint POST that carries a step not yet replayed, so the SDK falls back to
+ * classic and reports the step in its 206, which the serve proxy (sharing `replayed`) drops. The
+ * step thus runs again, as it would if the app died after the side effect, before the checkpoint.
+ */
+export async function startCheckpointFaults(
+  engineUrl: string,
+  replayed: Set<string>,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const target = new URL(engineUrl);
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      if (req.url?.includes("/async") && req.method === "POST") {
+        const { steps } = JSON.parse(body.toString("utf8")) as { steps?: Op[] };
+        if ((steps ?? []).some((op) => op.op === "StepRun" && !replayed.has(op.id))) {
+          res.writeHead(500, { "content-type": "application/json" }).end('{"error":"dropped by proxy"}');
+          return;
+        }
+      }
+      const upstream = http.request(
+        { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
+      upstream.on("error", () => res.writeHead(502).end());
+      upstream.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

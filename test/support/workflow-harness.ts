@@ -13,6 +13,7 @@ import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { engineCheckpointing } from "./env";
 import { testEncryptionKey } from "./encryption";
 import { runsOfEvent, type RunView } from "./engine-runs";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
@@ -53,6 +54,8 @@ export class WorkflowHarness {
       env?: Record<string, string>;
       serviceLogger?: Logger;
       smtpCredentials?: { user: string; pass: string };
+      /** Something between the app's Inngest client and the engine (e.g. checkpoint faults). */
+      engineApi?: (engineUrl: string) => Promise<string>;
     } = {},
   ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
@@ -71,6 +74,7 @@ export class WorkflowHarness {
       logger,
       clock: harness.clock,
       retryBackoff: () => 1_000,
+      checkpointing: engineCheckpointing,
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
 
@@ -82,6 +86,8 @@ export class WorkflowHarness {
       EMAIL_FROM: "Shop <orders@shop.example>",
       SLACK_WEBHOOK_URL: harness.slack.url,
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
+      // Orders here are made without a checkout address; EasyPost's path is covered by test/e2e.
+      SHIPPING_CARRIER: "sandbox",
       INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...options.env,
     };
@@ -108,7 +114,7 @@ export class WorkflowHarness {
         stripeSecretKey: "sk_test_workflow",
         stripeApiBase: stripeUrl,
         stripeWebhookSecret: webhookSecret,
-        localEngineUrl: engineUrl,
+        localEngineUrl: options.engineApi ? await options.engineApi(engineUrl) : engineUrl,
         adminToken,
         carrierWebhookSecret: carrierSecret,
       },

@@ -1,5 +1,5 @@
 import { shipmentDelivered } from "../../src/inngest/events";
-import { startServeProxy, type ServeProxy } from "../support/serve-proxy";
+import { startCheckpointFaults, startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
@@ -7,17 +7,28 @@ jest.setTimeout(60_000);
 describe("fulfill-order: every step run twice, as a retry after a crash would", () => {
   let h: WorkflowHarness;
   let proxy: ServeProxy;
+  let faults: { close(): Promise<void> } | undefined;
+  const replayed = new Set<string>();
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start();
+    // In checkpointing mode a step's result reaches the engine as a checkpoint: fail that first.
+    h = await WorkflowHarness.start({
+      engineApi: async (engineUrl) => {
+        const started = await startCheckpointFaults(engineUrl, replayed);
+        faults = started;
+        return started.url;
+      },
+    });
     proxy = await startServeProxy(`${h.appUrl}${h.services.config.INNGEST_SERVE_PATH}`, {
       replaySteps: true,
+      replayed,
     });
     await h.engine.sync(proxy.url);
   });
   afterAll(async () => {
     await proxy.close();
     await h.close();
+    await faults?.close();
   });
 
   it("repeats no side effect: one reservation, one capture, one shipment, one e-mail each", async () => {

@@ -1,5 +1,5 @@
-import { createHmac } from "node:crypto";
 import request from "supertest";
+import { carrierSignature } from "../../src/shipping/carrier-signature";
 import { adminToken, carrierSecret, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
@@ -49,7 +49,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     await h.settle(2);
     const { shipment } = await h.order(orderId);
     const body = JSON.stringify({ trackingNumber: shipment?.trackingNumber, status: "delivered" });
-    const signature = createHmac("sha256", carrierSecret).update(body).digest("hex");
+    const signature = carrierSignature(Buffer.from(body), carrierSecret);
 
     await request(h.appUrl)
       .post("/api/carrier/webhook")

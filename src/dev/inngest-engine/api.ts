@@ -1,6 +1,8 @@
 import express, { type ErrorRequestHandler, type Request } from "express";
 import { AppError, isAppError } from "../../errors";
 import type { Logger } from "../../logger";
+import type { CheckpointBody, Checkpoints } from "./checkpoint";
+import type { EngineClock } from "./clock";
 import type { EventStore, StoredEvent } from "./event-store";
 import type { EventIntake } from "./intake";
 import type { InternalEvent, RunLifecycle } from "./lifecycle";
@@ -19,6 +21,8 @@ export interface ApiDeps {
   runLocks: KeyedMutex;
   registry: FunctionRegistry;
   sync: AppSync;
+  checkpoints: Checkpoints;
+  clock: EngineClock;
 }
 
 function runView(run: RunRow) {
@@ -45,6 +49,9 @@ function stepView(step: StepRow) {
     output: "data" in step.result ? step.result.data : null,
     error: "error" in step.result ? step.result.error : null,
     completed_at: step.completed_at,
+    // Reported by the SDK (checkpointed steps and classic StepRun ops alike).
+    started_at: step.started_at,
+    duration_ms: step.duration_ms,
   };
 }
 
@@ -99,6 +106,16 @@ export function createApi(deps: ApiDeps): express.Express {
     const ids = await deps.intake.ingest(req.body, seed);
     res.json({ ids, status: 200 });
   });
+
+  // Async checkpointing (SDK v4 default), and the legacy path Inngest still mounts.
+  const checkpoint: express.RequestHandler = async (req, res) => {
+    deps.checkpoints.authorize(req.header("authorization"));
+    const runId = String(req.params.runId);
+    await deps.checkpoints.accept(runId, (req.body ?? {}) as CheckpointBody, Date.now(), deps.clock.now());
+    res.json({});
+  };
+  app.post("/v1/checkpoint/:runId/async", checkpoint);
+  app.post("/v1/http/runs/:runId/async", checkpoint);
 
   app.post("/fn/register", async (req, res) => {
     const body = (req.body ?? {}) as { url?: unknown; appName?: unknown; functions?: unknown };

@@ -25,6 +25,8 @@ export class AppClient {
   private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 128 });
   private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 128 });
   private readonly inFlight = new Set<http.ClientRequest>();
+  /** Requests sent since start. */
+  calls = 0;
 
   constructor(private readonly options: { signingKey?: string; timeoutMs: number }) {}
 
@@ -34,6 +36,7 @@ export class AppClient {
     body: unknown,
     extraHeaders: Record<string, string> = {},
   ): Promise<AppResponse> {
+    this.calls++;
     // Canonical JSON only matters for the signature; plain stringify is much cheaper.
     const payload = this.options.signingKey ? canonicalJson(body) : JSON.stringify(body);
     const target = new URL(url);

@@ -8,11 +8,20 @@ export type CallOutcome =
   | { kind: "error"; retriable: boolean; error: SerializedError; retryAfter?: string }
   | { kind: "stopped" };
 
+/** What makes a discovery call a checkpointing one (Inngest's `ctx.fn_id` + `ctx.qi_id`). */
+export interface CheckpointingCtx {
+  fnId: string;
+  qiId: string;
+  requestId: string;
+  generation: number;
+}
+
 /**
- * The body of `POST <serve>?fnId=..&stepId=..`. `ctx.fn_id` is deliberately absent: with it
- * the SDK switches to checkpointing and calls Inngest's checkpoint API, which we do not serve.
+ * The body of `POST <serve>?fnId=..&stepId=..`. With `checkpointing` (discovery calls only, as
+ * Inngest does once parallelism has ended) the SDK runs steps back to back in this one request
+ * and POSTs each result to `/v1/checkpoint/:runId/async`; without it, it runs one step per call.
  */
-export function callBody(run: RunContext, job: Job): unknown {
+export function callBody(run: RunContext, job: Job, checkpointing?: CheckpointingCtx): unknown {
   const stack = [...run.steps.keys()];
   return {
     event: run.event,
@@ -22,6 +31,14 @@ export function callBody(run: RunContext, job: Job): unknown {
       run_id: run.id,
       attempt: job.attempt,
       max_attempts: run.maxAttempts,
+      ...(checkpointing
+        ? {
+            fn_id: checkpointing.fnId,
+            qi_id: checkpointing.qiId,
+            request_id: checkpointing.requestId,
+            generation_id: checkpointing.generation,
+          }
+        : {}),
       // A planned (parallel) step or a step retry must run only that step.
       disable_immediate_execution: job.stepId !== "step",
       use_api: false,

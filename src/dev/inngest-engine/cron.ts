@@ -14,6 +14,11 @@ export interface CronSchedule {
   source: string;
   /** The first fire time strictly after `afterMs`. */
   nextAfter(afterMs: number): number;
+  /**
+   * The latest fire time at or before `atMs` (undefined if none in the 5 years before it),
+   * computed directly: catching up after a long gap costs the same as after a short one.
+   */
+  latestAtOrBefore(atMs: number): number | undefined;
 }
 
 const macros: Record<string, string> = {
@@ -137,6 +142,42 @@ export function parseCron(source: string): CronSchedule {
         return date.getTime();
       }
       throw new CronError(source, "never fires");
+    },
+    latestAtOrBefore(atMs: number): number | undefined {
+      const date = new Date(Math.floor(atMs / 60_000) * 60_000);
+      const limit = atMs - 5 * 366 * 86_400_000;
+      // Walks backwards field by field, skipping whole months, days and hours that cannot match.
+      const back = (toStartOf: (d: Date) => void): void => {
+        toStartOf(date);
+        date.setTime(date.getTime() - 60_000);
+      };
+      while (date.getTime() >= limit) {
+        if (!months.values.has(date.getUTCMonth() + 1)) {
+          back((d) => {
+            d.setUTCDate(1);
+            d.setUTCHours(0, 0, 0, 0);
+          });
+          continue;
+        }
+        if (!dayMatches(date)) {
+          back((d) => {
+            d.setUTCHours(0, 0, 0, 0);
+          });
+          continue;
+        }
+        if (!hours.values.has(date.getUTCHours())) {
+          back((d) => {
+            d.setUTCMinutes(0, 0, 0);
+          });
+          continue;
+        }
+        if (!minutes.values.has(date.getUTCMinutes())) {
+          date.setTime(date.getTime() - 60_000);
+          continue;
+        }
+        return date.getTime();
+      }
+      return undefined;
     },
   };
 }

@@ -62,6 +62,8 @@ CREATE TABLE IF NOT EXISTS ${s}.steps (
   completed_at timestamptz NOT NULL,
   PRIMARY KEY (run_id, id)
 );
+ALTER TABLE ${s}.steps ADD COLUMN IF NOT EXISTS started_at timestamptz;
+ALTER TABLE ${s}.steps ADD COLUMN IF NOT EXISTS duration_ms double precision;
 CREATE TABLE IF NOT EXISTS ${s}.jobs (
   id bigserial PRIMARY KEY,
   run_id text NOT NULL,

@@ -1,6 +1,8 @@
 import type { Logger } from "../../logger";
 import { AppUnreachableError, type AppClient } from "./app-client";
 import { callBody, callUrl, interpretResponse, normalizeError, type CallOutcome } from "./call-protocol";
+import { internalFunctionId, queueItemRef, stepTiming, type Checkpoints } from "./checkpoint";
+import { ulid } from "./ids";
 import type { EngineClock } from "./clock";
 import type { KeyedMutex } from "../../shared/keyed-mutex";
 import type { ConcurrencyLimiter } from "./concurrency";
@@ -20,6 +22,8 @@ export interface ExecutorOptions {
   retryBackoff: (attempt: number) => number;
   /** Real ms an unreachable app is retried without spending attempts (covers an app restart). */
   unreachableGraceMs: number;
+  /** Send `fn_id`/`qi_id` on discovery calls so the SDK checkpoints (Inngest's default path). */
+  checkpointing: boolean;
 }
 
 interface Next {
@@ -54,6 +58,7 @@ export class Executor {
       app: AppClient;
       limiter: ConcurrencyLimiter;
       runLocks: KeyedMutex;
+      checkpoints: Checkpoints;
       lifecycle: RunLifecycle;
       intake: EventIntake;
       wake: () => void;
@@ -153,14 +158,33 @@ export class Executor {
       };
     }
     const url = callUrl(fn.url, fn.id, job.stepId);
-    const body = callBody(run, job);
+    // Like Inngest: discovery calls checkpoint; planned steps and step retries run one step.
+    const checkpointing = this.options.checkpointing && job.stepId === "step";
     let unreachableSince: number | undefined;
     for (let failures = 0; ; failures++) {
       const release = await this.acquireSlots(run);
+      // Every HTTP attempt is a new dispatch with its own generation (a stale one gets 409).
+      const requestId = ulid(Date.now());
+      const { dispatch, close } = this.deps.checkpoints.open(job, run, requestId);
       let failure: string;
       try {
         if (this.stopping) return { kind: "stopped" };
-        const response = await this.deps.app.request("POST", url, body);
+        const body = callBody(
+          run,
+          job,
+          checkpointing
+            ? {
+                fnId: internalFunctionId(fn.id),
+                qiId: queueItemRef(job.id),
+                requestId,
+                generation: dispatch.generation,
+              }
+            : undefined,
+        );
+        const headers: Record<string, string> = checkpointing
+          ? { "x-request-id": requestId, "x-inngest-generation-id": String(dispatch.generation) }
+          : {};
+        const response = await this.deps.app.request("POST", url, body, headers);
         // A proxy in front of a restarting app answers 502-504; that is "unreachable" too.
         if (![502, 503, 504].includes(response.status)) return interpretResponse(response);
         failure = `HTTP ${response.status} from ${new URL(url).origin}`;
@@ -171,6 +195,7 @@ export class Executor {
         }
         failure = error.message;
       } finally {
+        close();
         release();
       }
       unreachableSince ??= Date.now();
@@ -274,6 +299,7 @@ export class Executor {
             name,
             op: op.opts?.type === "step.sendEvent" ? "SendEvent" : "StepRun",
             result: { data: op.data ?? null },
+            ...stepTiming(op.timing),
           });
           break;
         case "StepFailed":

@@ -7,6 +7,7 @@ import { createApi, standaloneServer } from "./api";
 import { AppClient } from "./app-client";
 import { createEngineClock, type EngineClock } from "./clock";
 import { KeyedMutex } from "../../shared/keyed-mutex";
+import { Checkpoints } from "./checkpoint";
 import { ConcurrencyLimiter } from "./concurrency";
 import { openEngineDatabase, type EngineDatabase } from "./database";
 import { EventStore } from "./event-store";
@@ -45,6 +46,23 @@ export interface LocalEngineOptions {
   requestTimeoutMs?: number;
   /** Real ms between fallback polls for due work (default 1 s). */
   pollIntervalMs?: number;
+  /**
+   * Send `ctx.fn_id`/`qi_id` on discovery calls, so the SDK checkpoints steps to
+   * `/v1/checkpoint/:runId/async` as it does with Inngest (default true); false = classic.
+   */
+  checkpointing?: boolean;
+  /** On a clock faster than real time, one cron fires at most once per this many real ms (default 1 s). */
+  cronMinRealIntervalMs?: number;
+}
+
+/** Counters since start, for benchmarks and tests. */
+export interface EngineStats {
+  /** HTTP calls to serve() (including unreachable retries). */
+  calls: number;
+  /** Checkpoint POSTs accepted. */
+  checkpoints: number;
+  /** SQL statements run by the engine. */
+  statements: number;
 }
 
 export interface LocalEngine {
@@ -70,10 +88,15 @@ export interface LocalEngine {
   drain(): Promise<void>;
   /** Stops loops, aborts calls in flight and closes the pool; state stays in PostgreSQL. */
   close(): Promise<void>;
+  /** Whether discovery calls checkpoint (see `LocalEngineOptions.checkpointing`). */
+  readonly checkpointing: boolean;
+  stats(): EngineStats;
 }
 
 interface Core {
   db: EngineDatabase;
+  sql: Sql;
+  checkpoints: Checkpoints;
   runs: RunStore;
   intake: EventIntake;
   scheduler: Scheduler;
@@ -95,6 +118,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   });
   let server: http.Server | undefined;
   let closed = false;
+  let core: Core | undefined;
+  const checkpointing = options.checkpointing ?? true;
 
   const initialise = async (): Promise<Core> => {
     const db = await openEngineDatabase({
@@ -106,14 +131,29 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     const runs = new RunStore(sql, schema);
     const events = new EventStore(sql, schema);
     const lifecycle = new RunLifecycle(runs, clock, logger);
+    const checkpoints = new Checkpoints({ logger, runs, runLocks, signingKey: options.signingKey });
     // The scheduler needs the executor and the executor wakes the scheduler: late-bound.
     const late: { scheduler?: Scheduler } = {};
     const wake = (): void => late.scheduler?.wake();
     const noteTimer = (at: Date): void => late.scheduler?.noteTimer(at);
     const intake = new EventIntake({ logger, clock, runs, events, registry, lifecycle, runLocks, wake });
     const executor = new Executor(
-      { logger, clock, runs, registry, app, limiter, runLocks, lifecycle, intake, wake, noteTimer },
       {
+        logger,
+        clock,
+        runs,
+        registry,
+        app,
+        limiter,
+        runLocks,
+        checkpoints,
+        lifecycle,
+        intake,
+        wake,
+        noteTimer,
+      },
+      {
+        checkpointing,
         maxConcurrentJobs: options.maxConcurrentJobs ?? 64,
         retryBackoff: options.retryBackoff ?? defaultRetryBackoff,
         unreachableGraceMs: options.appUnreachableGraceMs ?? 60_000,
@@ -121,7 +161,10 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     );
     const scheduler = new Scheduler(
       { logger, clock, runs, events, registry, intake, executor },
-      { pollIntervalMs: options.pollIntervalMs ?? 1_000 },
+      {
+        pollIntervalMs: options.pollIntervalMs ?? 1_000,
+        cronMinRealIntervalMs: options.cronMinRealIntervalMs ?? 1_000,
+      },
     );
     late.scheduler = scheduler;
     const sync = new AppSync({
@@ -135,8 +178,20 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     await sync.restore();
     await intake.loadWaitedNames();
     await scheduler.start();
-    const api = createApi({ logger, runs, events, intake, lifecycle, runLocks, registry, sync });
-    return { db, runs, intake, scheduler, executor, sync, api };
+    const api = createApi({
+      logger,
+      runs,
+      events,
+      intake,
+      lifecycle,
+      runLocks,
+      registry,
+      sync,
+      checkpoints,
+      clock,
+    });
+    core = { db, sql, checkpoints, runs, intake, scheduler, executor, sync, api };
+    return core;
   };
 
   const corePromise = initialise();
@@ -183,6 +238,12 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   };
 
   return {
+    checkpointing,
+    stats: () => ({
+      calls: app.calls,
+      checkpoints: core?.checkpoints.accepted ?? 0,
+      statements: core?.sql.statements ?? 0,
+    }),
     ready: () => readyPromise,
     handler,
     async listen(port, host = "127.0.0.1") {

@@ -17,6 +17,9 @@ export interface StepRecord {
   name: string | null;
   op: string;
   result: StepResult;
+  /** When the SDK reported timing (ISO time, ms). */
+  startedAt?: string;
+  durationMs?: number;
 }
 
 export interface NewJob {
@@ -96,6 +99,8 @@ export interface StepRow {
   op: string | null;
   result: StepResult;
   completed_at: Date;
+  started_at: Date | null;
+  duration_ms: number | null;
 }
 
 export interface PendingJobRow {
@@ -257,9 +262,9 @@ export class RunStore {
       `WITH cur AS (
          DELETE FROM ${s}.jobs WHERE id = $1 RETURNING run_id
        ), saved AS (
-         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at)
-         SELECT cur.run_id, r.id, r.name, r.op, r.result, $4
-         FROM cur, jsonb_to_recordset($3::jsonb) AS r(id text, name text, op text, result jsonb)
+         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at, started_at, duration_ms)
+         SELECT cur.run_id, r.id, r.name, r.op, r.result, $4, r."startedAt", r."durationMs"
+         FROM cur, jsonb_to_recordset($3::jsonb) AS r(id text, name text, op text, result jsonb, "startedAt" timestamptz, "durationMs" float8)
          ON CONFLICT (run_id, id) DO NOTHING
        ), others AS (
          SELECT step_id FROM ${s}.jobs WHERE run_id = $2 AND id <> $1
@@ -305,6 +310,40 @@ export class RunStore {
     };
   }
 
+  /**
+   * A checkpoint from the SDK while its call is open: memoises the steps in arrival order
+   * (a repeated id is ignored) and resets the attempts of the job the call belongs to, so the
+   * next step gets a fresh retry budget. found=false when the run is unknown or has ended.
+   */
+  async checkpointSteps(input: {
+    runId: string;
+    jobId: string | undefined;
+    results: StepRecord[];
+    now: Date;
+  }): Promise<{ found: boolean }> {
+    const s = this.s;
+    const { rows } = await this.sql.query<{ found: number }>(
+      "checkpointSteps",
+      `WITH run AS (
+         SELECT id FROM ${s}.runs WHERE id = $1 AND status = 'Running'
+       ), saved AS (
+         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at, started_at, duration_ms)
+         SELECT run.id, r.id, r.name, r.op, r.result, $3, r."startedAt", r."durationMs"
+         FROM run, ROWS FROM (jsonb_to_recordset($2::jsonb)
+                AS (id text, name text, op text, result jsonb, "startedAt" timestamptz, "durationMs" float8))
+              WITH ORDINALITY AS r(id, name, op, result, "startedAt", "durationMs", ord)
+         ORDER BY r.ord
+         ON CONFLICT (run_id, id) DO NOTHING
+       ), reset AS (
+         UPDATE ${s}.jobs SET attempt = 0
+         WHERE id = $4::bigint AND attempt <> 0 AND run_id IN (SELECT id FROM run)
+       )
+       SELECT count(*)::int AS found FROM run`,
+      [input.runId, JSON.stringify(input.results), input.now, input.jobId ?? null],
+    );
+    return { found: (rows[0]?.found ?? 0) > 0 };
+  }
+
   /** Ends a running run; returns undefined when it had already ended. */
   async finishRun(
     runId: string,
@@ -320,9 +359,9 @@ export class RunStore {
          WHERE id = $1 AND status = 'Running'
          RETURNING id, function_id, event
        ), saved AS (
-         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at)
-         SELECT run.id, r.id, r.name, r.op, r.result, $5
-         FROM run, jsonb_to_recordset($6::jsonb) AS r(id text, name text, op text, result jsonb)
+         INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at, started_at, duration_ms)
+         SELECT run.id, r.id, r.name, r.op, r.result, $5, r."startedAt", r."durationMs"
+         FROM run, jsonb_to_recordset($6::jsonb) AS r(id text, name text, op text, result jsonb, "startedAt" timestamptz, "durationMs" float8)
          ON CONFLICT (run_id, id) DO NOTHING
        ), jobs AS (
          DELETE FROM ${s}.jobs WHERE run_id IN (SELECT id FROM run)
@@ -425,7 +464,8 @@ export class RunStore {
       "getRun",
       `SELECT r.id, r.function_id, r.event_id, r.event, r.status, r.output, r.error, r.started_at, r.ended_at,
               COALESCE((SELECT json_agg(json_build_object('id', st.id, 'name', st.name, 'op', st.op,
-                         'result', st.result, 'completed_at', st.completed_at) ORDER BY st.seq)
+                         'result', st.result, 'completed_at', st.completed_at, 'started_at', st.started_at,
+                         'duration_ms', st.duration_ms) ORDER BY st.seq)
                         FROM ${this.s}.steps st WHERE st.run_id = r.id), '[]') AS steps,
               COALESCE((SELECT json_agg(json_build_object('kind', j.kind, 'step_id', j.step_id, 'step_name', j.step_name, 'attempt', j.attempt,
                          'run_at', j.run_at, 'event_name', j.event_name) ORDER BY j.id)

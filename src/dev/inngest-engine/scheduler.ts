@@ -24,6 +24,8 @@ export class Scheduler {
   /** Earliest known run_at of an unclaimed job (virtual ms); undefined = ask the database. */
   private earliestJobAt: number | undefined;
   private readonly cronLastFire = new Map<string, number>();
+  /** Real time (Date.now) of each cron's last fire in this process, for coalescing. */
+  private readonly cronLastRealFire = new Map<string, number>();
   private unsubscribeClock: (() => void) | undefined;
 
   constructor(
@@ -36,7 +38,15 @@ export class Scheduler {
       intake: EventIntake;
       executor: Executor;
     },
-    private readonly options: { pollIntervalMs: number },
+    private readonly options: {
+      pollIntervalMs: number;
+      /**
+       * Real ms between two fires of one cron at most once (coalescing what came due meanwhile,
+       * as missed fires are not replayed). Only on a fast-running clock: at a huge time scale
+       * a 5-minute cron would otherwise start a run every real millisecond.
+       */
+      cronMinRealIntervalMs: number;
+    },
   ) {}
 
   async start(): Promise<void> {
@@ -107,26 +117,41 @@ export class Scheduler {
     }
   }
 
-  private nextCronAt(): number | undefined {
+  /** Real ms until the next cron may fire (its due time, and the coalescing interval). */
+  private nextCronDelay(): number | undefined {
     let next: number | undefined;
     for (const fn of this.deps.registry.all()) {
       for (const cron of fn.crons) {
-        const last = this.cronLastFire.get(cronKey(fn.id, cron.source));
+        const key = cronKey(fn.id, cron.source);
+        const last = this.cronLastFire.get(key);
         if (last === undefined) continue;
-        const at = cron.nextAfter(last);
-        if (next === undefined || at < next) next = at;
+        const delay = Math.max(
+          this.deps.clock.realDelayUntil(cron.nextAfter(last)),
+          this.coalescingDelay(key),
+        );
+        if (next === undefined || delay < next) next = delay;
       }
     }
     return next;
   }
 
+  private coalescingDelay(key: string): number {
+    if (this.deps.clock.timeScale <= 1) return 0;
+    const lastReal = this.cronLastRealFire.get(key);
+    return lastReal === undefined
+      ? 0
+      : Math.max(0, lastReal + this.options.cronMinRealIntervalMs - Date.now());
+  }
+
   private armTimer(): void {
     if (this.stopped) return;
     clearTimeout(this.timer);
-    const candidates = [this.earliestJobAt, this.nextCronAt()].filter((at): at is number => at !== undefined);
+    const candidates = [
+      this.earliestJobAt === undefined ? undefined : this.deps.clock.realDelayUntil(this.earliestJobAt),
+      this.nextCronDelay(),
+    ].filter((delay): delay is number => delay !== undefined && Number.isFinite(delay));
     if (candidates.length === 0) return;
-    const delay = this.deps.clock.realDelayUntil(Math.min(...candidates));
-    if (!Number.isFinite(delay)) return;
+    const delay = Math.min(...candidates);
     this.timer = setTimeout(() => this.onTimer(), Math.min(delay, maxTimerDelayMs));
     this.timer.unref();
   }
@@ -164,9 +189,12 @@ export class Scheduler {
         const key = cronKey(fn.id, cron.source);
         const last = this.cronLastFire.get(key);
         if (last === undefined) continue;
-        let due = cron.nextAfter(last);
-        if (due > nowMs) continue;
-        for (let next = cron.nextAfter(due); next <= nowMs; next = cron.nextAfter(due)) due = next;
+        if (cron.nextAfter(last) > nowMs || this.coalescingDelay(key) > 0) continue;
+        // The latest due fire, computed directly: walking every missed fire one by one cost
+        // more CPU per pass than real time allowed at a large time scale (issue 10).
+        const due = cron.latestAtOrBefore(nowMs);
+        if (due === undefined || due <= last) continue;
+        this.cronLastRealFire.set(key, Date.now());
         const won = await this.deps.events.cronAdvance(fn.id, cron.source, new Date(last), new Date(due));
         this.cronLastFire.set(key, due);
         this.armTimer();

@@ -6,6 +6,9 @@ import type { Pool, QueryResult, QueryResultRow } from "pg";
  * session between all socket connections, where names would collide, so there they are not.
  */
 export class Sql {
+  /** Statements run since start. */
+  statements = 0;
+
   constructor(
     private readonly pool: Pool,
     private readonly prepared: boolean,
@@ -16,6 +19,7 @@ export class Sql {
     text: string,
     values: unknown[] = [],
   ): Promise<QueryResult<R>> {
+    this.statements++;
     return this.prepared ? this.pool.query<R>({ name, text, values }) : this.pool.query<R>(text, values);
   }
 }

@@ -51,6 +51,8 @@ export interface SdkOp {
   data?: unknown;
   error?: SerializedError;
   opts?: Record<string, unknown>;
+  /** `{a: start ns since epoch, b: duration ns}` on executed steps. */
+  timing?: { a?: unknown; b?: unknown };
 }
 
 export type RunStatus = "Running" | "Completed" | "Failed" | "Cancelled";

@@ -46,7 +46,56 @@ const knownParams = new Set([
   "submit_type",
   "billing_address_collection",
   "allow_promotion_codes",
+  "shipping_address_collection",
+  "phone_number_collection",
 ]);
+
+/** A shipping address as the customer types it on the hosted page (Stripe's Address shape). */
+export interface CustomerShipping {
+  name: string;
+  phone?: string;
+  address: {
+    line1: string;
+    line2?: string | null;
+    city: string;
+    state?: string | null;
+    postal_code: string;
+    country: string;
+  };
+}
+
+/** What the stand-in's customer types when a test gives no address. */
+const defaultShipping: CustomerShipping = {
+  name: "Jenny Rosen",
+  phone: "+14155550123",
+  address: {
+    line1: "510 Townsend St",
+    city: "San Francisco",
+    state: "CA",
+    postal_code: "94103",
+    country: "US",
+  },
+};
+
+function shippingCollectionFrom(params: Params): Stripe.Checkout.Session.ShippingAddressCollection | null {
+  const hash = optionalHash(params, "shipping_address_collection");
+  if (!hash) return null;
+  const countries = optionalList(hash, "allowed_countries");
+  if (!countries || countries.length === 0) {
+    throw stripeErrors.missingParam("shipping_address_collection[allowed_countries]");
+  }
+  countries.forEach((country, index) => {
+    if (typeof country !== "string" || !/^[A-Z]{2}$/.test(country)) {
+      throw stripeErrors.invalidParam(
+        `shipping_address_collection[allowed_countries][${index}]`,
+        `Invalid shipping_address_collection[allowed_countries][${index}]: must be a two-letter country code`,
+      );
+    }
+  });
+  return {
+    allowed_countries: countries as Stripe.Checkout.Session.ShippingAddressCollection.AllowedCountry[],
+  };
+}
 
 const minimumLifetimeSeconds = 30 * 60;
 const maximumLifetimeSeconds = 24 * 60 * 60;
@@ -201,7 +250,10 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
     payment_intent: null,
     payment_method_configuration_details: null,
     payment_status: "unpaid",
-    shipping_address_collection: null,
+    shipping_address_collection: shippingCollectionFrom(params),
+    phone_number_collection: {
+      enabled: optionalHash(params, "phone_number_collection")?.enabled === "true",
+    },
     shipping_cost: null,
     status: "open",
     success_url: optionalString(params, "success_url") ?? null,
@@ -328,9 +380,17 @@ export function completeCheckoutSession(
   ctx: SandboxContext,
   id: string,
   outcome: CompletionOutcome,
-  options: { declineCode?: DeclineCode } = {},
+  options: { declineCode?: DeclineCode; shipping?: CustomerShipping } = {},
 ): Outcome<Stripe.Checkout.Session> {
   const session = retrieveCheckoutSession(ctx, id);
+  const collection = session.shipping_address_collection;
+  const shipping = collection ? (options.shipping ?? defaultShipping) : undefined;
+  if (collection && shipping && !collection.allowed_countries.includes(shipping.address.country as never)) {
+    // The hosted page offers only the allowed countries: no customer can submit another.
+    throw new OutcomeNotPossible(
+      `Checkout Session ${id} ships to ${collection.allowed_countries.join(", ")} only, not ${shipping.address.country}`,
+    );
+  }
   if (session.status !== "open")
     throw new OutcomeNotPossible(`Checkout Session ${id} is ${session.status}, not open`);
   const manual = settingsOf(ctx, session).captureMethod === "manual";
@@ -360,7 +420,26 @@ export function completeCheckoutSession(
   session.customer_details = {
     ...(fromFixture("checkout.session").customer_details as Stripe.Checkout.Session.CustomerDetails),
     email,
+    ...(shipping ? { name: shipping.name } : {}),
+    ...(shipping?.phone && session.phone_number_collection?.enabled ? { phone: shipping.phone } : {}),
   };
+  if (shipping) {
+    // Where API versions from 2025-03-31 put it (`collected_information.shipping_details`);
+    // endpoints pinned to older versions (2024-04-10) saw it at the top level as `shipping_details`.
+    const address = {
+      line1: shipping.address.line1,
+      line2: shipping.address.line2 ?? null,
+      city: shipping.address.city,
+      state: shipping.address.state ?? null,
+      postal_code: shipping.address.postal_code,
+      country: shipping.address.country,
+    };
+    session.collected_information = {
+      business_name: null,
+      individual_name: null,
+      shipping_details: { name: shipping.name, address },
+    } as Stripe.Checkout.Session.CollectedInformation;
+  }
   const charge = newCharge(ctx, paymentIntent, email);
   if (outcome === "async_pending") {
     charge.status = "pending";

@@ -26,6 +26,21 @@ const schemas = {
     outcome: z.enum(["authorized", "paid", "declined", "async_pending"]),
     deliver,
     declineCode: declineCode.optional(),
+    // What the customer types on the hosted page when the session collects an address.
+    shipping: z
+      .object({
+        name: z.string().min(1),
+        phone: z.string().optional(),
+        address: z.object({
+          line1: z.string().min(1),
+          line2: z.string().optional(),
+          city: z.string().min(1),
+          state: z.string().optional(),
+          postal_code: z.string().min(1),
+          country: z.string().regex(/^[A-Z]{2}$/),
+        }),
+      })
+      .optional(),
   }),
   async: z.object({ succeeded: z.boolean(), deliver }),
   deliverOnly: z.object({ deliver }),

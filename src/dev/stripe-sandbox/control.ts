@@ -1,7 +1,7 @@
 import type Stripe from "stripe";
 import type { Outcome, SandboxContext } from "./context";
 import { customerOrigin } from "./context";
-import type { CompletionOutcome } from "./checkout-sessions";
+import type { CompletionOutcome, CustomerShipping } from "./checkout-sessions";
 import {
   completeCheckoutSession,
   expireCheckoutSession,
@@ -49,7 +49,7 @@ export class SandboxControl {
   completeCheckoutSession(
     id: string,
     outcome: CompletionOutcome,
-    options: DeliverOption & { declineCode?: DeclineCode } = {},
+    options: DeliverOption & { declineCode?: DeclineCode; shipping?: CustomerShipping } = {},
   ): Promise<ControlResult> {
     return this.finish(completeCheckoutSession(this.ctx, id, outcome, options), options);
   }

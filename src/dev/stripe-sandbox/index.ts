@@ -5,7 +5,7 @@ import express, { type Express, type Response } from "express";
 import type Stripe from "stripe";
 import type { Logger } from "../../logger";
 import { createApiRouter, type RequestLogEntry } from "./api-router";
-import type { CompletionOutcome } from "./checkout-sessions";
+import type { CompletionOutcome, CustomerShipping } from "./checkout-sessions";
 import type { SandboxContext } from "./context";
 import { SandboxControl, type ControlResult, type DeliverOption, type LapseResult } from "./control";
 import { createControlRouter } from "./control-router";
@@ -18,6 +18,7 @@ import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./we
 
 export type {
   CompletionOutcome,
+  CustomerShipping,
   ControlResult,
   DeclineCode,
   DeliveryResult,
@@ -74,7 +75,7 @@ export interface StripeSandbox {
   completeCheckoutSession(
     id: string,
     outcome: CompletionOutcome,
-    options?: DeliverOption & { declineCode?: DeclineCode },
+    options?: DeliverOption & { declineCode?: DeclineCode; shipping?: CustomerShipping },
   ): Promise<ControlResult>;
   settleAsyncPayment(id: string, succeeded: boolean, options?: DeliverOption): Promise<ControlResult>;
   expireCheckoutSession(id: string, options?: DeliverOption): Promise<ControlResult>;

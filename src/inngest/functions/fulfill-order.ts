@@ -162,23 +162,35 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
 
       const shipment = await step.run("create-shipment", async () => {
         const booked = await deps.shipments.book({ orderId, lines });
+        if (!booked) {
+          // Digital-only: nothing to ship, so the order is delivered once the money is taken.
+          await deps.orders.transition(orderId, ["fulfilling"], "delivered");
+          await deps.timeline.record(orderId, "nothing-to-ship", {}, runId);
+          return null;
+        }
         await deps.orders.transition(orderId, ["fulfilling"], "shipped");
         await deps.timeline.record(orderId, "shipment-booked", { ...booked }, runId);
         return booked;
       });
 
-      await step.run("send-confirmation", async () => {
-        const sent = await deps.messages.shipped(orderId, shipment);
-        await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
-        return sent;
-      });
+      if (shipment) {
+        await step.run("send-confirmation", async () => {
+          const sent = await deps.messages.shipped(orderId, shipment);
+          await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
+          return sent;
+        });
+      }
 
-      const delivery = await step.waitForEvent("wait-for-delivery", {
-        event: shipmentDelivered.name,
-        timeout: settings.reviewDelay,
-        if: "async.data.orderId == event.data.orderId",
-      });
-      if (delivery) {
+      const delivery = shipment
+        ? await step.waitForEvent("wait-for-delivery", {
+            event: shipmentDelivered.name,
+            timeout: settings.reviewDelay,
+            if: "async.data.orderId == event.data.orderId",
+          })
+        : null;
+      if (!shipment) {
+        await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
+      } else if (delivery) {
         await step.run("mark-delivered", async () => {
           await deps.orders.transition(orderId, ["shipped"], "delivered");
           await deps.timeline.record(orderId, "delivered", { deliveredAt: delivery.data.deliveredAt }, runId);
@@ -192,13 +204,13 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         await deps.timeline.record(
           orderId,
           "review-requested",
-          { ...sent, afterDelivery: delivery !== null },
+          { ...sent, afterDelivery: delivery !== null || !shipment },
           runId,
         );
         return sent;
       });
 
-      return { orderId, paymentId, trackingNumber: shipment.trackingNumber };
+      return { orderId, paymentId, trackingNumber: shipment?.trackingNumber ?? null };
     },
   );
 }

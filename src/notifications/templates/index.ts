@@ -1,12 +1,14 @@
 import { orderCancelled } from "./order-cancelled";
 import { outOfStock } from "./out-of-stock";
 import { paymentFailed } from "./payment-failed";
+import { refunded } from "./refunded";
 import { reviewRequest } from "./review-request";
 import { shipped } from "./shipped";
 
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
 export { outOfStock, type OutOfStockInput } from "./out-of-stock";
 export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
+export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
 export { formatMoney } from "./money";
@@ -15,7 +17,14 @@ export { orderReference } from "./layout";
 export { toOrderSummary, type EmailContent, type OrderLineSummary, type OrderSummary } from "./types";
 
 /** Every customer e-mail, by the name recorded in email_messages.template. */
-export const emailTemplates = { shipped, reviewRequest, paymentFailed, outOfStock, orderCancelled } as const;
+export const emailTemplates = {
+  shipped,
+  reviewRequest,
+  paymentFailed,
+  outOfStock,
+  orderCancelled,
+  refunded,
+} as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;
 export type EmailTemplateInput<Name extends EmailTemplateName> = Parameters<(typeof emailTemplates)[Name]>[0];

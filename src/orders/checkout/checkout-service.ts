@@ -5,7 +5,7 @@ import { AppError, isAppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import { HoldOutOfStock } from "../../inventory/stock-holds";
 import type { Logger } from "../../logger";
-import type { CheckoutSessions } from "../../payments/stripe-checkout";
+import type { CheckoutSessions, ShippingCollection } from "../../payments/stripe-checkout";
 import type { CheckoutOrder, CheckoutRepository } from "./checkout-repository";
 import type { CheckoutRequest } from "./checkout-request";
 
@@ -83,6 +83,8 @@ export function createCheckoutService(deps: {
   sessionTtlMs: number;
   logger: Logger;
   now?: () => number;
+  /** Address collection for orders with something to ship (issue 13). */
+  shipping?: ShippingCollection;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   const now = deps.now ?? Date.now;
@@ -101,11 +103,20 @@ export function createCheckoutService(deps: {
     expiresAt: order.expiresAt,
   });
 
+  /** The session request, asking for an address unless every product is digital (issue 13). */
+  async function sessionRequestFor(order: CheckoutOrder) {
+    const request = sessionRequest(order);
+    if (!deps.shipping) return request;
+    const products = await deps.inventory.findProducts(order.lines.map((line) => line.sku));
+    const digitalOnly = products.length > 0 && products.every((product) => product.digital === true);
+    return digitalOnly ? request : { ...request, shipping: deps.shipping };
+  }
+
   /** Creates (or, under the same Stripe idempotency key, finds) the session and attaches it. */
   async function finish(order: CheckoutOrder): Promise<CheckoutResult> {
     let session;
     try {
-      session = await deps.sessions.create(sessionRequest(order));
+      session = await deps.sessions.create(await sessionRequestFor(order));
     } catch (error) {
       logger.error({ err: error, orderId: order.orderId }, "could not create a Stripe Checkout Session");
       if (definitelyNotCreated(error)) {
@@ -250,7 +261,7 @@ export function createCheckoutService(deps: {
       let sessionId: string | null = null;
       try {
         // Same parameters, same key: Stripe answers with the session it made, if it made one.
-        sessionId = (await deps.sessions.create(sessionRequest(order))).id;
+        sessionId = (await deps.sessions.create(await sessionRequestFor(order))).id;
       } catch (error) {
         // Refused outright (expires_at already too close, say): no session exists for this order.
         if (!definitelyNotCreated(error)) throw error;

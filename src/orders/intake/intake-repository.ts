@@ -35,6 +35,8 @@ export interface StatusChange {
   to: OrderStatus;
   paymentIntentId: string | null;
   timelineKind: string;
+  /** Stored on the order with the move (Checkout's collected address); null keeps what is there. */
+  shippingAddress?: unknown;
 }
 
 export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string };
@@ -174,6 +176,7 @@ export function createIntakeRepository(db: Database): IntakeRepository {
           UPDATE orders o
           SET status = ${change.to}::order_status,
               payment_intent_id = COALESCE(${change.paymentIntentId}, o.payment_intent_id),
+              shipping_address = COALESCE(${change.shippingAddress ? JSON.stringify(change.shippingAddress) : null}::jsonb, o.shipping_address),
               updated_at = now()
           FROM recorded
           WHERE o.id = recorded.order_id AND o.status = ANY(${[...change.from]}::order_status[])

@@ -12,6 +12,8 @@ export type IntakePlan =
       to: OrderStatus;
       paymentIntentId: string | null;
       timelineKind: string;
+      /** The address Checkout collected, stored on the order with the transition (issue 13). */
+      shippingAddress?: StoredShippingAddress | null;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }
   | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } }
@@ -120,6 +122,44 @@ export function ownershipProblems(
  */
 const beforePayment: readonly OrderStatus[] = ["pending", "payment_processing"];
 
+/** An order's `shipping_address` column (read back by src/shipping/shipping-destinations.ts). */
+export interface StoredShippingAddress {
+  name?: string;
+  phone?: string;
+  line1: string;
+  line2?: string;
+  city: string;
+  state?: string;
+  postalCode: string;
+  country: string;
+}
+
+type ShippingDetails = { name?: string | null; address?: Stripe.Address | null } | null | undefined;
+
+/**
+ * The shipping address the customer entered on Checkout. API versions since 2025-03-31 put it at
+ * `collected_information.shipping_details`; endpoints pinned to older versions (2024-04-10, say)
+ * deliver it as the session's top-level `shipping_details`. Both are read, so the webhook
+ * endpoint's version does not matter. The phone, when collected, is in `customer_details`.
+ */
+export function shippingAddressOf(session: Stripe.Checkout.Session): StoredShippingAddress | null {
+  const legacy = (session as { shipping_details?: ShippingDetails }).shipping_details;
+  const details: ShippingDetails = session.collected_information?.shipping_details ?? legacy;
+  const address = details?.address;
+  if (!details || !address?.line1 || !address.city || !address.postal_code || !address.country) return null;
+  const phone = session.customer_details?.phone;
+  return {
+    ...(details.name ? { name: details.name } : {}),
+    ...(phone ? { phone } : {}),
+    line1: address.line1,
+    ...(address.line2 ? { line2: address.line2 } : {}),
+    city: address.city,
+    ...(address.state ? { state: address.state } : {}),
+    postalCode: address.postal_code,
+    country: address.country,
+  };
+}
+
 /** Our own compensation voids authorizations with this reason (src/payments/stripe-payment-gateway.ts). */
 const ownVoidReason = "abandoned";
 
@@ -157,6 +197,7 @@ async function planPayment(
     to,
     paymentIntentId,
     timelineKind,
+    shippingAddress: shippingAddressOf(session),
   });
   if (facts.paymentIntent === null) {
     return facts.paymentStatus === "no_payment_required"

@@ -103,7 +103,7 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
       {order.shipment ? (
         <p>
           Shipped with {order.shipment.carrier}, tracking number <code>{order.shipment.trackingNumber}</code>:{" "}
-          <a href={order.shipment.trackingUrl}>track your parcel</a>
+          <a href={links.track(order.shipment.trackingNumber)}>track your parcel</a>
         </p>
       ) : null}
       {isReviewable(order.status) && !order.review ? (
@@ -275,8 +275,14 @@ export function customerPages(deps: CustomerPagesDeps): Router {
     }
     const events = [
       { at: shipment.createdAt, text: `Label created; parcel handed to ${shipment.carrier}` },
+      ...(shipment.trackerStatus && !shipment.deliveredAt
+        ? [{ at: shipment.updatedAt, text: `Carrier reports: ${shipment.trackerStatus.replace(/_/g, " ")}` }]
+        : []),
       ...(shipment.deliveredAt ? [{ at: shipment.deliveredAt, text: "Delivered" }] : []),
     ].reverse();
+    const carrierPage = shipment.trackingUrl.includes(`/track/${shipment.trackingNumber}`)
+      ? undefined
+      : shipment.trackingUrl;
     sendPage(
       res,
       <Layout title={`Tracking ${shipment.trackingNumber}`} narrow>
@@ -288,6 +294,11 @@ export function customerPages(deps: CustomerPagesDeps): Router {
               {shipment.status === "delivered" ? "Delivered" : "In transit"}
             </span>
           </p>
+          {carrierPage ? (
+            <p>
+              <a href={carrierPage}>Follow it on {shipment.carrier}'s site</a>
+            </p>
+          ) : null}
           <h2>Carrier events</h2>
           <ul class="steps">
             {events.map((event) => (

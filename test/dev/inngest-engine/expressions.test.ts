@@ -2,7 +2,7 @@ import { compileExpression, ExpressionError } from "../../../src/dev/inngest-eng
 import { parseCron } from "../../../src/dev/inngest-engine/cron";
 import { parseDurationMs } from "../../../src/shared/duration";
 
-describe("local engine expressions (CEL subset)", () => {
+describe("local engine expressions (CEL, @bufbuild/cel)", () => {
   const event = {
     name: "shop/order.placed",
     data: { orderId: "o-1", total: 120, express: true, nested: { tier: "gold" } },
@@ -32,17 +32,80 @@ describe("local engine expressions (CEL subset)", () => {
     expect(compileExpression("event.data.absent").key({ event })).toBeUndefined();
   });
 
+  // Issue 10 "Real CEL": expressions of the kinds Inngest's docs show for `if`, `match`,
+  // `cancelOn` and `waitForEvent`, evaluated by @bufbuild/cel as cel-go would.
+  const order = {
+    name: "app/order.created",
+    data: {
+      userId: "u-1",
+      billing_plan: "enterprise",
+      amount: 1500,
+      email: "Ann@Example.com",
+      roles: ["admin", "buyer"],
+      items: [
+        { sku: "a", price: 20 },
+        { sku: "b", price: 120 },
+      ],
+      coupon: null,
+      user: { id: "u-1", tier: "gold" },
+    },
+  };
+  const reply = { name: "app/invoice.paid", data: { userId: "u-1", billing_plan: "pro", amount: 1500 } };
   test.each([
-    "size(event.data.items) > 0",
-    "event.data.name.startsWith('a')",
-    "event.data.items[0] == 1",
-    "event.data.total + 1 == 2",
-    "'a' in event.data",
+    ["event.data.billing_plan == 'enterprise'", true],
+    ["event.data.amount > 1000", true],
+    ["event.data.amount >= 1000 && event.data.amount < 2000", true],
+    ["event.data.userId == async.data.userId", true],
+    ["event.data.user.id == async.data.userId && async.data.billing_plan == 'pro'", true],
+    ["async.data.amount == event.data.amount", true],
+    ["'admin' in event.data.roles", true],
+    ["'owner' in event.data.roles", false],
+    ["size(event.data.items) > 1", true],
+    ["event.data.items.size() == 2", true],
+    ["event.data.items.exists(i, i.price > 100)", true],
+    ["event.data.items.all(i, i.price > 100)", false],
+    ["event.data.items[0].sku == 'a'", true],
+    ["event.data.email.endsWith('@Example.com')", true],
+    ["event.data.email.lowerAscii().endsWith('@example.com')", true],
+    ["event.data.email.startsWith('Ann')", true],
+    ["event.data.email.contains('@')", true],
+    ["event.data.email.matches('^[A-Za-z]+@')", true],
+    ["has(event.data.user.tier)", true],
+    ["has(event.data.discount)", false],
+    ["event.data.coupon == null", true],
+    ["event.name.startsWith('app/order.')", true],
+    // JSON numbers are doubles and CEL has no mixed int/double arithmetic (cel-go errors too).
+    ["event.data.amount + 500 == 2000", false],
+    ["event.data.amount + 500.0 == 2000.0", true],
+    ["event.data.user.tier in ['gold', 'platinum']", true],
+    ["event.data.billing_plan == 'pro' ? false : true", true],
+    // A missing field is an error, and an error does not match (unless || / && absorb it).
+    ["event.data.discount > 0", false],
+    ["event.data.discount > 0 || event.data.amount > 0", true],
+    ["async.data.userId == 'u-1'", true],
+  ])("Inngest docs style: %s -> %s", (source, expected) => {
+    expect(compileExpression(source).matches({ event: order, async: reply })).toBe(expected);
+  });
+
+  test("a trigger's expression sees no async event", () => {
+    expect(compileExpression("async.data.userId == 'u-1'").matches({ event: order })).toBe(false);
+  });
+
+  test("keys of any type are strings", () => {
+    expect(compileExpression("event.data.userId + ':' + event.data.billing_plan").key({ event: order })).toBe(
+      "u-1:enterprise",
+    );
+    expect(compileExpression("event.data.roles").key({ event: order })).toBe('["admin","buyer"]');
+    expect(compileExpression("1 + 1").key({ event: order })).toBe("2");
+  });
+
+  test.each([
     "user.id == 1",
+    "event.data.items.exists(i, j > 1)",
     "event.data.x == ",
     "event.data.x == 'unterminated",
-    "1 < 2 < 3",
-  ])("refuses %s", (source) => {
+    "event.data.(x)",
+  ])("refuses %s at sync", (source) => {
     expect(() => compileExpression(source)).toThrow(ExpressionError);
     expect(() => compileExpression(source)).toThrow(`Unsupported expression "${source}"`);
   });

@@ -51,7 +51,7 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
     await harness.stop();
   });
 
-  test("sync refuses an unsupported expression and names it", async () => {
+  test("sync refuses an invalid expression (undeclared variable) and names it", async () => {
     const client = new Inngest({
       id: "bad-app",
       isDev: true,
@@ -60,13 +60,13 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
     });
     const app = await serveApp(client, [
       client.createFunction(
-        { id: "fancy", triggers: [{ event: "test/fancy", if: "size(event.data.items) > 0" }] },
+        { id: "fancy", triggers: [{ event: "test/fancy", if: "size(user.items) > 0" }] },
         async () => "x",
       ),
     ]);
     try {
       await expect(harness.engine.sync(app.url)).rejects.toThrow(
-        'Function "bad-app-fancy" trigger "test/fancy": Unsupported expression "size(event.data.items) > 0"',
+        'Function "bad-app-fancy" trigger "test/fancy": Unsupported expression "size(user.items) > 0"',
       );
       const { body } = await harness.api<{ data: { id: string }[] }>("/v1/functions");
       expect(body.data.map((fn) => fn.id)).not.toContain("bad-app-fancy");
@@ -183,6 +183,8 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
           output: "HI",
           error: null,
           completed_at: expect.any(String),
+          started_at: expect.any(String),
+          duration_ms: expect.any(Number),
         },
       ],
       pending: [],

@@ -1,0 +1,696 @@
+import { createHmac } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import express, { type NextFunction, type Request, type Response } from "express";
+import { z } from "zod";
+import type { Logger } from "../../logger";
+import {
+  easyPostId,
+  happyPath,
+  ratesFor,
+  statusMessages,
+  trackerStatuses,
+  trackingCodeFor,
+  type EasyPostAddress,
+  type EasyPostEvent,
+  type EasyPostParcel,
+  type EasyPostShipment,
+  type EasyPostTracker,
+  type TrackerStatus,
+} from "./objects";
+
+export type { EasyPostEvent, EasyPostShipment, EasyPostTracker, TrackerStatus };
+
+/**
+ * A local stand-in for the parts of EasyPost's API this service uses (shipments: create,
+ * retrieve by id or reference, buy; trackers: retrieve), spoken to by the official `@easypost/api`
+ * client pointed at it with its `baseUrl` option, plus `/_sandbox` control routes that play the
+ * carrier: advance a tracker and POST the signed `tracker.updated` event to the webhook URL, the
+ * way EasyPost signs them (`X-Hmac-Signature: hmac-sha256-hex=<HMAC-SHA256 of the body>`).
+ */
+
+export const easyPostSandboxEndpoints = [
+  "shipments.create",
+  "shipments.retrieve",
+  "shipments.buy",
+  "trackers.retrieve",
+] as const;
+export type EasyPostSandboxEndpoint = (typeof easyPostSandboxEndpoints)[number];
+
+/**
+ * What an injected failure does to the next call(s) of an endpoint:
+ * - `server_error`: 500 before anything executes, nothing saved;
+ * - `rate_limited`: 429 before anything executes;
+ * - `delay`: answers normally after `ms`; with `afterProcessing` the change is made first, so a
+ *   client that gives up meanwhile (or a process killed meanwhile) finds it done on its retry;
+ * - `hang`: like delay, but never answers (the client's timeout fires); `afterProcessing` again
+ *   decides whether the change happened.
+ */
+export type EasyPostInjectedFailure =
+  | { kind: "server_error" }
+  | { kind: "rate_limited" }
+  | { kind: "delay"; ms: number; afterProcessing?: boolean }
+  | { kind: "hang"; afterProcessing?: boolean };
+
+export interface EasyPostRequestLogEntry {
+  endpoint: EasyPostSandboxEndpoint;
+  method: string;
+  path: string;
+  status: number;
+  at: number;
+}
+
+export interface EasyPostDelivery {
+  eventId: string;
+  trackingCode: string;
+  status: TrackerStatus;
+  /** HTTP status of the webhook's answer, or 0 when it could not be reached. */
+  responseStatus: number;
+  error?: string;
+}
+
+export interface EasyPostSandboxOptions {
+  /** The webhook's secret, as set on the EasyPost dashboard (EASYPOST_WEBHOOK_SECRET). */
+  webhookSecret: string;
+  /** Where tracker events go (the service's /api/carrier/webhook); settable later. */
+  webhookUrl?: string;
+  logger: Logger;
+  /** Keep state across restarts in this JSON file (written through on every change). */
+  stateFile?: string;
+  now?: () => number;
+}
+
+interface State {
+  shipments: Record<string, EasyPostShipment>;
+  trackers: Record<string, EasyPostTracker>;
+  events: EasyPostEvent[];
+}
+
+export interface EasyPostSandbox {
+  app: express.Express;
+  listen(port: number, host?: string): Promise<{ url: string }>;
+  close(): Promise<void>;
+  /** http://host:port once listening (the client's baseUrl is `${url}/v2/`). */
+  readonly url: string | undefined;
+  /** The client's baseUrl option for this stand-in. */
+  readonly apiBase: string | undefined;
+  setWebhookUrl(url: string | undefined): void;
+  injectFailure(endpoint: EasyPostSandboxEndpoint, failure: EasyPostInjectedFailure, times?: number): void;
+  clearFailures(): void;
+  /** Moves the tracker of a shipment (by tracking code, tracker id or shipment id/reference) and delivers the event. */
+  advanceTracker(
+    ref: string,
+    status?: TrackerStatus,
+    options?: { deliver?: boolean },
+  ): Promise<{
+    tracker: EasyPostTracker;
+    event: EasyPostEvent;
+    delivery?: EasyPostDelivery;
+  }>;
+  /** The exact body and X-Hmac-Signature a delivery of this event would carry. */
+  signedDelivery(eventId: string): { body: string; signature: string };
+  shipments(): EasyPostShipment[];
+  /** Shipments with a purchased label. */
+  purchased(): EasyPostShipment[];
+  readonly requests: readonly EasyPostRequestLogEntry[];
+  readonly deliveries: readonly EasyPostDelivery[];
+}
+
+/** EasyPost's error body: `{ error: { code, message, errors } }`. */
+class EasyPostApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly errors: { field: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+const notFound = () => new EasyPostApiError(404, "NOT_FOUND", "The requested resource could not be found.");
+
+/** EasyPost's webhook signature: HMAC-SHA256 over the body with the NFKD-normalised secret. */
+export function easyPostWebhookSignature(body: string, secret: string): string {
+  const key = Buffer.from(secret.normalize("NFKD"), "utf8");
+  return `hmac-sha256-hex=${createHmac("sha256", key).update(body, "utf8").digest("hex")}`;
+}
+
+const addressInput = z.object({
+  name: z.string().optional().nullable(),
+  company: z.string().optional().nullable(),
+  street1: z.string().optional().nullable(),
+  street2: z.string().optional().nullable(),
+  city: z.string().optional().nullable(),
+  state: z.string().optional().nullable(),
+  zip: z.string().optional().nullable(),
+  country: z.string().optional().nullable(),
+  phone: z.string().optional().nullable(),
+  email: z.string().optional().nullable(),
+});
+type AddressInput = z.infer<typeof addressInput>;
+
+const shipmentInput = z.object({
+  shipment: z.object({
+    reference: z.string().max(100).optional().nullable(),
+    to_address: addressInput.optional(),
+    from_address: addressInput.optional(),
+    parcel: z
+      .object({
+        length: z.number().optional().nullable(),
+        width: z.number().optional().nullable(),
+        height: z.number().optional().nullable(),
+        weight: z.number().optional().nullable(),
+        predefined_package: z.string().optional().nullable(),
+      })
+      .optional(),
+    options: z.record(z.string(), z.unknown()).optional(),
+    is_return: z.boolean().optional(),
+  }),
+});
+const buyInput = z.object({ rate: z.object({ id: z.string() }), insurance: z.unknown().optional() });
+
+const failureInput = z.object({
+  endpoint: z.enum(easyPostSandboxEndpoints),
+  kind: z.enum(["server_error", "rate_limited", "delay", "hang"]),
+  ms: z.number().int().nonnegative().optional(),
+  afterProcessing: z.boolean().optional(),
+  times: z.number().int().positive().optional(),
+});
+const advanceInput = z.object({
+  status: z.enum(trackerStatuses).optional(),
+  deliver: z.boolean().optional(),
+});
+
+function loadState(file: string | undefined): State {
+  const empty: State = { shipments: {}, trackers: {}, events: [] };
+  if (!file) return empty;
+  try {
+    return { ...empty, ...(JSON.parse(readFileSync(file, "utf8")) as State) };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return empty;
+    throw error;
+  }
+}
+
+export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPostSandbox {
+  const logger = options.logger.child({ component: "easypost-sandbox" });
+  const now = options.now ?? Date.now;
+  const iso = () => new Date(now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const state = loadState(options.stateFile);
+  let webhookUrl = options.webhookUrl;
+  let url: string | undefined;
+  let server: Server | undefined;
+  const requests: EasyPostRequestLogEntry[] = [];
+  const deliveries: EasyPostDelivery[] = [];
+  let rules: { endpoint: EasyPostSandboxEndpoint; failure: EasyPostInjectedFailure; remaining: number }[] =
+    [];
+  const hanging = new Set<Response>();
+
+  const persist = () => {
+    if (!options.stateFile) return;
+    mkdirSync(path.dirname(options.stateFile), { recursive: true });
+    const temporary = `${options.stateFile}.tmp`;
+    writeFileSync(temporary, JSON.stringify(state), { mode: 0o600 });
+    renameSync(temporary, options.stateFile);
+  };
+
+  const takeFailure = (endpoint: EasyPostSandboxEndpoint): EasyPostInjectedFailure | undefined => {
+    const rule = rules.find((candidate) => candidate.endpoint === endpoint);
+    if (!rule) return undefined;
+    rule.remaining -= 1;
+    if (rule.remaining === 0) rules = rules.filter((candidate) => candidate !== rule);
+    return rule.failure;
+  };
+
+  const toAddress = (input: AddressInput | undefined, label: string): EasyPostAddress => {
+    const errors: { field: string; message: string }[] = [];
+    for (const field of ["street1", "city", "zip", "country"] as const) {
+      if (!input?.[field]) errors.push({ field: `shipment.${label}.${field}`, message: "cannot be blank" });
+    }
+    if (errors.length > 0) {
+      throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", errors);
+    }
+    const at = iso();
+    return {
+      id: easyPostId("adr"),
+      object: "Address",
+      mode: "test",
+      name: input?.name ?? null,
+      company: input?.company ?? null,
+      street1: input?.street1 as string,
+      street2: input?.street2 ?? null,
+      city: input?.city as string,
+      state: input?.state ?? null,
+      zip: input?.zip as string,
+      country: (input?.country as string).toUpperCase(),
+      phone: input?.phone ?? null,
+      email: input?.email ?? null,
+      created_at: at,
+      updated_at: at,
+    };
+  };
+
+  const findShipment = (idOrReference: string): EasyPostShipment => {
+    const byId = state.shipments[idOrReference];
+    if (byId) return byId;
+    // A reference may stand in for the id; with several, EasyPost does not promise which one
+    // answers, so the stand-in answers the oldest.
+    const byReference = Object.values(state.shipments).find((s) => s.reference === idOrReference);
+    if (byReference) return byReference;
+    throw notFound();
+  };
+
+  const createShipment = (body: unknown): EasyPostShipment => {
+    const parsed = shipmentInput.safeParse(body);
+    if (!parsed.success) {
+      throw new EasyPostApiError(
+        422,
+        "PARAMETER.INVALID",
+        "Invalid parameter.",
+        parsed.error.issues.map((issue) => ({ field: issue.path.join("."), message: issue.message })),
+      );
+    }
+    const input = parsed.data.shipment;
+    const to = toAddress(input.to_address, "to_address");
+    const from = toAddress(input.from_address, "from_address");
+    if (!input.parcel?.weight || input.parcel.weight <= 0) {
+      throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
+        { field: "shipment.parcel.weight", message: "must be greater than 0" },
+      ]);
+    }
+    const at = iso();
+    const id = easyPostId("shp");
+    const parcel: EasyPostParcel = {
+      id: easyPostId("prcl"),
+      object: "Parcel",
+      mode: "test",
+      length: input.parcel.length ?? null,
+      width: input.parcel.width ?? null,
+      height: input.parcel.height ?? null,
+      weight: input.parcel.weight,
+      predefined_package: input.parcel.predefined_package ?? null,
+      created_at: at,
+      updated_at: at,
+    };
+    const shipment: EasyPostShipment = {
+      id,
+      object: "Shipment",
+      mode: "test",
+      reference: input.reference ?? null,
+      status: "unknown",
+      to_address: to,
+      from_address: from,
+      return_address: from,
+      buyer_address: to,
+      parcel,
+      customs_info: null,
+      options: { currency: "USD", ...(input.options ?? {}) },
+      is_return: input.is_return ?? false,
+      rates: ratesFor(id, parcel, to.country !== from.country, at),
+      selected_rate: null,
+      postage_label: null,
+      tracking_code: null,
+      tracker: null,
+      messages: [],
+      fees: [],
+      refund_status: null,
+      batch_id: null,
+      batch_status: null,
+      batch_message: null,
+      forms: [],
+      insurance: null,
+      scan_form: null,
+      usps_zone: 4,
+      created_at: at,
+      updated_at: at,
+    };
+    state.shipments[id] = shipment;
+    persist();
+    return shipment;
+  };
+
+  const buyShipment = (idOrReference: string, body: unknown): EasyPostShipment => {
+    const shipment = findShipment(idOrReference);
+    const parsed = buyInput.safeParse(body);
+    if (!parsed.success) {
+      throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
+        { field: "rate.id", message: "cannot be blank" },
+      ]);
+    }
+    if (shipment.postage_label) {
+      // Buying is not idempotent at EasyPost: a second buy is refused, never charged twice.
+      throw new EasyPostApiError(422, "SHIPMENT.POSTAGE.EXISTS", "Postage already exists for this shipment.");
+    }
+    const rate = shipment.rates.find((candidate) => candidate.id === parsed.data.rate.id);
+    if (!rate) throw new EasyPostApiError(404, "NOT_FOUND", "The requested resource could not be found.");
+    const at = iso();
+    const trackingCode = trackingCodeFor(rate.carrier);
+    const tracker: EasyPostTracker = {
+      id: easyPostId("trk"),
+      object: "Tracker",
+      mode: "test",
+      tracking_code: trackingCode,
+      status: "unknown",
+      status_detail: "unknown",
+      signed_by: null,
+      weight: null,
+      est_delivery_date: null,
+      shipment_id: shipment.id,
+      carrier: rate.carrier,
+      tracking_details: [],
+      public_url: `https://track.easypost.com/${Buffer.from(trackingCode).toString("base64url")}`,
+      created_at: at,
+      updated_at: at,
+    };
+    state.trackers[tracker.id] = tracker;
+    Object.assign(shipment, {
+      selected_rate: rate,
+      tracking_code: trackingCode,
+      tracker,
+      status: "unknown",
+      postage_label: {
+        id: easyPostId("pl"),
+        object: "PostageLabel",
+        label_url: `${url ?? "http://127.0.0.1"}/_sandbox/labels/${shipment.id}.png`,
+        label_file_type: "image/png",
+        label_size: "4x6",
+        label_resolution: 300,
+        label_date: at,
+        created_at: at,
+        updated_at: at,
+      },
+      fees: [
+        { object: "Fee", type: "LabelFee", amount: "0.00000", charged: true, refunded: false },
+        { object: "Fee", type: "PostageFee", amount: rate.rate, charged: true, refunded: false },
+      ],
+      updated_at: at,
+    });
+    persist();
+    return shipment;
+  };
+
+  const findTracker = (ref: string): EasyPostTracker => {
+    const direct = state.trackers[ref] ?? Object.values(state.trackers).find((t) => t.tracking_code === ref);
+    if (direct) return direct;
+    const shipment = findShipment(ref);
+    if (!shipment.tracker)
+      throw new EasyPostApiError(404, "NOT_FOUND", `Shipment ${shipment.id} has no tracker yet.`);
+    return state.trackers[shipment.tracker.id] ?? shipment.tracker;
+  };
+
+  const signedDelivery = (event: EasyPostEvent) => {
+    const body = JSON.stringify(event);
+    return { body, signature: easyPostWebhookSignature(body, options.webhookSecret) };
+  };
+
+  const deliver = async (event: EasyPostEvent): Promise<EasyPostDelivery> => {
+    const result: EasyPostDelivery = {
+      eventId: event.id,
+      trackingCode: event.result.tracking_code,
+      status: event.result.status,
+      responseStatus: 0,
+    };
+    if (!webhookUrl) {
+      result.error = "no webhook URL";
+    } else {
+      const { body, signature } = signedDelivery(event);
+      try {
+        const res = await fetch(webhookUrl, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-hmac-signature": signature },
+          body,
+          signal: AbortSignal.timeout(10_000),
+        });
+        result.responseStatus = res.status;
+        await res.arrayBuffer();
+      } catch (error) {
+        result.error = error instanceof Error ? error.message : String(error);
+      }
+    }
+    event.status = result.responseStatus >= 200 && result.responseStatus < 300 ? "completed" : "failed";
+    deliveries.push(result);
+    persist();
+    return result;
+  };
+
+  const advanceTracker: EasyPostSandbox["advanceTracker"] = async (ref, status, advanceOptions = {}) => {
+    const tracker = findTracker(ref);
+    const next =
+      status ??
+      happyPath[Math.min(happyPath.indexOf(tracker.status) + 1, happyPath.length - 1)] ??
+      "pre_transit";
+    const previous = tracker.status;
+    const at = iso();
+    const shipment = state.shipments[tracker.shipment_id];
+    tracker.status = next;
+    tracker.status_detail = next === "delivered" ? "arrived_at_destination" : "status_update";
+    tracker.updated_at = at;
+    tracker.tracking_details.push({
+      object: "TrackingDetail",
+      message: statusMessages[next],
+      status: next,
+      status_detail: tracker.status_detail,
+      datetime: at,
+      source: tracker.carrier,
+      tracking_location: {
+        object: "TrackingLocation",
+        city: shipment?.to_address.city ?? null,
+        state: shipment?.to_address.state ?? null,
+        country: shipment?.to_address.country ?? null,
+        zip: shipment?.to_address.zip ?? null,
+      },
+    });
+    if (shipment) {
+      shipment.status = next;
+      shipment.tracker = tracker;
+    }
+    const event: EasyPostEvent = {
+      id: easyPostId("evt"),
+      object: "Event",
+      mode: "test",
+      description: "tracker.updated",
+      previous_attributes: { status: previous },
+      result: structuredClone(tracker),
+      status: "pending",
+      pending_urls: webhookUrl ? [webhookUrl] : [],
+      completed_urls: [],
+      user_id: "user_sandbox",
+      created_at: at,
+      updated_at: at,
+    };
+    state.events.push(event);
+    persist();
+    const delivery = advanceOptions.deliver === false ? undefined : await deliver(event);
+    return { tracker, event, ...(delivery ? { delivery } : {}) };
+  };
+
+  const app = express();
+  app.disable("x-powered-by");
+  const api = express.Router();
+  api.use(express.json({ limit: "1mb" }));
+  api.use((req, _res, next) => {
+    // The client sends the API key as HTTP Basic username (superagent's auth(key)).
+    const header = req.get("authorization") ?? "";
+    const key = header.startsWith("Basic ")
+      ? Buffer.from(header.slice(6), "base64").toString("utf8").split(":")[0]
+      : "";
+    if (!key) {
+      next(new EasyPostApiError(401, "APIKEY.REQUIRED", "No API key was supplied."));
+      return;
+    }
+    next();
+  });
+
+  /** Runs an API call under the failure rules, and logs it. */
+  const handle =
+    (endpoint: EasyPostSandboxEndpoint, status: number, action: (req: Request) => unknown) =>
+    async (req: Request, res: Response) => {
+      const log = (code: number) =>
+        requests.push({ endpoint, method: req.method, path: req.originalUrl, status: code, at: now() });
+      const failure = takeFailure(endpoint);
+      const answer = (run: boolean) => {
+        try {
+          const result = run ? action(req) : undefined;
+          log(status);
+          return () => res.status(status).json(result);
+        } catch (error) {
+          if (error instanceof EasyPostApiError) {
+            log(error.status);
+            return () =>
+              res
+                .status(error.status)
+                .json({ error: { code: error.code, message: error.message, errors: error.errors } });
+          }
+          throw error;
+        }
+      };
+      if (failure?.kind === "server_error") {
+        log(500);
+        res.status(500).json({
+          error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
+        });
+        return;
+      }
+      if (failure?.kind === "rate_limited") {
+        log(429);
+        res.status(429).json({
+          error: { code: "RATE_LIMITED", message: "You have exceeded the rate limit.", errors: [] },
+        });
+        return;
+      }
+      if (failure?.kind === "delay" || failure?.kind === "hang") {
+        const send = failure.afterProcessing ? answer(true) : undefined;
+        if (failure.kind === "hang") {
+          hanging.add(res);
+          res.on("close", () => hanging.delete(res));
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, failure.ms));
+        if (res.destroyed) return;
+        (send ?? answer(true))();
+        return;
+      }
+      answer(true)();
+    };
+
+  api.post(
+    "/shipments",
+    handle("shipments.create", 201, (req) => createShipment(req.body)),
+  );
+  api.get(
+    "/shipments/:id",
+    handle("shipments.retrieve", 200, (req) => findShipment(String(req.params.id))),
+  );
+  api.post(
+    "/shipments/:id/buy",
+    handle("shipments.buy", 200, (req) => buyShipment(String(req.params.id), req.body)),
+  );
+  api.get(
+    "/trackers/:id",
+    handle("trackers.retrieve", 200, (req) => findTracker(String(req.params.id))),
+  );
+  api.use((_req, _res, next) => next(notFound()));
+
+  const control = express.Router();
+  control.use(express.json({ limit: "100kb" }));
+  control.post("/failures", (req, res) => {
+    const input = failureInput.parse(req.body ?? {});
+    const failure: EasyPostInjectedFailure =
+      input.kind === "delay"
+        ? { kind: "delay", ms: input.ms ?? 1_000, afterProcessing: input.afterProcessing ?? false }
+        : input.kind === "hang"
+          ? { kind: "hang", afterProcessing: input.afterProcessing ?? false }
+          : { kind: input.kind };
+    rules.push({ endpoint: input.endpoint, failure, remaining: input.times ?? 1 });
+    res.status(201).json({ pending: rules });
+  });
+  control.get("/failures", (_req, res) => {
+    res.json({ pending: rules });
+  });
+  control.delete("/failures", (_req, res) => {
+    rules = [];
+    res.json({ pending: [] });
+  });
+  control.post("/trackers/:ref/advance", async (req, res) => {
+    const input = advanceInput.parse(req.body ?? {});
+    res.json(await advanceTracker(String(req.params.ref), input.status, { deliver: input.deliver ?? true }));
+  });
+  control.get("/events/:id/signed", (req, res) => {
+    const event = state.events.find((candidate) => candidate.id === req.params.id);
+    if (!event) throw notFound();
+    res.json(signedDelivery(event));
+  });
+  control.get("/shipments", (_req, res) => {
+    res.json({ shipments: Object.values(state.shipments) });
+  });
+  control.get("/deliveries", (_req, res) => {
+    res.json({ deliveries });
+  });
+  control.get("/labels/:file", (req, res) => {
+    const id = String(req.params.file).replace(/\.png$/, "");
+    if (!state.shipments[id]?.postage_label) throw notFound();
+    // A 1x1 PNG: enough for a browser or a printer test page to open something.
+    res
+      .type("png")
+      .send(
+        Buffer.from(
+          "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+          "base64",
+        ),
+      );
+  });
+
+  app.use("/v2", api);
+  app.use("/_sandbox", control);
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (error instanceof EasyPostApiError) {
+      res
+        .status(error.status)
+        .json({ error: { code: error.code, message: error.message, errors: error.errors } });
+    } else if (error instanceof z.ZodError) {
+      res
+        .status(400)
+        .json({ error: { code: "PARAMETER.INVALID", message: z.prettifyError(error), errors: [] } });
+    } else {
+      logger.error({ err: error }, "EasyPost stand-in error");
+      res.status(500).json({
+        error: { code: "INTERNAL_SERVER_ERROR", message: "Something went wrong on our end.", errors: [] },
+      });
+    }
+  });
+
+  return {
+    app,
+    get url() {
+      return url;
+    },
+    get apiBase() {
+      return url ? `${url}/v2/` : undefined;
+    },
+    async listen(port, host = "127.0.0.1") {
+      server = await new Promise<Server>((resolve, reject) => {
+        const listening = app.listen(port, host, (error?: Error) =>
+          error ? reject(error) : resolve(listening),
+        );
+      });
+      const address = server.address() as AddressInfo;
+      url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+      logger.info({ url }, "EasyPost stand-in listening");
+      return { url };
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      hanging.clear();
+      if (server) {
+        const closing = server;
+        server = undefined;
+        closing.closeAllConnections();
+        await new Promise<void>((resolve, reject) =>
+          closing.close((error) => (error ? reject(error) : resolve())),
+        );
+      }
+    },
+    setWebhookUrl: (next) => {
+      webhookUrl = next;
+    },
+    injectFailure: (endpoint, failure, times = 1) => {
+      rules.push({ endpoint, failure, remaining: times });
+    },
+    clearFailures: () => {
+      rules = [];
+    },
+    advanceTracker,
+    signedDelivery: (eventId) => {
+      const event = state.events.find((candidate) => candidate.id === eventId);
+      if (!event) throw new Error(`No event ${eventId}`);
+      return signedDelivery(event);
+    },
+    shipments: () => Object.values(state.shipments),
+    purchased: () => Object.values(state.shipments).filter((s) => s.postage_label !== null),
+    requests,
+    deliveries,
+  };
+}

@@ -1,0 +1,242 @@
+import type Stripe from "stripe";
+import type { Database } from "../db/client";
+import { AppError } from "../errors";
+import type { Logger } from "../logger";
+import type { EmailSender } from "../notifications/email-sender";
+import { emailTemplates, toOrderSummary } from "../notifications/templates";
+
+export interface RefundRequest {
+  /** Minor units; unset refunds everything captured and not yet refunded. */
+  amount?: number;
+  reason?: string;
+}
+
+export interface RefundOutcome {
+  refundId: string;
+  orderId: string;
+  amount: number;
+  currency: string;
+  status: "succeeded";
+  providerId: string;
+  /** Captured, refunded so far (this refund included) and what is left to refund. */
+  captured: number;
+  refunded: number;
+  refundable: number;
+}
+
+export interface RefundOrderDeps {
+  db: Database;
+  stripe: Stripe;
+  sender: EmailSender;
+  logger: Logger;
+}
+
+interface PendingRefund {
+  id: string;
+  amount: number;
+  currency: string;
+  reason: string | null;
+}
+
+/**
+ * POST /api/orders/:id/refund: refunds part or all of what was captured, through Stripe.
+ *
+ * 1. Under a lock on the order's payment row, the request is checked against what is still
+ *    refundable (captured minus every refund not failed, pending ones included, so two concurrent
+ *    requests cannot together exceed the capture) and recorded as a `pending` refund row.
+ * 2. Stripe is asked with the row's id as the idempotency key (`refund-<id>`): a retried call,
+ *    after a lost answer or a crash, returns the same refund instead of a second one.
+ * 3. The outcome is recorded on the refund, the payment (amount_refunded, `refunded` once all is
+ *    returned) and the timeline, and the customer gets one e-mail per refund (key `refund-<id>`).
+ *
+ * A refund left pending by a crash or an outage is settled (with its own key) by the next refund
+ * request for the order before anything new is asked.
+ */
+export function createRefunds(deps: RefundOrderDeps) {
+  const { db, stripe, sender } = deps;
+  const logger = deps.logger.child({ component: "refunds" });
+
+  async function totals(orderId: string) {
+    const payment = await db.payment.findUnique({ where: { orderId } });
+    const refunds = await db.refund.findMany({ where: { orderId, status: { not: "failed" } } });
+    const committed = refunds.reduce((sum, refund) => sum + refund.amount, 0);
+    const captured = payment?.amountCaptured ?? 0;
+    return { payment, captured, committed, refundable: Math.max(captured - committed, 0) };
+  }
+
+  async function recordRequest(orderId: string, request: RefundRequest): Promise<PendingRefund> {
+    return db.$transaction(async (tx) => {
+      // The payment row is the lock: concurrent requests for one order take turns here.
+      const locked = await tx.$queryRaw<
+        { amount_captured: number; amount_refunded: number; currency: string }[]
+      >`
+        SELECT amount_captured, amount_refunded, currency FROM payments WHERE order_id = ${orderId}::uuid FOR UPDATE`;
+      const payment = locked[0];
+      if (!payment || payment.amount_captured <= 0) {
+        throw new AppError("order_not_refundable", `Order ${orderId} has no captured payment to refund`);
+      }
+      const committed = await tx.refund.aggregate({
+        where: { orderId, status: { not: "failed" } },
+        _sum: { amount: true },
+      });
+      // A refund made by the workflow's compensation is on the payment row only.
+      const refunded = Math.max(committed._sum.amount ?? 0, payment.amount_refunded);
+      const refundable = payment.amount_captured - refunded;
+      const amount = request.amount ?? refundable;
+      if (refundable <= 0 || amount > refundable) {
+        throw new AppError(
+          "refund_exceeds_captured",
+          refundable <= 0
+            ? `Order ${orderId} has already been refunded in full (${refunded} of ${payment.amount_captured})`
+            : `A refund of ${amount} exceeds what is left to refund on order ${orderId}: ${refundable} (captured ${payment.amount_captured}, refunded ${refunded})`,
+          { details: { requested: amount, captured: payment.amount_captured, refunded, refundable } },
+        );
+      }
+      const currency = payment.currency.trim();
+      const row = await tx.refund.create({
+        data: { orderId, amount, currency, reason: request.reason ?? null },
+      });
+      await tx.orderTimelineEntry.create({
+        data: {
+          orderId,
+          kind: "refund-requested",
+          detail: { refundId: row.id, amount, reason: request.reason ?? null },
+        },
+      });
+      return { id: row.id, amount, currency, reason: row.reason };
+    });
+  }
+
+  /** Asks Stripe for the refund under its own idempotency key and records the outcome. */
+  async function settle(orderId: string, paymentIntentId: string, refund: PendingRefund): Promise<string> {
+    let providerId: string;
+    try {
+      const created = await stripe.refunds.create(
+        {
+          payment_intent: paymentIntentId,
+          amount: refund.amount,
+          metadata: {
+            orderId,
+            refundRequestId: refund.id,
+            ...(refund.reason ? { reason: refund.reason.slice(0, 500) } : {}),
+          },
+        },
+        { idempotencyKey: `refund-${refund.id}` },
+      );
+      providerId = created.id;
+    } catch (error) {
+      const stripeError = error as { type?: string; code?: string; message?: string };
+      if (stripeError.type === "StripeInvalidRequestError" || stripeError.type === "StripeCardError") {
+        // Stripe refused it for good (already refunded elsewhere, say): the request is failed, and
+        // its amount is refundable again.
+        await db.$transaction([
+          db.refund.update({
+            where: { id: refund.id },
+            data: { status: "failed", error: stripeError.message ?? "refused" },
+          }),
+          db.orderTimelineEntry.create({
+            data: {
+              orderId,
+              kind: "refund-failed",
+              detail: { refundId: refund.id, error: stripeError.message ?? null },
+            },
+          }),
+        ]);
+        throw new AppError(
+          "order_not_refundable",
+          `Stripe refused the refund: ${stripeError.message ?? "unknown"}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      // Unknown outcome (network, 5xx): left pending, retried with the same key next time.
+      throw new AppError("upstream_unavailable", "The payment provider is unavailable; please try again", {
+        cause: error,
+      });
+    }
+    await db.$transaction(async (tx) => {
+      const updated = await tx.refund.updateMany({
+        where: { id: refund.id, status: "pending" },
+        data: { status: "succeeded", providerId },
+      });
+      if (updated.count === 0) return;
+      const sum = await tx.refund.aggregate({
+        where: { orderId, status: "succeeded" },
+        _sum: { amount: true },
+      });
+      const refunded = sum._sum.amount ?? 0;
+      const payment = await tx.payment.findUniqueOrThrow({ where: { orderId } });
+      await tx.payment.update({
+        where: { orderId },
+        data: {
+          amountRefunded: refunded,
+          ...(refunded >= payment.amountCaptured ? { status: "refunded" as const } : {}),
+        },
+      });
+      await tx.orderTimelineEntry.create({
+        data: {
+          orderId,
+          kind: "refund-issued",
+          detail: { refundId: refund.id, stripeRefund: providerId, amount: refund.amount, refunded },
+        },
+      });
+    });
+    await notify(orderId, refund);
+    logger.info({ orderId, refundId: refund.id, amount: refund.amount, providerId }, "refund issued");
+    return providerId;
+  }
+
+  async function notify(orderId: string, refund: PendingRefund): Promise<void> {
+    const order = await db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { lines: { orderBy: { sku: "asc" } }, payment: true },
+    });
+    const full = (order.payment?.amountRefunded ?? 0) >= (order.payment?.amountCaptured ?? 0);
+    try {
+      await sender.send({
+        idempotencyKey: `refund-${refund.id}`,
+        orderId,
+        template: "refunded",
+        to: order.email,
+        content: emailTemplates.refunded({ order: toOrderSummary(order), amount: refund.amount, full }),
+      });
+    } catch (error) {
+      // The money is returned and recorded; a mail outage must not turn that into an error answer.
+      logger.error({ err: error, orderId, refundId: refund.id }, "refund e-mail not sent");
+    }
+  }
+
+  return {
+    async refund(orderId: string, request: RefundRequest): Promise<RefundOutcome> {
+      const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
+      if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+      if (!order.paymentIntentId) {
+        throw new AppError("order_not_refundable", `Order ${orderId} has no payment to refund`);
+      }
+      // Settle what an earlier request left pending first (it counts against the capture anyway).
+      const pending = await db.refund.findMany({
+        where: { orderId, status: "pending" },
+        orderBy: { createdAt: "asc" },
+      });
+      for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
+
+      const refund = await recordRequest(orderId, request);
+      const providerId = await settle(orderId, order.paymentIntentId, refund);
+      const after = await totals(orderId);
+      return {
+        refundId: refund.id,
+        orderId,
+        amount: refund.amount,
+        currency: refund.currency,
+        status: "succeeded",
+        providerId,
+        captured: after.captured,
+        refunded: after.payment?.amountRefunded ?? 0,
+        refundable: after.refundable,
+      };
+    },
+  };
+}
+
+export type Refunds = ReturnType<typeof createRefunds>;

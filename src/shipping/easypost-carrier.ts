@@ -1,0 +1,182 @@
+import type EasyPostClient from "@easypost/api";
+import type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";
+
+export const easyPostCarrierName = "easypost";
+
+export interface WarehouseAddress extends ShippingAddress {
+  name: string;
+}
+
+/** The EasyPost shipment's `reference` for an order: how a retry finds what an earlier attempt made. */
+export const easyPostReference = (orderId: string): string => `order-${orderId}`;
+
+export type EasyPost = InstanceType<typeof EasyPostClient>;
+
+/**
+ * The official client. `baseUrl` points it at the EasyPost stand-in offline (EASYPOST_API_BASE,
+ * e.g. http://127.0.0.1:12112/v2/); unset means https://api.easypost.com/v2/.
+ *
+ * The timeout is applied through `requestMiddleware` because @easypost/api 8.9 accepts a `timeout`
+ * option but never hands it to superagent (a hung call would wait forever). 15 s: every call sits
+ * in a workflow step that retries durably, and a retry looks the shipment up first.
+ *
+ * The library is loaded on first use (see easyPostLibrary).
+ */
+export async function createEasyPostClient(options: {
+  apiKey: string;
+  apiBase?: string;
+  timeoutMs?: number;
+}): Promise<EasyPost> {
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const Client = await easyPostLibrary();
+  return new Client(options.apiKey, {
+    timeout: timeoutMs,
+    requestMiddleware: (request: { timeout(ms: { response: number; deadline: number }): unknown }) =>
+      request.timeout({ response: timeoutMs, deadline: timeoutMs }),
+    ...(options.apiBase
+      ? { baseUrl: options.apiBase.endsWith("/") ? options.apiBase : `${options.apiBase}/` }
+      : {}),
+  });
+}
+
+let library: Promise<typeof EasyPostClient> | undefined;
+
+/**
+ * @easypost/api takes about 0.4 s to load (it bundles its HTTP stack and every model). Loading it
+ * when the first booking or carrier event needs it keeps that off the start-up path, where a
+ * restarting replica is not answering webhooks.
+ */
+export function easyPostLibrary(): Promise<typeof EasyPostClient> {
+  // The package sets module.exports to the client class, which is what `default` is at runtime
+  // (native import of CommonJS, and Jest's require); its .d.ts describes an ES default export.
+  library ??= import("@easypost/api").then((module) => module.default as unknown as typeof EasyPostClient);
+  return library;
+}
+
+/** One client per process, made on first use. */
+export function lazyEasyPostClient(
+  options: Parameters<typeof createEasyPostClient>[0],
+): () => Promise<EasyPost> {
+  let client: Promise<EasyPost> | undefined;
+  return () => {
+    client ??= createEasyPostClient(options);
+    return client;
+  };
+}
+
+/** A label cannot be bought and retrying will not change that (no rate of the service level). */
+export class ShippingUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ShippingUnavailableError";
+  }
+}
+
+interface ApiErrorShape {
+  statusCode?: number;
+  code?: string;
+}
+const apiError = (error: unknown): ApiErrorShape =>
+  typeof error === "object" && error !== null ? (error as ApiErrorShape) : {};
+
+function toEasyPostAddress(address: ShippingAddress) {
+  return {
+    name: address.name ?? null,
+    street1: address.line1,
+    street2: address.line2 ?? null,
+    city: address.city,
+    state: address.state ?? null,
+    zip: address.postalCode,
+    country: address.country,
+    phone: address.phone ?? null,
+  };
+}
+
+type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
+
+/**
+ * Books parcels through EasyPost: one Shipment per order, from the warehouse to the customer,
+ * bought at the cheapest rate among the configured service levels.
+ *
+ * Exactly once across retries and crashes: the Shipment carries the order's `reference`, which
+ * EasyPost accepts in place of the id, so every attempt first asks for it. Found and bought: that
+ * booking is returned. Found, not bought (an earlier attempt died between create and buy): it is
+ * bought now. Not found: it is created, then bought. A buy whose answer was lost is found bought
+ * by the next attempt; a buy that races a bought shipment is refused by EasyPost
+ * (SHIPMENT.POSTAGE.EXISTS), and the label already bought is read back. Nothing buys twice.
+ */
+export function createEasyPostCarrier(options: {
+  client: () => Promise<EasyPost>;
+  warehouse: WarehouseAddress;
+  /** Acceptable service names, e.g. ["GroundAdvantage", "Ground"]: the cheapest of these is bought. */
+  serviceLevels: readonly string[];
+  /** Parcel weight per item, in ounces (the catalogue has no weights yet). */
+  itemWeightOz: number;
+}): ShippingProvider {
+  const { warehouse, serviceLevels, itemWeightOz } = options;
+
+  const findByReference = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
+    try {
+      return await client.Shipment.retrieve(reference);
+    } catch (error) {
+      if (apiError(error).statusCode === 404) return null;
+      throw error;
+    }
+  };
+
+  const bookingOf = (shipment: Shipment): CarrierBooking => {
+    if (!shipment.postage_label || !shipment.tracking_code) {
+      throw new Error(`EasyPost shipment ${shipment.id} has no label yet`);
+    }
+    return {
+      carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
+      service: shipment.selected_rate?.service ?? null,
+      trackingNumber: shipment.tracking_code,
+      trackingUrl:
+        shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
+      labelUrl: shipment.postage_label.label_url,
+      providerId: shipment.id,
+    };
+  };
+
+  const buy = async (client: EasyPost, shipment: Shipment): Promise<Shipment> => {
+    const candidates = (shipment.rates ?? []).filter((rate) => serviceLevels.includes(rate.service));
+    const cheapest = candidates.sort((a, b) => Number(a.rate) - Number(b.rate))[0];
+    if (!cheapest) {
+      const offered = (shipment.rates ?? []).map((rate) => `${rate.carrier} ${rate.service}`).join(", ");
+      throw new ShippingUnavailableError(
+        `EasyPost shipment ${shipment.id}: no rate for ${serviceLevels.join("/")} (offered: ${offered || "none"})`,
+      );
+    }
+    try {
+      return await client.Shipment.buy(shipment.id, cheapest.id);
+    } catch (error) {
+      if (apiError(error).code === "SHIPMENT.POSTAGE.EXISTS") return client.Shipment.retrieve(shipment.id);
+      throw error;
+    }
+  };
+
+  return {
+    async createShipment(request: ShipmentRequest) {
+      const client = await options.client();
+      const reference = easyPostReference(request.orderId);
+      let shipment = await findByReference(client, reference);
+      if (shipment?.postage_label) return bookingOf(shipment);
+      if (!shipment) {
+        if (!request.address) {
+          throw new ShippingUnavailableError(`order ${request.orderId} has no shipping address`);
+        }
+        const items = request.lines.reduce((sum, line) => sum + line.quantity, 0);
+        if (items === 0) throw new ShippingUnavailableError(`order ${request.orderId}: nothing to ship`);
+        shipment = await client.Shipment.create({
+          reference,
+          to_address: toEasyPostAddress(request.address),
+          from_address: toEasyPostAddress(warehouse),
+          parcel: { weight: items * itemWeightOz },
+          options: { label_format: "PNG", print_custom_1: reference },
+        });
+      }
+      return bookingOf(await buy(client, shipment));
+    },
+  };
+}

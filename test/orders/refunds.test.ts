@@ -1,0 +1,227 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildApp } from "../../src/app";
+import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { createDatabaseReadiness } from "../../src/health/readiness";
+import { createLogger } from "../../src/logger";
+import { createEmailSender } from "../../src/notifications/email-sender";
+import type { EmailTransport, OutgoingEmail } from "../../src/notifications/email-transport";
+import { orderAdminRoutes } from "../../src/orders/admin-routes";
+import { createOrderRepository } from "../../src/orders/order-repository";
+import { createRefunds } from "../../src/orders/refund-order";
+import { createStripeCheckoutSessions } from "../../src/payments/stripe-checkout";
+import { createStripeClient } from "../../src/payments/stripe-client";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+const adminToken = "refund-admin-token-0123456789";
+const logger = createLogger({ level: "silent" });
+
+/** Issue 13, "Refunds after shipping": POST /api/orders/:id/refund. */
+describe("POST /api/orders/:id/refund", () => {
+  let database: TestDatabase;
+  let sandbox: StripeSandbox;
+  let server: Server;
+  let url: string;
+  let stripe: ReturnType<typeof createStripeClient>;
+  const sent: OutgoingEmail[] = [];
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    sandbox = createStripeSandbox({ webhookSecret: "whsec_refunds_0123456789", logger });
+    stripe = createStripeClient({
+      secretKey: "sk_test_refunds",
+      apiBase: (await sandbox.listen(0)).url,
+    });
+    const transport: EmailTransport = {
+      kind: "outbox",
+      send: async (email) => {
+        sent.push(email);
+        return { providerMessageId: `outbox-${sent.length}` };
+      },
+      close: () => undefined,
+    };
+    const sender = createEmailSender({
+      db: database.db,
+      transport,
+      from: "Shop <orders@shop.example>",
+      logger,
+    });
+    const app = buildApp({
+      logger,
+      readiness: await createDatabaseReadiness(database.db),
+      orderAdmin: orderAdminRoutes({
+        db: database.db,
+        orders: createOrderRepository(database.db),
+        publisher: { publish: async () => undefined } as never,
+        adminToken,
+        cancelWindowMs: 3_600_000,
+        refunds: createRefunds({ db: database.db, stripe, sender, logger }),
+      }),
+    });
+    server = await new Promise<Server>((resolve) => {
+      const listening = app.listen(0, "127.0.0.1", () => resolve(listening));
+    });
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await sandbox.close();
+    await database.drop();
+  });
+
+  /** A shipped order whose 5,500 (usd minor units) were captured through the Stripe stand-in. */
+  async function capturedOrder(total = 5500): Promise<string> {
+    const order = await database.db.order.create({
+      data: {
+        customerId: "cus_refund",
+        email: "refund@example.com",
+        currency: "usd",
+        total,
+        status: "shipped",
+        lines: { create: [] },
+      },
+    });
+    const session = await createStripeCheckoutSessions(stripe, { captureMethod: "automatic" }).create({
+      orderId: order.id,
+      customerId: "cus_refund",
+      email: "refund@example.com",
+      currency: "usd",
+      lines: [{ sku: "MUG", name: "Mug", unitPrice: total, quantity: 1 }],
+      successUrl: "http://shop.test/ok",
+      cancelUrl: "http://shop.test/cancel",
+      expiresAt: new Date(Date.now() + 3_600_000),
+    });
+    const done = await sandbox.completeCheckoutSession(session.id, "paid", { deliver: false });
+    const paymentIntentId = done.paymentIntent?.id as string;
+    await database.db.order.update({
+      where: { id: order.id },
+      data: { paymentIntentId, checkoutSessionId: session.id },
+    });
+    await database.db.payment.create({
+      data: {
+        orderId: order.id,
+        providerId: paymentIntentId,
+        status: "captured",
+        currency: "usd",
+        amountAuthorized: total,
+        amountCaptured: total,
+      },
+    });
+    return order.id;
+  }
+
+  const refund = (orderId: string, body: unknown, token = adminToken) =>
+    fetch(`${url}/api/orders/${orderId}/refund`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+
+  it("issue 13: refunds part, then refuses a second refund that would exceed the capture with 409 refund_exceeds_captured", async () => {
+    const orderId = await capturedOrder(5500);
+
+    const first = await refund(orderId, { amount: 2000, reason: "Mug arrived chipped" });
+    expect(first.status).toBe(201);
+    const issued = (await first.json()) as Record<string, unknown>;
+    expect(issued).toMatchObject({
+      orderId,
+      amount: 2000,
+      status: "succeeded",
+      captured: 5500,
+      refunded: 2000,
+      refundable: 3500,
+    });
+
+    const second = await refund(orderId, { amount: 4000 });
+    expect(second.status).toBe(409);
+    expect(await second.json()).toEqual({
+      error: {
+        code: "refund_exceeds_captured",
+        message: expect.stringContaining("3500"),
+        details: { requested: 4000, captured: 5500, refunded: 2000, refundable: 3500 },
+      },
+    });
+
+    // Recorded on the payment, the refunds and the timeline; Stripe refunded exactly once.
+    const order = await database.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, refunds: true, timeline: true },
+    });
+    expect(order.payment).toMatchObject({ status: "captured", amountRefunded: 2000 });
+    expect(order.refunds).toEqual([
+      expect.objectContaining({
+        amount: 2000,
+        status: "succeeded",
+        reason: "Mug arrived chipped",
+        providerId: issued.providerId,
+      }),
+    ]);
+    expect(order.timeline.map((t) => t.kind)).toEqual(
+      expect.arrayContaining(["refund-requested", "refund-issued"]),
+    );
+    const stripeRefunds = sandbox.requests.filter(
+      (r) => r.endpoint === "refunds.create" && r.status === 200 && !r.replayed,
+    );
+    expect(stripeRefunds.filter((r) => r.params.payment_intent === order.paymentIntentId)).toHaveLength(1);
+    expect(stripeRefunds.at(-1)?.idempotencyKey).toBe(`refund-${issued.refundId as string}`);
+    // The customer hears about it, once.
+    expect(
+      sent.filter((m) => m.to === "refund@example.com" && /refund of \$20\.00/.test(m.subject)),
+    ).toHaveLength(1);
+  });
+
+  it("refunds the rest when no amount is given, marks the payment refunded, then refuses any more", async () => {
+    const orderId = await capturedOrder(3000);
+    expect((await refund(orderId, { amount: 1000 })).status).toBe(201);
+
+    const rest = await refund(orderId, {});
+    expect(rest.status).toBe(201);
+    expect(await rest.json()).toMatchObject({ amount: 2000, refunded: 3000, refundable: 0 });
+    expect(await database.db.payment.findUniqueOrThrow({ where: { orderId } })).toMatchObject({
+      status: "refunded",
+      amountRefunded: 3000,
+    });
+
+    const more = await refund(orderId, { amount: 1 });
+    expect(more.status).toBe(409);
+    expect(((await more.json()) as { error: { code: string } }).error.code).toBe("refund_exceeds_captured");
+  });
+
+  it("a refund whose Stripe answer failed stays pending and is settled with its own key before the next one", async () => {
+    const orderId = await capturedOrder(3000);
+    sandbox.injectFailure("refunds.create", { kind: "server_error" });
+    expect((await refund(orderId, { amount: 1000 })).status).toBe(502);
+    expect(await database.db.refund.findMany({ where: { orderId } })).toEqual([
+      expect.objectContaining({ status: "pending", amount: 1000 }),
+    ]);
+    // Pending counts against the capture: 2,500 more would exceed it.
+    expect((await refund(orderId, { amount: 2500 })).status).toBe(409);
+
+    expect((await refund(orderId, { amount: 500 })).status).toBe(201);
+
+    const rows = await database.db.refund.findMany({ where: { orderId }, orderBy: { createdAt: "asc" } });
+    expect(rows.map((r) => [r.amount, r.status])).toEqual([
+      [1000, "succeeded"],
+      [500, "succeeded"],
+    ]);
+    expect(await database.db.payment.findUniqueOrThrow({ where: { orderId } })).toMatchObject({
+      amountRefunded: 1500,
+    });
+  });
+
+  it("refuses bad input, unknown orders, orders without a capture and a missing token", async () => {
+    const orderId = await capturedOrder(1000);
+    expect((await refund(orderId, { amount: 0 })).status).toBe(400);
+    expect((await refund(orderId, { amount: 1.5 })).status).toBe(400);
+    expect((await refund(orderId, { amount: 10, extra: true })).status).toBe(400);
+    expect((await refund("00000000-0000-4000-8000-000000000000", {})).status).toBe(404);
+    expect((await refund(orderId, {}, "wrong-token-0123456789")).status).toBe(401);
+    const unpaid = await database.db.order.create({
+      data: { customerId: "c", email: "u@example.com", currency: "usd", total: 100, paymentIntentId: "pi_x" },
+    });
+    const res = await refund(unpaid.id, {});
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe("order_not_refundable");
+  });
+});

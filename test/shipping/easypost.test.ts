@@ -1,0 +1,183 @@
+import pino from "pino";
+import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easypost-sandbox";
+import {
+  createEasyPostCarrier,
+  createEasyPostClient,
+  easyPostReference,
+  ShippingUnavailableError,
+  type WarehouseAddress,
+} from "../../src/shipping/easypost-carrier";
+import type { ShippingAddress } from "../../src/shipping/shipping-provider";
+
+const warehouse: WarehouseAddress = {
+  name: "Shop Warehouse",
+  line1: "417 Montgomery St",
+  city: "San Francisco",
+  state: "CA",
+  postalCode: "94104",
+  country: "US",
+};
+const customer: ShippingAddress = {
+  name: "Ada Lovelace",
+  phone: "+14155550123",
+  line1: "510 Townsend St",
+  city: "San Francisco",
+  state: "CA",
+  postalCode: "94103",
+  country: "US",
+};
+const lines = [{ sku: "MUG", quantity: 2 }];
+let orderSeq = 0;
+const nextOrderId = () => `00000000-0000-4000-8000-${String(++orderSeq).padStart(12, "0")}`;
+
+/** Issue 13, "A real carrier": the adapter through the official library against the stand-in. */
+describe("EasyPost carrier (official @easypost/api client against the EasyPost stand-in)", () => {
+  let sandbox: EasyPostSandbox;
+  let apiBase: string;
+  beforeAll(async () => {
+    sandbox = createEasyPostSandbox({
+      webhookSecret: "easypost-webhook-secret-0123",
+      logger: pino({ level: "silent" }),
+    });
+    await sandbox.listen(0);
+    apiBase = sandbox.apiBase as string;
+  });
+  afterEach(() => sandbox.clearFailures());
+  afterAll(() => sandbox.close());
+
+  const carrier = (options: { timeoutMs?: number; serviceLevels?: string[] } = {}) =>
+    createEasyPostCarrier({
+      client: () =>
+        createEasyPostClient({ apiKey: "EZTK_test", apiBase, timeoutMs: options.timeoutMs ?? 5_000 }),
+      warehouse,
+      serviceLevels: options.serviceLevels ?? ["GroundAdvantage", "Ground", "FEDEX_GROUND"],
+      itemWeightOz: 16,
+    });
+  const purchasedFor = (orderId: string) =>
+    sandbox.purchased().filter((s) => s.reference === easyPostReference(orderId));
+  const callsFor = (endpoint: string, status: number) =>
+    sandbox.requests.filter((r) => r.endpoint === endpoint && r.status === status);
+
+  it("buys the cheapest rate of the service level, from the warehouse to the customer, and returns label, carrier, service and tracking", async () => {
+    const orderId = nextOrderId();
+    const booking = await carrier().createShipment({ orderId, address: customer, lines });
+
+    const [shipment] = purchasedFor(orderId);
+    expect(shipment?.to_address).toMatchObject({
+      name: "Ada Lovelace",
+      street1: "510 Townsend St",
+      zip: "94103",
+      country: "US",
+      phone: "+14155550123",
+    });
+    expect(shipment?.from_address).toMatchObject({ street1: "417 Montgomery St", zip: "94104" });
+    expect(shipment?.parcel.weight).toBe(32);
+    const eligible = (shipment?.rates ?? []).filter((r) =>
+      ["GroundAdvantage", "Ground", "FEDEX_GROUND"].includes(r.service),
+    );
+    const cheapest = Math.min(...eligible.map((r) => Number(r.rate)));
+    expect(Number(shipment?.selected_rate?.rate)).toBe(cheapest);
+    expect(booking).toEqual({
+      carrier: shipment?.selected_rate?.carrier,
+      service: shipment?.selected_rate?.service,
+      trackingNumber: shipment?.tracking_code,
+      trackingUrl: shipment?.tracker?.public_url,
+      labelUrl: shipment?.postage_label?.label_url,
+      providerId: shipment?.id,
+    });
+  });
+
+  it("asked again for the same order, returns the label already bought and buys nothing", async () => {
+    const orderId = nextOrderId();
+    const first = await carrier().createShipment({ orderId, address: customer, lines });
+    const buysBefore = callsFor("shipments.buy", 200).length;
+
+    const again = await carrier().createShipment({ orderId, address: customer, lines });
+
+    expect(again).toEqual(first);
+    expect(callsFor("shipments.buy", 200)).toHaveLength(buysBefore);
+    expect(sandbox.shipments().filter((s) => s.reference === easyPostReference(orderId))).toHaveLength(1);
+  });
+
+  it("after a crash between create and buy, the retry buys the shipment already created (no second shipment)", async () => {
+    const orderId = nextOrderId();
+    sandbox.injectFailure("shipments.buy", { kind: "server_error" });
+    await expect(carrier().createShipment({ orderId, address: customer, lines })).rejects.toMatchObject({
+      statusCode: 500,
+    });
+    expect(sandbox.shipments().filter((s) => s.reference === easyPostReference(orderId))).toHaveLength(1);
+
+    await carrier().createShipment({ orderId, address: customer, lines });
+
+    expect(sandbox.shipments().filter((s) => s.reference === easyPostReference(orderId))).toHaveLength(1);
+    expect(purchasedFor(orderId)).toHaveLength(1);
+  });
+
+  it("when the buy's answer is lost (the label was bought), the retry finds it bought and never buys twice", async () => {
+    const orderId = nextOrderId();
+    sandbox.injectFailure("shipments.buy", { kind: "delay", ms: 1_500, afterProcessing: true });
+    await expect(
+      carrier({ timeoutMs: 300 }).createShipment({ orderId, address: customer, lines }),
+    ).rejects.toThrow();
+    expect(purchasedFor(orderId)).toHaveLength(1);
+    const refusedBefore = callsFor("shipments.buy", 422).length;
+
+    const booking = await carrier().createShipment({ orderId, address: customer, lines });
+
+    expect(booking.trackingNumber).toBe(purchasedFor(orderId)[0]?.tracking_code);
+    expect(purchasedFor(orderId)).toHaveLength(1);
+    expect(callsFor("shipments.buy", 422)).toHaveLength(refusedBefore);
+  });
+
+  it("refuses to book without an address, and when no rate matches the service level", async () => {
+    await expect(carrier().createShipment({ orderId: nextOrderId(), lines })).rejects.toBeInstanceOf(
+      ShippingUnavailableError,
+    );
+    await expect(
+      carrier({ serviceLevels: ["Teleport"] }).createShipment({
+        orderId: nextOrderId(),
+        address: customer,
+        lines,
+      }),
+    ).rejects.toBeInstanceOf(ShippingUnavailableError);
+  });
+
+  it("answers with EasyPost's documented errors, which the library raises as its error classes", async () => {
+    const client = await createEasyPostClient({ apiKey: "EZTK_test", apiBase });
+    await expect(client.Shipment.retrieve("shp_missing")).rejects.toMatchObject({
+      statusCode: 404,
+      code: "NOT_FOUND",
+    });
+    await expect(
+      client.Shipment.create({ to_address: { street1: "x" }, from_address: {}, parcel: { weight: 1 } }),
+    ).rejects.toMatchObject({ statusCode: 422, code: "PARAMETER.REQUIRED" });
+    const orderId = nextOrderId();
+    await carrier().createShipment({ orderId, address: customer, lines });
+    const [bought] = purchasedFor(orderId);
+    await expect(
+      client.Shipment.buy(bought?.id as string, bought?.selected_rate?.id as string),
+    ).rejects.toMatchObject({
+      statusCode: 422,
+      code: "SHIPMENT.POSTAGE.EXISTS",
+    });
+    expect(purchasedFor(orderId)).toHaveLength(1);
+  });
+
+  it("advances a tracker through its statuses and signs each event the way EasyPost does", async () => {
+    const orderId = nextOrderId();
+    const { trackingNumber } = await carrier().createShipment({ orderId, address: customer, lines });
+    const seen: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const { event } = await sandbox.advanceTracker(trackingNumber, undefined, { deliver: false });
+      seen.push(event.result.status);
+      const { body, signature } = sandbox.signedDelivery(event.id);
+      const verified = (await createEasyPostClient({ apiKey: "EZTK_test" })).Utils.validateWebhook(
+        Buffer.from(body),
+        { "X-Hmac-Signature": signature },
+        "easypost-webhook-secret-0123",
+      ) as { description: string };
+      expect(verified.description).toBe("tracker.updated");
+    }
+    expect(seen).toEqual(["pre_transit", "in_transit", "out_for_delivery", "delivered"]);
+  });
+});
