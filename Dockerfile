@@ -27,14 +27,13 @@ RUN npm run build
 
 FROM base AS runtime
 ENV NODE_ENV=production PORT=3000
-# Code and dependencies stay owned by root: the service cannot rewrite itself. Only .data (the
-# embedded stand-ins' files, development only) is writable.
+# Code and dependencies stay owned by root: the service cannot rewrite itself, and it writes no
+# files (dist/ holds no src/dev stand-in, node_modules no dev dependency: nothing uses a DATA_DIR).
 COPY --from=prod-deps /app/node_modules node_modules
 COPY --from=build /app/dist dist
 COPY prisma/migrations prisma/migrations
 COPY package.json ./
 COPY scripts/docker-entrypoint.sh scripts/docker-entrypoint.sh
-RUN mkdir .data && chown node:node .data
 USER node
 EXPOSE 3000
 HEALTHCHECK --interval=15s --timeout=3s --start-period=30s --retries=3 \

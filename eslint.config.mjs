@@ -2,7 +2,9 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "coverage/", "node_modules/", "src/generated/", ".data/"] },
+  {
+    ignores: ["dist/", "coverage/", "node_modules/", "src/generated/", ".data/", ".stryker-tmp/", "reports/"],
+  },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {

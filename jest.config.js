@@ -8,6 +8,7 @@ const base = {
 
 module.exports = {
   globalSetup: "<rootDir>/test/support/global-setup.ts",
+  globalTeardown: "<rootDir>/test/support/global-teardown.ts",
   testTimeout: 30000,
   // Each test file gets its own database, so files can run in parallel on the two cores.
   maxWorkers: 2,

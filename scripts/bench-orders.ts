@@ -1,5 +1,6 @@
 /**
- * `npm run bench:orders [-- --orders 200 --database-url postgresql://... --apps 1]`
+ * `npm run bench:orders [-- --orders 200 --database-url postgresql://... --apps 1]` (default: an
+ * embedded PostgreSQL started for the run)
  *
  * Orders fulfilled per second, end to end: checkout through our API, the customer completing it
  * in the Stripe stand-in, the signed webhook, shop/order.placed, and every fulfil-order step
@@ -22,6 +23,7 @@ import { Client } from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { SMTPServer } from "smtp-server";
 import { migrate } from "../src/db/migrator";
+import { benchDatabaseServer } from "./bench/database-server";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { PrismaClient } from "../src/generated/prisma/client";
 import { createLogger } from "../src/logger";
@@ -29,7 +31,7 @@ import { createLogger } from "../src/logger";
 const { values: args } = parseArgs({
   options: {
     orders: { type: "string", default: "200" },
-    "database-url": { type: "string", default: "postgresql://postgres@127.0.0.1:5432/postgres" },
+    "database-url": { type: "string" },
     // Checkouts at a time; above the app's pool (10) Prisma times out starting transactions (issue 14).
     concurrency: { type: "string", default: "10" },
   },
@@ -278,7 +280,9 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
 }
 
 async function main(): Promise<void> {
-  const adminUrl = args["database-url"];
+  const databaseServer = await benchDatabaseServer(args["database-url"]);
+  stopDatabaseServer = databaseServer.stop;
+  const adminUrl = databaseServer.url;
   const classic = await runMode(adminUrl, false);
   const checkpointing = await runMode(adminUrl, true);
   const row = (label: string, value: (f: Figures) => string) =>
@@ -301,10 +305,14 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench:orders failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+let stopDatabaseServer: () => Promise<void> = async () => undefined;
+
+main()
+  .finally(() => stopDatabaseServer())
+  .then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`bench:orders failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+      process.exit(1);
+    },
+  );

@@ -6,8 +6,9 @@
  * `ratio: <our first-delivery req/s / the reference's>`.
  *
  * Processes: this one generates load and plays Stripe (the sandbox) and Inngest's event API; the
- * service runs in a child process (scripts/bench/webhook-target.ts) against PostgreSQL (the local
- * server, or TEST_DATABASE_URL as in the tests), in a scratch database dropped at the end.
+ * service runs in a child process (scripts/bench/webhook-target.ts) against PostgreSQL
+ * (TEST_DATABASE_URL as in the tests, or by default an embedded PostgreSQL started for the run), in a
+ * scratch database dropped at the end.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -15,6 +16,7 @@ import path from "node:path";
 import pino from "pino";
 import Stripe from "stripe";
 import { migrate } from "../src/db/migrator";
+import { benchDatabaseServer } from "./bench/database-server";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { createStripeClient } from "../src/payments/stripe-client";
 import { createTestDatabase } from "../test/support/database";
@@ -71,6 +73,18 @@ async function main(): Promise<void> {
   const seconds = flag("seconds", 5);
   const logger = pino({ level: "silent" });
 
+  // eslint-disable-next-line no-restricted-properties -- configured like the tests
+  const server = await benchDatabaseServer(process.env.TEST_DATABASE_URL);
+  // eslint-disable-next-line no-restricted-properties -- createTestDatabase reads it
+  process.env.TEST_DATABASE_URL = server.url;
+  try {
+    await run(orderCount, seconds, logger);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function run(orderCount: number, seconds: number, logger: pino.Logger): Promise<void> {
   const database = await createTestDatabase({ migrated: false });
   await migrate(database.url);
   const sandbox = createStripeSandbox({ webhookSecret, logger });

@@ -1,8 +1,8 @@
 /**
  * `npm run bench:checkout [-- --requests 200 --stock 20 --pool 10]`: the issue-14 load test. That
  * many checkouts at once (each its own customer and Idempotency-Key, one unit each) for one
- * product with `--stock` units, against PostgreSQL (the local server, or TEST_DATABASE_URL as in
- * the tests; loopback only), in a scratch database dropped at the end. Prints how many got 201,
+ * product with `--stock` units, against PostgreSQL (TEST_DATABASE_URL as in the tests, or by default
+ * an embedded PostgreSQL started for the run; loopback only), in a scratch database dropped at the end. Prints how many got 201,
  * 409 and 503 (anything else is a failure), how many orders and Stripe sessions were left
  * half-made (must be 0), whether stock was oversold, and latency percentiles. Exits 1 on a failure.
  *
@@ -26,6 +26,7 @@ import { createOrderIntake } from "../src/orders/order-intake";
 import { createStripeClient } from "../src/payments/stripe-client";
 import { durationMs } from "../src/shared/duration";
 import { createTestDatabase } from "../test/support/database";
+import { benchDatabaseServer } from "./bench/database-server";
 
 const webhookSecret = "whsec_bench_checkout_0123456789";
 const loopback = new Set(["127.0.0.1", "localhost", "::1", "[::1]"]);
@@ -78,6 +79,18 @@ function checkout(agent: Agent, url: URL, index: number): Promise<{ status: numb
 }
 
 async function main(): Promise<void> {
+  // eslint-disable-next-line no-restricted-properties -- configured like the tests
+  const server = await benchDatabaseServer(process.env.TEST_DATABASE_URL);
+  // eslint-disable-next-line no-restricted-properties -- createTestDatabase reads it
+  process.env.TEST_DATABASE_URL = server.url;
+  try {
+    await run();
+  } finally {
+    await server.stop();
+  }
+}
+
+async function run(): Promise<void> {
   const config = loadConfig();
   const requests = flag("requests", 200);
   const stock = flag("stock", 20);

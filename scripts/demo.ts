@@ -1,5 +1,5 @@
 /**
- * `npm run demo`: the whole service on embedded defaults (PGlite, the Stripe stand-in, the local
+ * `npm run demo`: the whole service on embedded defaults (embedded PostgreSQL, the Stripe stand-in, the local
  * Inngest engine, e-mails to an outbox), four customers checking out, the clock fast-forwarded,
  * and each order's timeline printed. Nothing to configure; state goes to a temporary folder, which
  * is kept (with the e-mails) so `DATA_DIR=<folder> npm start` can show it at /dev/outbox and /ops.

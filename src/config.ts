@@ -28,7 +28,8 @@ const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
   PORT: port(3000),
-  HOST: z.string().default("0.0.0.0"),
+  // Default: all interfaces in production (containers), loopback elsewhere (a laptop on café Wi-Fi).
+  HOST: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   PUBLIC_URL: optionalUrl,
   DATA_DIR: z.string().default(".data"),
@@ -143,9 +144,10 @@ type Env = z.infer<typeof schema>;
 export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
-  Env & {
+  Omit<Env, "HOST"> & {
+    HOST: string;
     isProduction: boolean;
-    /** True when no DATABASE_URL is given: start the embedded PGlite database. */
+    /** True when no DATABASE_URL is given: `npm start` runs an embedded PostgreSQL. */
     useEmbeddedDatabase: boolean;
   }
 >;
@@ -243,6 +245,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   const values = result.data;
   return Object.freeze({
     ...values,
+    HOST: values.HOST ?? (values.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1"),
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });

@@ -3,13 +3,35 @@ import { buildApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { migrate } from "./db/migrator";
 import { seedDemoCatalogIfEmpty } from "./db/seed";
-import { startStandIns } from "./dev/stand-ins";
 import { createLogger, type Logger } from "./logger";
-import { createServices } from "./wiring";
+import { checkDatabaseReachable, checkPortFree, StartupError } from "./startup-checks";
+import { createServices, type ResolvedEndpoints } from "./wiring";
 
-/** Owns the process: configuration, stand-ins, listening, signals and graceful shutdown. */
+/**
+ * Owns the process: configuration, listening, signals and graceful shutdown. This file is the
+ * production entry point (`node dist/server.js`) and starts no stand-in: development's entry point,
+ * src/dev/main.ts, passes `startDevelopment`, and src/dev is not part of the production build.
+ */
 
 const shutdownDeadlineMs = 10_000;
+
+/** What the development entry point starts in place of unset integrations. */
+export interface DevelopmentEnvironment {
+  endpoints: ResolvedEndpoints;
+  /** The database is the embedded one: seed the demo catalog. */
+  embeddedDatabase: boolean;
+  /** Lines printed for a person once the service answers. */
+  banner?(appUrl: string): string[];
+  /** Points the stand-ins at the running app (webhook deliveries, engine sync). */
+  attachApp(appUrl: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export type DevelopmentStarter = (
+  config: Config,
+  logger: Logger,
+  options: { progress: (line: string) => void },
+) => Promise<DevelopmentEnvironment>;
 
 function readConfigOrExit(): Config {
   try {
@@ -23,40 +45,100 @@ function readConfigOrExit(): Config {
   }
 }
 
-async function main(): Promise<void> {
+/** Production: every endpoint comes from the configuration. */
+function configuredEndpoints(config: Config): ResolvedEndpoints {
+  const missing = (
+    [
+      "DATABASE_URL",
+      "STRIPE_SECRET_KEY",
+      "STRIPE_WEBHOOK_SECRET",
+      "ADMIN_API_TOKEN",
+      "CARRIER_WEBHOOK_SECRET",
+    ] as const
+  ).filter((name) => config[name] === undefined);
+  if (missing.length > 0) {
+    throw new StartupError(
+      `${missing.join(", ")}: required by the production entry point, which starts no stand-ins (for development use npm start)`,
+    );
+  }
+  return {
+    databaseUrl: config.DATABASE_URL ?? "",
+    stripeSecretKey: config.STRIPE_SECRET_KEY ?? "",
+    stripeApiBase: config.STRIPE_API_BASE,
+    stripeWebhookSecret: config.STRIPE_WEBHOOK_SECRET ?? "",
+    adminToken: config.ADMIN_API_TOKEN ?? "",
+    carrierWebhookSecret: config.CARRIER_WEBHOOK_SECRET ?? "",
+  };
+}
+
+export async function runServer(options: { startDevelopment?: DevelopmentStarter } = {}): Promise<void> {
   const config = readConfigOrExit();
   const logger = createLogger({ level: config.LOG_LEVEL });
+  // Human progress lines go to stderr, so stdout stays one JSON log line per line.
+  const progress = (line: string) => process.stderr.write(`${line}\n`);
 
-  const standIns = await startStandIns(config, logger);
-  const { endpoints } = standIns;
+  // Signals are handled from the first moment: a SIGTERM during start-up stops what was started
+  // and exits 0, rather than killing the process by default (exit code null) half-way.
+  const cleanups: (() => Promise<void>)[] = [];
+  const current: { server?: Server } = {};
+  installShutdown(logger, () => current.server, cleanups);
+
+  let environment: DevelopmentEnvironment | undefined;
+  let endpoints: ResolvedEndpoints;
+  if (options.startDevelopment) {
+    environment = await options.startDevelopment(config, logger, { progress });
+    const started = environment;
+    cleanups.push(() => started.stop());
+    endpoints = environment.endpoints;
+  } else {
+    endpoints = configuredEndpoints(config);
+    await checkPortFree("PORT", config.PORT, config.HOST);
+    await checkDatabaseReachable(endpoints.databaseUrl);
+  }
+
+  if (options.startDevelopment) progress("applying database migrations");
   const migration = await migrate(endpoints.databaseUrl);
   if (migration.applied.length > 0) logger.info({ applied: migration.applied }, "migrations applied");
 
   const services = await createServices({ config, logger, endpoints });
-  if (standIns.embeddedDatabase) {
+  cleanups.push(() => services.close());
+  if (environment?.embeddedDatabase) {
     const added = await seedDemoCatalogIfEmpty(services.db);
     if (added > 0) logger.info({ products: added }, "demo catalog seeded");
   }
 
   const app = buildApp(services);
-  const server = app.listen(config.PORT, config.HOST);
+  const listening = app.listen(config.PORT, config.HOST);
+  current.server = listening;
   await new Promise<void>((resolve, reject) => {
-    server.once("listening", resolve);
-    server.once("error", reject);
+    listening.once("listening", resolve);
+    listening.once("error", (error: NodeJS.ErrnoException) =>
+      reject(
+        error.code === "EADDRINUSE"
+          ? new StartupError(
+              `PORT=${config.PORT}: port ${config.PORT} on ${config.HOST} is already in use; set PORT to a free port`,
+            )
+          : error,
+      ),
+    );
   });
-  const address = server.address();
+  const address = listening.address();
   const port = typeof address === "object" && address !== null ? address.port : config.PORT;
-  logger.info({ port }, "order-fulfillment listening");
-  await standIns.attachApp(`http://127.0.0.1:${port}`);
-
-  installShutdown(server, logger, async () => {
-    await services.close();
-    await standIns.stop();
-  });
+  if (environment) await environment.attachApp(`http://127.0.0.1:${port}`);
+  logger.info({ host: config.HOST, port }, "order-fulfillment listening");
+  const appUrl = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
+  if (environment?.banner) progress(["", ...environment.banner(appUrl), ""].join("\n"));
 }
 
-function installShutdown(server: Server, logger: Logger, closeResources: () => Promise<void>): void {
+function installShutdown(
+  logger: Logger,
+  server: () => Server | undefined,
+  cleanups: (() => Promise<void>)[],
+): void {
   let shuttingDown = false;
+  const closeResources = async () => {
+    for (const cleanup of [...cleanups].reverse()) await cleanup();
+  };
   const shutdown = (signal: NodeJS.Signals) => {
     if (shuttingDown) return;
     shuttingDown = true;
@@ -67,7 +149,7 @@ function installShutdown(server: Server, logger: Logger, closeResources: () => P
     }, shutdownDeadlineMs);
     deadline.unref();
 
-    server.close(() => {
+    const finish = () => {
       closeResources()
         .then(() => {
           logger.info("shutdown complete");
@@ -77,17 +159,32 @@ function installShutdown(server: Server, logger: Logger, closeResources: () => P
           logger.error({ err: error }, "error while closing resources");
           process.exit(1);
         });
-    });
+    };
+    const listening = server();
+    if (!listening?.listening) {
+      finish();
+      return;
+    }
+    listening.close(finish);
     // Keep-alive connections with no request in flight would hold server.close() open.
-    server.closeIdleConnections();
+    listening.closeIdleConnections();
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(
-    `order-fulfillment failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
-  );
-  process.exit(1);
-});
+/** Runs the service from an entry point: one-line errors for what a person can fix, exit 1. */
+export function main(options: { startDevelopment?: DevelopmentStarter } = {}): void {
+  runServer(options).catch((error: unknown) => {
+    if (error instanceof StartupError) {
+      process.stderr.write(`order-fulfillment: ${error.message}\n`);
+    } else {
+      process.stderr.write(
+        `order-fulfillment failed to start: ${error instanceof Error ? error.stack : String(error)}\n`,
+      );
+    }
+    process.exit(1);
+  });
+}
+
+if (require.main === module) main();

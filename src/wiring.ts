@@ -41,8 +41,10 @@ import {
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { createOrderRedrive, redriveOrder } from "./orders/redrive-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -61,6 +63,7 @@ import {
   createShippingDestinations,
   createShippingProvider,
   publicBaseUrl,
+  type ShippingProvider,
 } from "./shipping";
 
 /**
@@ -75,6 +78,8 @@ export interface ResolvedEndpoints {
   stripeWebhookSecret: string;
   /** Set when the local Inngest-compatible engine runs in place of Inngest. */
   localEngineUrl?: string;
+  /** The key the local engine signs its calls with; serve() then checks them as in production. */
+  localEngineSigningKey?: string;
   adminToken: string;
   /** The sandbox carrier's signing secret (development only). */
   carrierWebhookSecret?: string;
@@ -91,6 +96,8 @@ export interface Services extends AppDependencies {
   publisher: EventPublisher;
   alerts: Alerter;
   workflow: WorkflowDependencies;
+  /** The carrier the workflow books with (tests reach the sandbox carrier's delay injection here). */
+  shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
   close(): Promise<void>;
@@ -147,6 +154,7 @@ export async function createServices(options: {
   });
   const inngest = createInngestClient(config, {
     localEngineUrl: endpoints.localEngineUrl,
+    localEngineSigningKey: endpoints.localEngineSigningKey,
     logger,
     middleware: [
       workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure }),
@@ -210,6 +218,8 @@ export async function createServices(options: {
   });
   const sender = observedEmailSender(emailDelivery, metrics);
 
+  const shippingProvider = createShippingProvider(config, endpoints.easyPost);
+  const redrive = createOrderRedrive(db);
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -233,13 +243,16 @@ export async function createServices(options: {
 
   const workflow: WorkflowDependencies = {
     orders,
+    fulfilment: createFulfilmentRecords(db, {
+      onTransition: (to) => metrics.observeOrderTransition(to),
+    }),
     timeline: createTimeline(db),
     // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
     inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments: createStripePaymentGateway(stripe),
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
-      provider: createShippingProvider(config, endpoints.easyPost),
+      provider: shippingProvider,
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
@@ -257,6 +270,7 @@ export async function createServices(options: {
       checkpoints: createRecoveryCheckpoints(db),
       stripeEvents: createStripeEventSource(stripe),
       intake: intake.intake,
+      redrive,
       checkouts: intake.checkoutSweep,
     },
   };
@@ -289,6 +303,15 @@ export async function createServices(options: {
         return accepted;
       },
       resendEmail: (orderId, emailId) => resendEmail(orderId, emailId, "ops-console"),
+      redrive: (orderId) =>
+        redriveOrder(
+          {
+            redrive,
+            publisher,
+            orderExists: async (id) => (await db.order.count({ where: { id } })) > 0,
+          },
+          orderId,
+        ),
       refund: (orderId, amount, reason) =>
         refunds.refund(orderId, {
           ...(amount !== undefined ? { amount } : {}),
@@ -317,6 +340,7 @@ export async function createServices(options: {
     publisher,
     alerts,
     workflow,
+    shippingProvider,
     metrics,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
@@ -352,6 +376,7 @@ export async function createServices(options: {
       orders,
       publisher,
       adminToken: endpoints.adminToken,
+      redrive,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
       resendEmail,
       refunds,

@@ -85,6 +85,14 @@ describe("config", () => {
     });
     expect(config.isProduction).toBe(true);
     expect(config.useEmbeddedDatabase).toBe(false);
+    // Containers publish the port: all interfaces in production.
+    expect(config.HOST).toBe("0.0.0.0");
+  });
+
+  it("Dev mode runs unsigned steps, listening on all interfaces: HOST defaults to loopback outside production", () => {
+    expect(parseConfig({}).HOST).toBe("127.0.0.1");
+    expect(parseConfig({ NODE_ENV: "test" }).HOST).toBe("127.0.0.1");
+    expect(parseConfig({ HOST: "0.0.0.0" }).HOST).toBe("0.0.0.0");
   });
 
   it("reports every malformed variable with the reason", () => {

@@ -12,21 +12,32 @@ export type InngestClient = Inngest;
  * - Inngest Cloud: INNGEST_EVENT_KEY + INNGEST_SIGNING_KEY;
  * - self-hosted Inngest: INNGEST_BASE_URL + INNGEST_SIGNING_KEY (+ event key);
  * - dev: INNGEST_DEV (the Inngest dev server) or `baseUrl` of the local engine started by server.ts.
+ *   With `localEngineSigningKey` (what `npm start` does) the client runs in cloud mode against the
+ *   local engine, so serve() checks every call's signature exactly as in production.
  */
 export function createInngestClient(
   config: Config,
-  options: { localEngineUrl?: string; logger?: Logger; middleware?: Middleware.Class[] } = {},
+  options: {
+    localEngineUrl?: string;
+    localEngineSigningKey?: string;
+    logger?: Logger;
+    middleware?: Middleware.Class[];
+  } = {},
 ): Inngest {
+  const signedLocalEngine =
+    options.localEngineUrl !== undefined && options.localEngineSigningKey !== undefined;
   const devServerUrl =
     config.INNGEST_DEV && /^https?:\/\//.test(config.INNGEST_DEV) ? config.INNGEST_DEV : undefined;
   const isDev =
-    options.localEngineUrl !== undefined || (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0");
+    !signedLocalEngine &&
+    (options.localEngineUrl !== undefined ||
+      (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0"));
   return new Inngest({
     id: inngestAppId,
     isDev,
     baseUrl: options.localEngineUrl ?? devServerUrl ?? config.INNGEST_BASE_URL,
-    eventKey: config.INNGEST_EVENT_KEY ?? (isDev ? "local" : undefined),
-    signingKey: config.INNGEST_SIGNING_KEY,
+    eventKey: config.INNGEST_EVENT_KEY ?? (isDev || signedLocalEngine ? "local" : undefined),
+    signingKey: (signedLocalEngine ? options.localEngineSigningKey : undefined) ?? config.INNGEST_SIGNING_KEY,
     signingKeyFallback: config.INNGEST_SIGNING_KEY_FALLBACK,
     // Checkpoint every step before starting the next (docs/checkpointing.md): `claim` relies on
     // `claim-id` being durable, so a buffered pair re-run after a crash would lose its own claim.

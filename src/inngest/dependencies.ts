@@ -1,8 +1,11 @@
 import type { Alerter } from "../alerts";
+import type { FulfilmentRecords } from "../orders/fulfilment-records";
+import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
+import type { OrderRedrive } from "../orders/redrive-order";
 import type { Timeline } from "../orders/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
@@ -20,10 +23,17 @@ import type {
  * of the order is digital, there is nothing to ship (issue 13).
  */
 export interface ShipmentBooking {
+  /** Null when every product of the order is digital: nothing to ship, nothing booked. */
   book(order: {
     orderId: string;
     lines: { sku: string; quantity: number }[];
   }): Promise<ShipmentNotice | null>;
+  /** Books with the carrier (or returns the recorded booking) without recording a new one. */
+  bookWithCarrier(order: {
+    orderId: string;
+    lines: { sku: string; quantity: number }[];
+  }): Promise<ShipmentNotice | null>;
+  voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
   findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
 }
 
@@ -41,6 +51,8 @@ export interface RecoveryDependencies {
   stripeEvents: StripeEventSource;
   /** The webhook's own intake: a swept event is handled exactly as a delivered one. */
   intake: Pick<StripeIntake, "handle">;
+  /** The admin API's re-drive, used by the stalled-orders cron. */
+  redrive: OrderRedrive;
   /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
   checkouts: CheckoutSweep;
 }
@@ -48,6 +60,8 @@ export interface RecoveryDependencies {
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
 export interface WorkflowDependencies {
   orders: OrderRepository;
+  /** The guarded writes of fulfilment: each lands only while its run owns an uncancelled order. */
+  fulfilment: FulfilmentRecords;
   timeline: Timeline;
   inventory: InventoryRepository;
   payments: PaymentGateway;

@@ -8,7 +8,7 @@ import { Middleware } from "inngest";
  *
  * - every step result and every function's return value (the library encrypts them all);
  * - the customer's fields of the events named in `sealedEvents`: all but `clearFields`, which
- *   Inngest itself must read (idempotency `event.data.orderId`, concurrency key
+ *   Inngest itself must read (idempotency `event.data.fulfilmentKey`, concurrency key
  *   `event.data.customerId`, `cancelOn`/`waitForEvent` matches on `orderId`).
  *
  * The library encrypts one top-level event field (`data.encrypted`). Our events stay flat in the
@@ -19,7 +19,7 @@ import { Middleware } from "inngest";
  */
 
 /** Fields every sealed event keeps in clear: ids that Inngest expressions read. */
-export const clearFields: readonly string[] = ["orderId", "customerId"];
+export const clearFields: readonly string[] = ["orderId", "customerId", "fulfilmentKey"];
 /** Events whose other fields are the customer's data (e-mail address, payment id, amounts). */
 export const sealedEvents: ReadonlySet<string> = new Set(["shop/order.placed"]);
 

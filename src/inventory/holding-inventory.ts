@@ -22,11 +22,13 @@ export function withStockHolds(
     listProducts: () => inventory.listProducts(),
     findProducts: (skus) => inventory.findProducts(skus),
 
-    async reserve(orderId, lines) {
+    async reserve(orderId, lines, guard) {
+      // A conversion after a cancel is harmless: the cleanup's release (after its fence) returns
+      // the reservation, and a cleanup that released first leaves no hold to convert.
       const converted = await deps.holds.convert(orderId);
       if (converted) return converted;
-      const outcome = await inventory.reserve(orderId, lines);
-      if (!outcome.ok) {
+      const outcome = await inventory.reserve(orderId, lines, guard);
+      if (!outcome.ok && outcome.reason === "out_of_stock") {
         logger.warn({ orderId, ...outcome }, "out of stock after payment: the order held no stock");
         // Best effort by contract (Alerter never throws), so the step's outcome stands.
         await deps.alerts.notify({

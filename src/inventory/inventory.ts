@@ -6,7 +6,9 @@ export interface ReservationLine {
 
 export type ReserveOutcome =
   | { ok: true; reserved: ReservationLine[] }
-  | { ok: false; reason: "out_of_stock"; sku: string; requested: number; available: number };
+  | { ok: false; reason: "out_of_stock"; sku: string; requested: number; available: number }
+  /** With a guard: the order was cancelled, or re-driven to another run, before anything was taken. */
+  | { ok: false; reason: "cancelled" | "superseded" };
 
 export interface ProductView {
   sku: string;
@@ -24,8 +26,11 @@ export interface InventoryRepository {
   /**
    * Reserves every line for the order, or none. Repeating it for the same order is a no-op that
    * reports the existing reservation, so a retried workflow step never takes stock twice.
+   * With `guard`, stock is taken only while that claim owns the order, it is `fulfilling` and no
+   * cancellation was requested, checked under the order's row lock in the same transaction (the
+   * cancel sets its mark under that lock too, so a reservation never lands after the cleanup's release).
    */
-  reserve(orderId: string, lines: ReservationLine[]): Promise<ReserveOutcome>;
+  reserve(orderId: string, lines: ReservationLine[], guard?: { claimId: string }): Promise<ReserveOutcome>;
   /** Puts reserved stock back; repeating it releases nothing more. Returns the lines released now. */
   release(orderId: string): Promise<ReservationLine[]>;
 }

@@ -1,16 +1,6 @@
 import type { Database } from "../db/client";
 import type { InventoryRepository, ProductView, ReservationLine, ReserveOutcome } from "./inventory";
 
-class OutOfStock extends Error {
-  constructor(
-    readonly sku: string,
-    readonly requested: number,
-    readonly available: number,
-  ) {
-    super(`out of stock: ${sku}`);
-  }
-}
-
 function toView(product: {
   sku: string;
   name: string;
@@ -29,7 +19,26 @@ function toView(product: {
   };
 }
 
+interface ReserveRow {
+  sku: string;
+  requested: number;
+  available: number;
+  ok: boolean;
+  made: number;
+  existed: boolean;
+  /** False when a guard's claim no longer owns the order (re-driven to another run). */
+  owns: boolean;
+  /** False when a guarded order is no longer fulfilling or a cancel was requested. */
+  open: boolean;
+}
+
 export function createPrismaInventoryRepository(db: Database): InventoryRepository {
+  const existingReservation = async (orderId: string): Promise<ReserveOutcome | undefined> => {
+    const existing = await db.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
+    if (existing.length === 0) return undefined;
+    return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };
+  };
+
   return {
     async listProducts() {
       const products = await db.product.findMany({ orderBy: { sku: "asc" } });
@@ -41,68 +50,113 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       return products.map(toView);
     },
 
-    async reserve(orderId, lines): Promise<ReserveOutcome> {
-      // Sorted so that two orders reserving the same SKUs lock rows in the same order (no deadlock).
+    async reserve(orderId, lines, guard): Promise<ReserveOutcome> {
+      // One statement, not an interactive transaction: it needs a connection only while it runs,
+      // so a burst of reservations queues for the pool instead of failing Prisma's 2 s limit on
+      // starting a transaction. Inside it, the order row is locked first (a cancel's fence or a
+      // re-drive either committed before, and is seen, or waits for this statement), then the
+      // product rows in SKU order (no deadlock between two orders), read at their latest committed
+      // stock; every line is taken, or none.
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
+      const skus = sorted.map((line) => line.sku);
+      const quantities = sorted.map((line) => line.quantity);
+      const claimId = guard?.claimId ?? null;
+      let rows: ReserveRow[];
       try {
-        return await db.$transaction(async (tx) => {
-          // Locking the order serialises concurrent reservations of the same order (a retried step
-          // racing its predecessor), so the existence check below cannot be passed twice.
-          await tx.$queryRaw`SELECT id FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
-          const existing = await tx.stockReservation.findMany({ where: { orderId } });
-          if (existing.length > 0) {
-            return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };
-          }
-          for (const line of sorted) {
-            // The conditional decrement is the guard; the CHECK constraint is the backstop.
-            const taken = await tx.product.updateMany({
-              where: { sku: line.sku, stockOnHand: { gte: line.quantity } },
-              data: { stockOnHand: { decrement: line.quantity } },
-            });
-            if (taken.count === 0) {
-              const product = await tx.product.findUnique({ where: { sku: line.sku } });
-              throw new OutOfStock(line.sku, line.quantity, product?.stockOnHand ?? 0);
-            }
-            await tx.stockReservation.create({ data: { orderId, sku: line.sku, quantity: line.quantity } });
-          }
-          return { ok: true, reserved: sorted };
-        });
+        rows = await db.$queryRaw<ReserveRow[]>`
+          WITH req AS (
+            SELECT sku, quantity FROM unnest(${skus}::text[], ${quantities}::int[]) AS r (sku, quantity)
+          ),
+          ord AS (
+            SELECT claim_id, status::text AS status, cancel_requested_at FROM orders
+            WHERE id = ${orderId}::uuid
+            FOR UPDATE
+          ),
+          guarded AS (
+            SELECT
+              ${claimId}::text IS NULL OR EXISTS (SELECT 1 FROM ord WHERE claim_id = ${claimId}::text) AS owns,
+              ${claimId}::text IS NULL OR EXISTS (
+                SELECT 1 FROM ord WHERE status = 'fulfilling' AND cancel_requested_at IS NULL
+              ) AS open
+          ),
+          already AS (
+            SELECT 1 FROM stock_reservations WHERE order_id = ${orderId}::uuid
+          ),
+          locked AS (
+            SELECT p.sku, p.stock_on_hand FROM products p, guarded g
+            WHERE p.sku IN (SELECT sku FROM req) AND NOT EXISTS (SELECT 1 FROM already) AND g.owns AND g.open
+            ORDER BY p.sku
+            FOR UPDATE OF p
+          ),
+          verdict AS (
+            SELECT NOT EXISTS (SELECT 1 FROM already)
+              AND (SELECT owns AND open FROM guarded)
+              AND (SELECT count(*) FROM req) = (
+                SELECT count(*) FROM locked l JOIN req r USING (sku) WHERE l.stock_on_hand >= r.quantity
+              ) AS ok
+          ),
+          taken AS (
+            UPDATE products p
+            SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
+            FROM req r, verdict v
+            WHERE v.ok AND p.sku = r.sku
+            RETURNING p.sku
+          ),
+          made AS (
+            INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
+            SELECT ${orderId}::uuid, r.sku, r.quantity, 'reserved', now(), now()
+            FROM req r JOIN taken t USING (sku)
+            RETURNING sku
+          )
+          SELECT r.sku, r.quantity AS requested, coalesce(l.stock_on_hand, 0) AS available,
+            (SELECT ok FROM verdict) AS ok,
+            (SELECT count(*) FROM made)::int AS made,
+            EXISTS (SELECT 1 FROM already) AS existed,
+            (SELECT owns FROM guarded) AS owns,
+            (SELECT open FROM guarded) AS open
+          FROM req r LEFT JOIN locked l USING (sku)
+          ORDER BY r.sku`;
       } catch (error) {
-        if (error instanceof OutOfStock) {
-          return {
-            ok: false,
-            reason: "out_of_stock",
-            sku: error.sku,
-            requested: error.requested,
-            available: error.available,
-          };
-        }
+        // The same order reserving twice at once: the second statement fails on the reservations'
+        // primary key, as a whole, after the first committed. Report the first one's reservation.
+        const existing = await existingReservation(orderId);
+        if (existing) return existing;
         throw error;
       }
+      const first = rows[0];
+      if (first && !first.owns) return { ok: false, reason: "superseded" };
+      if (first && !first.open) return { ok: false, reason: "cancelled" };
+      if (first?.existed) return (await existingReservation(orderId)) ?? { ok: true, reserved: [] };
+      if (first?.ok && first.made === sorted.length) return { ok: true, reserved: sorted };
+      const short = rows.find((row) => row.available < row.requested) ?? first;
+      return {
+        ok: false,
+        reason: "out_of_stock",
+        sku: short?.sku ?? sorted[0]?.sku ?? "",
+        requested: short?.requested ?? 0,
+        available: short?.available ?? 0,
+      };
     },
 
     async release(orderId): Promise<ReservationLine[]> {
-      return db.$transaction(async (tx) => {
-        const held = await tx.stockReservation.findMany({
-          where: { orderId, status: "reserved" },
-          orderBy: { sku: "asc" },
-        });
-        const released: ReservationLine[] = [];
-        for (const reservation of held) {
-          // Conditional on the status, so two concurrent releases return the stock once.
-          const flipped = await tx.stockReservation.updateMany({
-            where: { orderId, sku: reservation.sku, status: "reserved" },
-            data: { status: "released" },
-          });
-          if (flipped.count === 0) continue;
-          await tx.product.update({
-            where: { sku: reservation.sku },
-            data: { stockOnHand: { increment: reservation.quantity } },
-          });
-          released.push({ sku: reservation.sku, quantity: reservation.quantity });
-        }
-        return released;
-      });
+      // One statement: the status flip is the guard (a concurrent release waits for the row and
+      // then finds it released), and the stock goes back in the same atomic step.
+      const rows = await db.$queryRaw<ReservationLine[]>`
+        WITH flipped AS (
+          UPDATE stock_reservations
+          SET status = 'released', updated_at = now()
+          WHERE order_id = ${orderId}::uuid AND status = 'reserved'
+          RETURNING sku, quantity
+        ),
+        returned AS (
+          UPDATE products p
+          SET stock_on_hand = p.stock_on_hand + f.quantity, updated_at = now()
+          FROM flipped f
+          WHERE p.sku = f.sku
+          RETURNING p.sku
+        )
+        SELECT f.sku, f.quantity FROM flipped f JOIN returned r USING (sku) ORDER BY f.sku`;
+      return rows.map(({ sku, quantity }) => ({ sku, quantity }));
     },
   };
 }

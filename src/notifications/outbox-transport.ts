@@ -32,11 +32,12 @@ export function createOutboxTransport(directory: string): EmailTransport {
         html: email.html,
       });
       if (!Buffer.isBuffer(info.message)) throw new Error("outbox: nodemailer did not return a buffer");
-      await mkdir(directory, { recursive: true });
+      // Customers' mail: readable by this user only (folder 0700, files 0600).
+      await mkdir(directory, { recursive: true, mode: 0o700 });
       // Written aside and linked into place (link fails rather than replace an existing file), so a
       // reader never sees half a message and no earlier copy is overwritten.
       const partial = path.join(directory, `.${randomUUID()}.partial`);
-      await writeFile(partial, info.message);
+      await writeFile(partial, info.message, { mode: 0o600 });
       try {
         for (let copy = 1; ; copy += 1) {
           const file = path.join(directory, fileNameFor(email.messageId, copy));

@@ -7,6 +7,7 @@ import { recordCancelRequest, registerConsoleApi, type ConsoleApiDeps } from "./
 import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
 import { findOrderDetails } from "./order-details";
 import type { Refunds } from "./refund-order";
+import { redriveOrder, type OrderRedrive } from "./redrive-order";
 
 const orderId = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
@@ -24,7 +25,8 @@ function parseOrderId(value: unknown): string {
 }
 
 export function orderAdminRoutes(
-  deps: CancelOrderDeps & ConsoleApiDeps & { db: Database; adminToken: string; refunds?: Refunds },
+  deps: CancelOrderDeps &
+    ConsoleApiDeps & { db: Database; adminToken: string; refunds?: Refunds; redrive: OrderRedrive },
 ): Router {
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
@@ -57,6 +59,13 @@ export function orderAdminRoutes(
         body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
       );
     res.status(201).json(await deps.refunds.refund(id, body.data));
+  });
+
+  router.post("/:id/redrive", async (req, res) => {
+    const id = parseOrderId(req.params.id);
+    const orderExists = async (orderId: string) =>
+      (await deps.db.order.count({ where: { id: orderId } })) > 0;
+    res.status(202).json(await redriveOrder({ ...deps, orderExists }, id));
   });
 
   return router;

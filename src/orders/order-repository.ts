@@ -36,6 +36,8 @@ export type ClaimOutcome =
 
 /** Statuses from which fulfilment may start: the money is authorized or already taken. */
 export const payableStatuses: readonly OrderStatus[] = ["authorized", "paid"];
+/** A `fulfilling` order without a claim was re-driven: its failed run let go, a new run may take it. */
+const claimableStatuses: readonly OrderStatus[] = [...payableStatuses, "fulfilling"];
 /** Statuses that may still become payable: the payment is not confirmed yet. */
 const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_processing"];
 
@@ -89,7 +91,12 @@ export function createOrderRepository(
 
     async claim(orderId, claimId) {
       const taken = await db.order.updateMany({
-        where: { id: orderId, claimId: null, cancelRequestedAt: null, status: { in: [...payableStatuses] } },
+        where: {
+          id: orderId,
+          claimId: null,
+          cancelRequestedAt: null,
+          status: { in: [...claimableStatuses] },
+        },
         data: { claimId, status: "fulfilling" },
       });
       if (taken.count > 0) {

@@ -14,7 +14,7 @@ export interface Timeline {
    */
   record(orderId: string, kind: string, detail?: Record<string, unknown>, runId?: string): Promise<void>;
   list(orderId: string): Promise<TimelineEntry[]>;
-  /** The run that claimed the order, from its `claimed` entry. */
+  /** The run that claimed the order last (a re-drive hands it to a new run), from its `claimed` entry. */
   claimingRunOf(orderId: string): Promise<string | null>;
   /** The order a run worked on, from any entry it wrote. */
   orderOfRun(runId: string): Promise<string | null>;
@@ -45,7 +45,7 @@ export function createTimeline(db: Database): Timeline {
     async claimingRunOf(orderId) {
       const entry = await db.orderTimelineEntry.findFirst({
         where: { orderId, kind: "claimed" },
-        orderBy: { id: "asc" },
+        orderBy: { id: "desc" },
       });
       return entry?.runId ?? null;
     },

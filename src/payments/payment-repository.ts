@@ -20,6 +20,13 @@ export interface PaymentRepository {
   ): Promise<PaymentRecord>;
   recordVoided(orderId: string, providerId: string, currency: string): Promise<void>;
   recordRefunded(orderId: string, amount: number): Promise<void>;
+  /** Records a refund as the provider reports it, creating the record if the capture never got one. */
+  recordRefund(
+    orderId: string,
+    providerId: string,
+    currency: string,
+    amounts: { captured: number; refunded: number },
+  ): Promise<void>;
   recordFailed(orderId: string, providerId: string, currency: string): Promise<void>;
   findByOrder(orderId: string): Promise<PaymentRecord | null>;
 }
@@ -29,7 +36,12 @@ export function createPaymentRepository(db: Database): PaymentRepository {
     orderId: string,
     providerId: string,
     currency: string,
-    data: { status: PaymentRecord["status"]; amountCaptured?: number; amountAuthorized?: number },
+    data: {
+      status: PaymentRecord["status"];
+      amountCaptured?: number;
+      amountAuthorized?: number;
+      amountRefunded?: number;
+    },
   ) =>
     db.payment.upsert({
       where: { orderId },
@@ -52,6 +64,14 @@ export function createPaymentRepository(db: Database): PaymentRepository {
     },
     async recordRefunded(orderId, amount) {
       await db.payment.update({ where: { orderId }, data: { status: "refunded", amountRefunded: amount } });
+    },
+    async recordRefund(orderId, providerId, currency, amounts) {
+      await upsert(orderId, providerId, currency, {
+        status: "refunded",
+        amountCaptured: amounts.captured,
+        amountAuthorized: amounts.captured,
+        amountRefunded: amounts.refunded,
+      });
     },
     async recordFailed(orderId, providerId, currency) {
       await upsert(orderId, providerId, currency, { status: "failed" });

@@ -1,5 +1,11 @@
 import type { ShipmentRepository } from "./shipment-repository";
-import type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";
+import type {
+  CarrierBooking,
+  ShipmentRequest,
+  ShippingAddress,
+  ShippingProvider,
+  VoidOutcome,
+} from "./shipping-provider";
 
 /** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
 export interface ShippingDestinations {
@@ -19,19 +25,41 @@ export function createShipmentBooking(deps: {
   destinations?: ShippingDestinations;
 }) {
   const { provider, shipments, destinations } = deps;
+  /** The request with the order's address, or null when the order is digital-only. */
+  const destine = async (request: ShipmentRequest): Promise<ShipmentRequest | null> => {
+    if (!destinations) return request;
+    const destination = await destinations.find(request.orderId);
+    if (destination?.digitalOnly) return null;
+    const address = request.address ?? destination?.address ?? undefined;
+    return { ...request, ...(address ? { address } : {}) };
+  };
   return {
     /** Null when every product of the order is digital: nothing to ship, nothing booked. */
     async book(request: ShipmentRequest): Promise<CarrierBooking | null> {
       const recorded = await shipments.findByOrderId(request.orderId);
       if (recorded) return pickBooking(recorded);
-      let address = request.address;
-      if (destinations) {
-        const destination = await destinations.find(request.orderId);
-        if (destination?.digitalOnly) return null;
-        address ??= destination?.address ?? undefined;
-      }
-      const booking = await provider.createShipment({ ...request, ...(address ? { address } : {}) });
+      const destined = await destine(request);
+      if (!destined) return null;
+      const booking = await provider.createShipment(destined);
       return pickBooking(await shipments.recordBooked(request.orderId, booking));
+    },
+    /**
+     * The carrier half of book(): the recorded booking, else a new one from the carrier, NOT
+     * recorded. fulfill-order records it under the order's fulfilment guard instead, so a booking
+     * that comes back after a cancel is voided rather than recorded as shipped.
+     */
+    async bookWithCarrier(request: ShipmentRequest): Promise<CarrierBooking | null> {
+      const recorded = await shipments.findByOrderId(request.orderId);
+      if (recorded) return pickBooking(recorded);
+      const destined = await destine(request);
+      if (!destined) return null;
+      // The whole booking (label, service, the carrier's id), for the guarded record to store.
+      return provider.createShipment(destined);
+    },
+    /** Voids a label with the carrier; a carrier that cannot void answers `not-voidable`. */
+    async voidWithCarrier(orderId: string, booking: CarrierBooking): Promise<VoidOutcome> {
+      if (!provider.voidShipment) return "not-voidable";
+      return provider.voidShipment(orderId, booking.trackingNumber);
     },
     async findByOrder(
       orderId: string,

@@ -28,10 +28,18 @@ export interface CarrierBooking {
   providerId?: string | null;
 }
 
+/** What asking a carrier to void a booked label did; `not-voidable` means ops must stop the parcel. */
+export type VoidOutcome = "voided" | "already-voided" | "not-found" | "not-voidable";
+
 /**
  * A carrier that books parcels. createShipment is idempotent per order: asking again for an order
  * that is already booked returns that booking and books nothing, so a retried step is harmless.
  */
 export interface ShippingProvider {
   createShipment(request: ShipmentRequest): Promise<CarrierBooking>;
+  /**
+   * Voids a booked label before the parcel moves (fulfilment undoes a booking that landed after a
+   * cancel). Optional: a carrier without it gets ops alerted instead.
+   */
+  voidShipment?(orderId: string, trackingNumber: string): Promise<VoidOutcome>;
 }

@@ -57,8 +57,12 @@ describe("end to end: crashes", () => {
       // One EasyPost label per order, however the kills fell (issue 13).
       expect(h.easyPost.purchased().filter((s) => s.reference === `order-${orderId}`)).toHaveLength(1);
       expect(order.reservations).toHaveLength(1);
-      const runs = await h.runsOfEvent(`order-placed-${orderId}`);
-      expect(runs.filter((run) => run.status === "Completed")).toHaveLength(1);
+      // The order reads `completed` once its last step committed; the run itself finishes a moment
+      // later, when the engine records the function's result: poll for that state.
+      await h.eventually(async () => {
+        const runs = await h.runsOfEvent(`order-placed-${orderId}`);
+        expect(runs.filter((run) => run.status === "Completed")).toHaveLength(1);
+      });
       // What a receiver keeps: messages deduplicated by Message-ID (the documented crash window).
       for (const key of [`shipped-${orderId}`, `review-${orderId}`]) {
         const copies = h.smtp.accepted.filter((m) => m.messageId === `<${key}@shop.example>`);

@@ -25,7 +25,7 @@ export const easyPostWebhookSecret = "e2e-easypost-webhook-secret-0123456789";
 const webhookSecret = "whsec_e2e_secret_0123456789";
 
 /**
- * The service as users run it: `src/server.ts` in a child process (killable, restartable), with
+ * The service as production runs it: `src/server.ts`, the production entry point, in a child process (killable, restartable), with
  * the local Inngest engine, the Stripe sandbox, an SMTP server and a Slack receiver in the test
  * process, all on loopback ports chosen by the OS, and a PostgreSQL database of its own.
  */
@@ -92,28 +92,32 @@ export class E2eHarness {
 
   /** Starts (or restarts, on the same port) the app process and lets the engine sync it. */
   async startApp(extraEnv: Record<string, string> = {}): Promise<void> {
-    this.app = await startServer({
-      NODE_ENV: "test",
-      // server-process.ts learns the port from the info-level "listening" line.
-      LOG_LEVEL: "info",
-      PORT: String(this.appPort),
-      DATABASE_URL: this.database.url,
-      STRIPE_SECRET_KEY: "sk_test_e2e",
-      STRIPE_API_BASE: this.stripeUrl,
-      STRIPE_WEBHOOK_SECRET: webhookSecret,
-      INNGEST_DEV: this.engineUrl,
-      SMTP_URL: this.smtp.url,
-      SLACK_WEBHOOK_URL: this.slack.url,
-      ADMIN_API_TOKEN: adminToken,
-      CARRIER_WEBHOOK_SECRET: carrierSecret,
-      EASYPOST_API_KEY: "EZTK_e2e",
-      EASYPOST_API_BASE: this.easyPost.apiBase as string,
-      EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
-      PUBLIC_URL: "http://shop.test",
-      ...this.baseEnv,
-      INNGEST_ENCRYPTION_KEY: testEncryptionKey,
-      ...extraEnv,
-    });
+    this.app = await startServer(
+      {
+        NODE_ENV: "test",
+        // server-process.ts learns the port from the info-level "listening" line.
+        LOG_LEVEL: "info",
+        PORT: String(this.appPort),
+        DATABASE_URL: this.database.url,
+        STRIPE_SECRET_KEY: "sk_test_e2e",
+        STRIPE_API_BASE: this.stripeUrl,
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+        INNGEST_DEV: this.engineUrl,
+        SMTP_URL: this.smtp.url,
+        SLACK_WEBHOOK_URL: this.slack.url,
+        ADMIN_API_TOKEN: adminToken,
+        CARRIER_WEBHOOK_SECRET: carrierSecret,
+        EASYPOST_API_KEY: "EZTK_e2e",
+        EASYPOST_API_BASE: this.easyPost.apiBase as string,
+        EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
+        PUBLIC_URL: "http://shop.test",
+        ...this.baseEnv,
+        INNGEST_ENCRYPTION_KEY: testEncryptionKey,
+        ...extraEnv,
+      },
+      30_000,
+      "production",
+    );
     this.easyPost.setWebhookUrl(`${this.app.url}/api/carrier/webhook`);
     this.appPort = this.app.port;
     this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);

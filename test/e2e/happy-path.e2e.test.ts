@@ -44,7 +44,9 @@ describe("end to end: checkout to review", () => {
     });
     expect(delivered.status).toBe(200);
     await h.eventually(async () => expect((await h.order(orderId)).status).toBe("delivered"));
-    await h.engine.drain(); // the run must be asleep (wait-after-delivery) before the clock moves
+    // The review's 3-day sleep starts when the run has taken the delivery event: wait until the engine
+    // is idle (the run asleep) before moving the clock, or a loaded machine moves it too early.
+    await h.engine.drain();
 
     await h.engine.clock.advance(3 * 24 * 3600 * 1000);
     const finished = await h.eventually(async () => {

@@ -1,3 +1,4 @@
+import { createDatabase } from "../../src/db/client";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import type { InventoryRepository } from "../../src/inventory/inventory";
 import { createTestDatabase, type TestDatabase } from "../support/database";
@@ -42,6 +43,40 @@ describe("stock reservations", () => {
     expect(outcomes.filter((o) => !o.ok)).toHaveLength(43);
     expect(await stockOf("RACE-1")).toBe(0);
     expect(await database.db.stockReservation.count({ where: { sku: "RACE-1" } })).toBe(17);
+  });
+
+  it("a reservation queued behind a busy connection pool still succeeds (no interactive transaction with Prisma's 2 s start limit)", async () => {
+    await createProduct("QUEUED-1", 3);
+    const orderIds = await Promise.all(Array.from({ length: 4 }, () => createOrder()));
+    // One connection, held by a slow query for longer than Prisma waits to start a transaction.
+    const narrow = createDatabase(database.url, { maxConnections: 1 });
+    try {
+      const narrowInventory = createPrismaInventoryRepository(narrow);
+      // Prisma's promises are lazy: then() sends the query; wait until the server is running it.
+      const busy = new Promise((resolve, reject) => {
+        narrow.$executeRaw`SELECT pg_sleep(2.5) /* hold-the-pool */`.then(resolve, reject);
+      });
+      for (;;) {
+        const [{ running } = { running: 0 }] = await database.db.$queryRaw<{ running: number }[]>`
+          SELECT count(*)::int AS running FROM pg_stat_activity
+          WHERE state = 'active' AND query LIKE '%hold-the-pool%' AND query NOT LIKE '%pg_stat_activity%'`;
+        if (running > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      const outcomes = await Promise.all(
+        orderIds.map((id) => narrowInventory.reserve(id, [{ sku: "QUEUED-1", quantity: 1 }])),
+      );
+      await busy;
+
+      expect(outcomes.filter((o) => o.ok)).toHaveLength(3);
+      expect(outcomes.filter((o) => !o.ok)).toEqual([
+        { ok: false, reason: "out_of_stock", sku: "QUEUED-1", requested: 1, available: 0 },
+      ]);
+      expect(await stockOf("QUEUED-1")).toBe(0);
+      expect(await narrowInventory.release(orderIds[0] ?? "")).toEqual([{ sku: "QUEUED-1", quantity: 1 }]);
+    } finally {
+      await narrow.$disconnect();
+    }
   });
 
   it("reserves all lines of an order or none", async () => {

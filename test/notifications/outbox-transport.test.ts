@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { simpleParser } from "mailparser";
@@ -107,5 +107,26 @@ describe("outbox transport", () => {
     expect(smtp.kind).toBe("smtp");
     outbox.close();
     smtp.close();
+  });
+
+  it("In development, database files are world-writable (0666) and mail files 0644: mail is written 0600 in a 0700 folder", async () => {
+    const previous = process.umask(0o022);
+    try {
+      const outbox = path.join(dataDir, "private-outbox");
+      const transport = createOutboxTransport(outbox);
+      const receipt = await transport.send({
+        messageId: "<modes@shop.example>",
+        from: "Shop <orders@shop.example>",
+        to: "buyer@example.com",
+        subject: "Modes",
+        text: "private",
+        html: "<p>private</p>",
+      });
+      transport.close();
+      expect((await stat(outbox)).mode & 0o777).toBe(0o700);
+      expect((await stat(receipt.providerMessageId)).mode & 0o777).toBe(0o600);
+    } finally {
+      process.umask(previous);
+    }
   });
 });

@@ -126,6 +126,7 @@ describe("serve() in cloud mode", () => {
         total: 2500,
         currency: "usd",
         paymentIntentId: "pi_signature",
+        fulfilmentKey: orderId,
       },
     };
     const body = {

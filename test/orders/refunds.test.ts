@@ -8,6 +8,7 @@ import { createEmailSender } from "../../src/notifications/email-sender";
 import type { EmailTransport, OutgoingEmail } from "../../src/notifications/email-transport";
 import { orderAdminRoutes } from "../../src/orders/admin-routes";
 import { createOrderRepository } from "../../src/orders/order-repository";
+import { createOrderRedrive } from "../../src/orders/redrive-order";
 import { createRefunds } from "../../src/orders/refund-order";
 import { createStripeCheckoutSessions } from "../../src/payments/stripe-checkout";
 import { createStripeClient } from "../../src/payments/stripe-client";
@@ -55,6 +56,7 @@ describe("POST /api/orders/:id/refund", () => {
         publisher: { publish: async () => undefined } as never,
         adminToken,
         cancelWindowMs: 3_600_000,
+        redrive: createOrderRedrive(database.db),
         refunds: createRefunds({ db: database.db, stripe, sender, logger }),
       }),
     });

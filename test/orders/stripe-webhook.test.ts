@@ -70,6 +70,7 @@ describe("Stripe webhook intake", () => {
           total: 1200,
           currency: "usd",
           paymentIntentId,
+          fulfilmentKey: orderId,
         },
       }),
     ]);

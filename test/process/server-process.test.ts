@@ -33,7 +33,7 @@ describe("the server process", () => {
     expect(result.stdout).not.toMatch(/embedded|listening/);
   });
 
-  it("boots on the embedded PGlite database with no configuration, then shuts down on SIGTERM", async () => {
+  it("boots on the embedded PostgreSQL with no configuration, then shuts down on SIGTERM", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "of-embedded-"));
     try {
       const server = await startServer({
@@ -49,7 +49,7 @@ describe("the server process", () => {
 
       const code = await server.stop("SIGTERM");
       expect(code).toBe(0);
-      expect(server.output()).toContain("embedded PostgreSQL (PGlite) started");
+      expect(server.output()).toContain("embedded PostgreSQL started");
       expect(server.output()).toContain("shutdown complete");
     } finally {
       await rm(dataDir, { recursive: true, force: true });

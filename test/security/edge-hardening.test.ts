@@ -40,6 +40,7 @@ describe("issue 14: edges", () => {
         INNGEST_EVENT_KEY: "edge-event-key",
         ADMIN_RATE_LIMIT: "3",
         TRUST_PROXY: "loopback",
+        SHIPPING_CARRIER: "sandbox",
       }),
       logger: log.logger,
       endpoints: {

@@ -98,7 +98,13 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
         SMTP_URL: "smtp://127.0.0.1:1",
         SLACK_WEBHOOK_URL: "http://127.0.0.1:1/slack",
         ADMIN_API_TOKEN: adminToken,
-        CARRIER_WEBHOOK_SECRET: carrierSecret,
+        EASYPOST_API_KEY: "EZTK_hijack_test",
+        EASYPOST_WEBHOOK_SECRET: "easypost-hijack-secret",
+        WAREHOUSE_NAME: "Shop warehouse",
+        WAREHOUSE_STREET1: "1 Dock Road",
+        WAREHOUSE_CITY: "Springfield",
+        WAREHOUSE_ZIP: "12345",
+        WAREHOUSE_COUNTRY: "US",
         METRICS_TOKEN: "metrics-token-0123456789",
         LINK_SIGNING_SECRET: "hijack-test-link-signing-secret-0123456789",
         INNGEST_ENCRYPTION_KEY: "hijack-test-encryption-key-0123456789",
@@ -112,6 +118,8 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
           stripeWebhookSecret: "whsec_hijack",
           adminToken,
           carrierWebhookSecret: carrierSecret,
+          easyPost: { apiKey: "EZTK_hijack_test" },
+          easyPostWebhookSecret: "easypost-hijack-secret",
         },
       });
       app = buildApp(services);
@@ -160,7 +168,7 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
       engine = createLocalEngine({ databaseUrl: database.url, logger: pino({ level: "silent" }) });
       engineUrl = (await engine.listen(0, "127.0.0.1")).url;
       services = await createServices({
-        config: parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent" }),
+        config: parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", SHIPPING_CARRIER: "sandbox" }),
         logger: createLogger({ level: "silent" }),
         endpoints: {
           databaseUrl: database.url,

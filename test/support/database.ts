@@ -12,7 +12,7 @@ export interface TestDatabase {
 }
 
 async function withAdmin<T>(fn: (admin: Client) => Promise<T>): Promise<T> {
-  const admin = new Client({ connectionString: adminDatabaseUrl });
+  const admin = new Client({ connectionString: adminDatabaseUrl() });
   await admin.connect();
   try {
     return await fn(admin);

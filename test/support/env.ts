@@ -1,9 +1,20 @@
 import { createHash } from "node:crypto";
 
-/** Where the tests find PostgreSQL: TEST_DATABASE_URL, or the server on this machine. */
-export const adminDatabaseUrl =
+/**
+ * Where the tests find PostgreSQL: TEST_DATABASE_URL, which the jest global setup sets to the
+ * embedded PostgreSQL it starts for the run when the variable is unset. Read when called, because
+ * the global setup sets it after this module is loaded.
+ */
+export function adminDatabaseUrl(): string {
   // eslint-disable-next-line no-restricted-properties -- tests are configured by the environment too
-  process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/postgres";
+  const url = process.env.TEST_DATABASE_URL;
+  if (url === undefined || url === "") {
+    throw new Error(
+      "TEST_DATABASE_URL is unset: run the tests through jest (its global setup starts PostgreSQL)",
+    );
+  }
+  return url;
+}
 
 /**
  * A migrated database that every test file copies (CREATE DATABASE ... TEMPLATE). Named after the
@@ -16,7 +27,7 @@ export const templateDatabaseName = `order_fulfillment_test_template_${createHas
   .slice(0, 10)}`;
 
 export function databaseUrl(name: string): string {
-  const url = new URL(adminDatabaseUrl);
+  const url = new URL(adminDatabaseUrl());
   url.pathname = `/${name}`;
   return url.toString();
 }

@@ -1,10 +1,35 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { Client } from "pg";
 import { migrate } from "../../src/db/migrator";
+import { startEmbeddedPostgres } from "../../src/dev/embedded-postgres";
+import { createLogger } from "../../src/logger";
 import { adminDatabaseUrl, databaseUrl, templateDatabaseName } from "./env";
+import { testPostgres } from "./test-postgres";
 
-/** Builds the migrated template database once per jest run; each test file clones it. */
+/**
+ * Once per jest run: with TEST_DATABASE_URL unset, start one embedded PostgreSQL (a real server, in a
+ * temporary folder, on a free loopback port) and point TEST_DATABASE_URL at it; the workers inherit
+ * it. Then build the migrated template database that every test file clones.
+ */
 export default async function globalSetup(): Promise<void> {
-  const admin = new Client({ connectionString: adminDatabaseUrl });
+  // eslint-disable-next-line no-restricted-properties -- tests are configured by the environment too
+  if (!process.env.TEST_DATABASE_URL) {
+    const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-test-pg-"));
+    const server = await startEmbeddedPostgres({
+      dir: path.join(folder, "postgres"),
+      password: randomBytes(12).toString("hex"),
+      logger: createLogger({ level: "warn" }),
+      ephemeral: true,
+    });
+    testPostgres.set({ folder, server });
+    // eslint-disable-next-line no-restricted-properties -- handed to the workers, which start after this
+    process.env.TEST_DATABASE_URL = server.url;
+  }
+
+  const admin = new Client({ connectionString: adminDatabaseUrl() });
   await admin.connect();
   try {
     await admin.query(

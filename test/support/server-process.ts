@@ -4,7 +4,14 @@ import path from "node:path";
 const root = path.resolve(__dirname, "../..");
 // Node itself with tsx's loader, not the tsx CLI: the CLI runs the server in a grandchild that a
 // SIGKILL sent to the CLI would leave running.
-const nodeArgs = ["--import", "tsx", "src/server.ts"];
+const entryPoints = {
+  /** `npm start`: stand-ins for whatever is not configured, DATA_DIR locked for the process. */
+  development: "src/dev/main.ts",
+  /** What the image runs (dist/server.js): every endpoint configured, no stand-in. */
+  production: "src/server.ts",
+} as const;
+export type EntryPoint = keyof typeof entryPoints;
+const nodeArgs = (entry: EntryPoint) => ["--import", "tsx", entryPoints[entry]];
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -24,9 +31,10 @@ export function childEnv(vars: Record<string, string>): Record<string, string> {
 export function runToExit(
   vars: Record<string, string>,
   timeoutMs = 20_000,
+  entry: EntryPoint = "development",
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, nodeArgs, { cwd: root, env: childEnv(vars) });
+    const child = spawn(process.execPath, nodeArgs(entry), { cwd: root, env: childEnv(vars) });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -42,10 +50,14 @@ export function runToExit(
   });
 }
 
-/** Starts `src/server.ts` and resolves once it logs the port it listens on. */
-export function startServer(vars: Record<string, string>, timeoutMs = 30_000): Promise<ServerProcess> {
+/** Starts the development entry point (`npm start`) and resolves once it logs the port it listens on. */
+export function startServer(
+  vars: Record<string, string>,
+  timeoutMs = 30_000,
+  entry: EntryPoint = "development",
+): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, nodeArgs, {
+    const child = spawn(process.execPath, nodeArgs(entry), {
       cwd: root,
       env: childEnv({ PORT: "0", HOST: "127.0.0.1", ...vars }),
     });

@@ -9,7 +9,7 @@ import {
   type LocalEngine,
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
-import { orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
+import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
@@ -205,8 +205,9 @@ export class WorkflowHarness {
       total: order.total,
       currency: order.currency,
       paymentIntentId: order.paymentIntentId,
+      fulfilmentKey: fulfilmentKey(orderId, order.redriveGeneration),
     });
-    const eventId = orderPlacedEventId(orderId);
+    const eventId = orderPlacedEventId(orderId, order.redriveGeneration);
     await this.services.publisher.publish({ name: event.name, data: event.data, id: eventId });
     return eventId;
   }

@@ -52,7 +52,7 @@ describe("recovery crons: stalled orders, missed webhooks, expiring authorizatio
     expect(recovered.timeline.map((entry) => entry.kind)).toEqual(
       expect.arrayContaining(["recovery-re-emitted", "claimed", "payment-captured", "shipment-booked"]),
     );
-    expect(await h.runsOfEvent(`order-placed-${stalled.orderId}`)).toHaveLength(1);
+    expect(await h.runsOfEvent(`order-placed-${stalled.orderId}-redrive-1`)).toHaveLength(1);
     expect(capturesOf(stalled.orderId)).toHaveLength(1);
 
     expect((await h.order(fresh.orderId)).status).toBe("authorized");

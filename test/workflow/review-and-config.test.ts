@@ -103,7 +103,7 @@ describe("review requests, the carrier webhook and the registered configuration"
 
     const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
     expect(fulfil.triggers).toEqual([{ event: "shop/order.placed" }]);
-    expect(fulfil.idempotency).toBe("event.data.orderId");
+    expect(fulfil.idempotency).toBe("event.data.fulfilmentKey");
     expect(fulfil.concurrency).toEqual([{ limit: 1, key: "event.data.customerId" }]);
     expect(fulfil.cancel).toEqual([
       { event: "shop/order.cancelled", if: "async.data.orderId == event.data.orderId", timeout: "1h" },

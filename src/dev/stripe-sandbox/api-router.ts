@@ -203,7 +203,11 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         entry.status = status;
         if (!res.writableEnded && !res.destroyed) res.status(status).json(body);
       };
-      const hang = async (ms: number | undefined): Promise<boolean> => {
+      const hang = async ({ ms, until }: { ms?: number; until?: Promise<unknown> }): Promise<boolean> => {
+        if (until) {
+          await until.catch(() => undefined);
+          return false;
+        }
         if (ms === undefined) {
           deps.hanging.add(res);
           res.on("close", () => deps.hanging.delete(res));
@@ -223,7 +227,7 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         if (failure) entry.injected = failure.kind;
         if (failure?.kind === "server_error") throw stripeErrors.apiError();
         if (failure?.kind === "rate_limited") throw stripeErrors.rateLimited();
-        if (failure?.kind === "hang" && !failure.afterProcessing && (await hang(failure.ms))) return;
+        if (failure?.kind === "hang" && !failure.afterProcessing && (await hang(failure))) return;
 
         if (idempotencyKey) {
           const saved = deps.idempotency.lookup(idempotencyKey, `${req.method} ${route.path}`, entry.params);
@@ -264,7 +268,7 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         if (route.method === "post") deps.ctx.store.persist();
         deps.onEvents(events);
 
-        if (failure?.kind === "hang" && failure.afterProcessing && (await hang(failure.ms))) return;
+        if (failure?.kind === "hang" && failure.afterProcessing && (await hang(failure))) return;
         send(status, body);
       } catch (error) {
         if (error instanceof StripeApiError) send(error.status, { error: error.body });

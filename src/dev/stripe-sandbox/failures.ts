@@ -28,14 +28,15 @@ export type SandboxEndpoint = (typeof sandboxEndpoints)[number];
  *   sandbox clock past the authorization window instead (StripeSandbox.advanceClock);
  * - `hang`: no answer, so the client's timeout fires. `afterProcessing: true` executes the request
  *   first (the change happens, the answer is lost: a retry with the same key replays it);
- *   `ms` answers normally after that delay instead of never.
+ *   `ms` answers normally after that delay instead of never; `until` answers once that promise settles
+ *   (tests use it to land something else, a cancel say, exactly while the call is in flight).
  */
 export type InjectedFailure =
   | { kind: "server_error" }
   | { kind: "rate_limited" }
   | { kind: "decline"; code?: DeclineCode }
   | { kind: "capture_failure"; code: CaptureFailureCode }
-  | { kind: "hang"; ms?: number; afterProcessing?: boolean };
+  | { kind: "hang"; ms?: number; afterProcessing?: boolean; until?: Promise<unknown> };
 
 interface Rule {
   endpoint: SandboxEndpoint;

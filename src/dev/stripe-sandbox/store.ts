@@ -74,9 +74,9 @@ export class SandboxStore {
   /** Call after every mutation. */
   persist(): void {
     if (!this.stateFile) return;
-    mkdirSync(path.dirname(this.stateFile), { recursive: true });
+    mkdirSync(path.dirname(this.stateFile), { recursive: true, mode: 0o700 });
     const temporary = `${this.stateFile}.${process.pid}.tmp`;
-    writeFileSync(temporary, JSON.stringify(this.data));
+    writeFileSync(temporary, JSON.stringify(this.data), { mode: 0o600 });
     renameSync(temporary, this.stateFile);
   }
 }

@@ -2,7 +2,10 @@ import type { Inngest } from "inngest";
 import { z } from "zod";
 import type { WorkflowDependencies } from "../dependencies";
 import { inngestAppId } from "../client";
-import { cancelOrder } from "../steps/compensation";
+import { compensate } from "../steps/compensate";
+import { Compensations } from "../steps/compensations";
+import { releaseStock, releaseStockStepId } from "../steps/release-stock";
+import { returnPayment, returnPaymentStepId } from "../steps/return-payment";
 import { fulfillOrderFunctionId } from "./fulfill-order";
 
 const cancelledRunFunctionId = `${inngestAppId}-${fulfillOrderFunctionId}`;
@@ -18,9 +21,12 @@ const cancelledRun = z.object({
 
 /**
  * A cancelled run emits inngest/function.cancelled and never inngest/function.failed, so this
- * is the only place that undoes what a cancelled fulfilment did: stock back, money back (void or
- * full refund), order cancelled, customer told. Once a shipment is booked nothing is undone
- * blindly: ops are alerted to stop the parcel first.
+ * is the only place that undoes what a cancelled fulfilment did. Inngest does not wait for the
+ * step that was in flight, so the cleanup first fences the order (`cancel_requested_at`, under
+ * the order's row lock): from then on no step of the cancelled run can record anything, and a
+ * step that finishes late undoes its own side effect. Then it runs the same compensate() as the
+ * fulfilment: stock back, money back as Stripe's PaymentIntent says (void or refund), order
+ * ended, one e-mail. Once the parcel is booked nothing is undone blindly: ops are alerted.
  */
 export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDependencies) {
   return inngest.createFunction(
@@ -44,14 +50,15 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
         // A run that lost the claim never touched the order; cleaning up after it would undo the winner's work.
         const owner = await deps.timeline.claimingRunOf(orderId);
         const ownedByCancelledRun = owner === null || owner === cancelledRunId;
-        return { orderId, status: order.status, hasShipment: order.hasShipment, ownedByCancelledRun };
+        return { orderId, ownedByCancelledRun };
       });
       if (!target) return { skipped: "order-not-found", cancelledRunId };
       if (!target.ownedByCancelledRun) return { skipped: "run-did-not-own-order", orderId: target.orderId };
-      if (target.status === "cancelled") return { skipped: "already-cancelled", orderId: target.orderId };
 
       const { orderId } = target;
-      if (target.hasShipment) {
+      const fence = await step.run("fence-order", () => deps.fulfilment.fenceForCancel(orderId));
+      if (fence === "not-found") return { skipped: "order-not-found", cancelledRunId };
+      if (fence === "shipped") {
         await step.run("alert-shipped-order-cancelled", async () => {
           await deps.orders.flagForOps(orderId, "cancelled after the shipment was booked");
           await deps.timeline.record(orderId, "cancel-needs-ops", { cancelledRunId }, runId);
@@ -64,8 +71,15 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
         return { orderId, outcome: "needs-ops" as const };
       }
 
-      const settlement = await cancelOrder({ step, deps, orderId, runId }, "cancelled by request");
-      return { orderId, outcome: "cancelled" as const, settlement };
+      const ctx = { step, deps, orderId, runId };
+      const undo = new Compensations();
+      undo.add(returnPaymentStepId, () => returnPayment(ctx));
+      undo.add(releaseStockStepId, () => releaseStock(ctx));
+      const { outcome, settlement } = await compensate(ctx, undo, () => ({
+        status: "cancelled",
+        reason: "cancelled by request",
+      }));
+      return { orderId, outcome: outcome?.status ?? "not-ended", settlement };
     },
   );
 }

@@ -1,6 +1,5 @@
 import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
-import { orderPlaced, orderPlacedEventId } from "../events";
 
 export const recoverStalledOrdersFunctionId = "recover-stalled-orders";
 export const recoverStalledOrdersCron = "*/10 * * * *";
@@ -10,17 +9,19 @@ export const stalledAfterMs = 15 * 60_000;
 export const maxReEmittedPerRun = 500;
 
 /**
- * Gives a placed order that nothing is working on its shop/order.placed again, with the intake's
- * own event id and payload. Sending it twice is safe: Inngest drops a repeat id within 24 hours,
- * and after that the claim step lets only one run fulfil the order.
+ * Re-drives placed orders that nothing is working on, exactly as POST /api/orders/:id/redrive
+ * does: a new re-drive generation, so a new event id and idempotency key that Inngest does not
+ * drop (re-sending the intake's own id would be dropped for 24 hours). The claim step still lets
+ * only one run fulfil the order. The prepared events are memoised with their step, so a retried
+ * send sends the same ids.
  */
 export function createRecoverStalledOrders(inngest: Inngest, deps: WorkflowDependencies) {
-  const { stalledOrders } = deps.recovery;
+  const { stalledOrders, redrive } = deps.recovery;
 
   return inngest.createFunction(
     {
       id: recoverStalledOrdersFunctionId,
-      name: "Re-emit shop/order.placed for stalled orders",
+      name: "Re-drive stalled orders",
       triggers: [{ cron: recoverStalledOrdersCron }],
       concurrency: { limit: 1 },
       retries: 3,
@@ -31,17 +32,26 @@ export function createRecoverStalledOrders(inngest: Inngest, deps: WorkflowDepen
       );
       if (stalled.length === 0) return { reEmitted: 0 };
 
+      const events = await step.run("redrive-stalled-orders", async () => {
+        const prepared = [];
+        for (const orderId of stalled) {
+          const event = await redrive.prepare(orderId, "recover-stalled-orders");
+          if (event) prepared.push(event);
+        }
+        return prepared;
+      });
+      if (events.length === 0) return { reEmitted: 0 };
       await step.sendEvent(
         "re-emit-order-placed",
-        stalled.map((data) => ({ name: orderPlaced.name, id: orderPlacedEventId(data.orderId), data })),
+        events.map(({ id, name, data }) => ({ id, name, data })),
       );
       await step.run("record-re-emitted", () =>
         stalledOrders.recordReEmitted(
-          stalled.map((order) => order.orderId),
+          events.map((event) => event.data.orderId),
           runId,
         ),
       );
-      return { reEmitted: stalled.length, orderIds: stalled.map((order) => order.orderId) };
+      return { reEmitted: events.length, orderIds: events.map((event) => event.data.orderId) };
     },
   );
 }

@@ -1,7 +1,7 @@
 import type Stripe from "stripe";
 import { AppError } from "../../errors";
 import type { OrderStatus } from "../../generated/prisma/enums";
-import { orderPlacedEventId, type OrderPlacedData } from "../../inngest/events";
+import { fulfilmentKey, orderPlacedEventId, type OrderPlacedData } from "../../inngest/events";
 import type { EventPublisher } from "../../inngest/publisher";
 import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
@@ -77,7 +77,11 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
   const announcing = new KeyedMutex();
 
   const send = async (order: PlacedOrder): Promise<void> => {
-    const data: OrderPlacedData = { ...order, currency: order.currency.toLowerCase() };
+    const data: OrderPlacedData = {
+      ...order,
+      currency: order.currency.toLowerCase(),
+      fulfilmentKey: fulfilmentKey(order.orderId),
+    };
     await withDeadline(
       deps.publisher.publish({
         name: "shop/order.placed",

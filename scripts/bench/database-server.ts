@@ -1,0 +1,28 @@
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startEmbeddedPostgres } from "../../src/dev/embedded-postgres";
+import { createLogger } from "../../src/logger";
+
+/**
+ * The PostgreSQL a benchmark runs against: the URL it was given (`--database-url`, or
+ * TEST_DATABASE_URL as in the tests), or by default an embedded PostgreSQL in a temporary folder,
+ * started for the run and removed after it (default durability settings, as a real server has).
+ */
+export async function benchDatabaseServer(given?: string): Promise<{ url: string; stop(): Promise<void> }> {
+  if (given) return { url: given, stop: async () => undefined };
+  const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-bench-pg-"));
+  const server = await startEmbeddedPostgres({
+    dir: path.join(folder, "postgres"),
+    password: randomBytes(12).toString("hex"),
+    logger: createLogger({ level: "warn" }),
+  });
+  return {
+    url: server.url,
+    async stop() {
+      await server.stop();
+      await rm(folder, { recursive: true, force: true });
+    },
+  };
+}

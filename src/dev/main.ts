@@ -1,0 +1,9 @@
+import { main } from "../server";
+import { startStandIns } from "./stand-ins";
+
+/**
+ * The development entry point (`npm start`, `npm run dev`): the production server (src/server.ts)
+ * with embedded stand-ins for whatever the configuration leaves unset. The production image runs
+ * dist/server.js, which is built without src/dev and so cannot start a stand-in.
+ */
+main({ startDevelopment: startStandIns });

@@ -1,0 +1,17 @@
+import type { GetStepTools, Inngest } from "inngest";
+import type { WorkflowDependencies } from "../dependencies";
+
+/** What every step function of fulfill-order and cleanup-cancelled-order works with. */
+export interface StepContext {
+  step: GetStepTools<Inngest>;
+  deps: WorkflowDependencies;
+  orderId: string;
+  runId: string;
+}
+
+/** The run's hold on the order, from the claim step: every guarded write names it. */
+export interface Claim {
+  claimId: string;
+  paymentIntentId: string | null;
+  lines: { sku: string; quantity: number }[];
+}

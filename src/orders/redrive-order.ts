@@ -1,0 +1,93 @@
+import type { Database } from "../db/client";
+import { AppError } from "../errors";
+import { fulfilmentKey, orderPlaced, orderPlacedEventId, type OrderPlacedData } from "../inngest/events";
+import type { EventPublisher } from "../inngest/publisher";
+
+export interface RedriveEvent {
+  generation: number;
+  id: string;
+  name: typeof orderPlaced.name;
+  data: OrderPlacedData;
+}
+
+export interface OrderRedrive {
+  /**
+   * Hands a failed or stalled order to a new fulfilment run: in one conditional UPDATE it bumps
+   * the order's re-drive generation and lets go of the old run's claim, then returns the
+   * shop/order.placed event (id and idempotency key carry the generation) to send. Null when the
+   * order is not re-drivable: unknown, cancel requested, not paid, already shipped or ended.
+   */
+  prepare(orderId: string, by: string): Promise<RedriveEvent | null>;
+}
+
+interface Row {
+  id: string;
+  customer_id: string;
+  email: string;
+  total: number;
+  currency: string;
+  payment_intent_id: string | null;
+  redrive_generation: number;
+}
+
+export function createOrderRedrive(db: Database): OrderRedrive {
+  return {
+    async prepare(orderId, by) {
+      const [row] = await db.$queryRaw<Row[]>`
+        UPDATE orders o
+        SET redrive_generation = o.redrive_generation + 1, claim_id = NULL, updated_at = now()
+        WHERE o.id = ${orderId}::uuid
+          AND o.cancel_requested_at IS NULL
+          AND o.status IN ('authorized', 'paid', 'fulfilling')
+          AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
+        RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`;
+      if (!row) return null;
+      const generation = row.redrive_generation;
+      await db.orderTimelineEntry.create({
+        data: { orderId, kind: "redriven", detail: { generation, by } },
+      });
+      return {
+        generation,
+        id: orderPlacedEventId(orderId, generation),
+        name: orderPlaced.name,
+        data: {
+          orderId,
+          customerId: row.customer_id,
+          email: row.email,
+          total: row.total,
+          // Exactly as the intake sends it (src/orders/intake/stripe-intake.ts).
+          currency: row.currency.trim().toLowerCase(),
+          paymentIntentId: row.payment_intent_id,
+          fulfilmentKey: fulfilmentKey(orderId, generation),
+        },
+      };
+    },
+  };
+}
+
+/** POST /api/orders/:id/redrive: re-drive now, or say why not. */
+export async function redriveOrder(
+  deps: {
+    redrive: OrderRedrive;
+    publisher: EventPublisher;
+    orderExists: (orderId: string) => Promise<boolean>;
+  },
+  orderId: string,
+) {
+  const event = await deps.redrive.prepare(orderId, "admin");
+  if (!event) {
+    if (!(await deps.orderExists(orderId)))
+      throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+    throw new AppError(
+      "order_not_redrivable",
+      `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, or is already shipped or ended`,
+    );
+  }
+  await deps.publisher.publish({ id: event.id, name: event.name, data: { ...event.data } });
+  return {
+    orderId,
+    status: "redrive_requested" as const,
+    generation: event.generation,
+    eventId: event.id,
+  };
+}
