@@ -1,11 +1,12 @@
 /**
  * `npm run demo`: the whole service on embedded defaults (embedded PostgreSQL, the Stripe stand-in, the local
  * Inngest engine, e-mails to an outbox), four customers checking out, the clock fast-forwarded,
- * and each order's timeline printed. Nothing to configure; state goes to a temporary folder.
+ * and each order's timeline printed. Nothing to configure; state goes to a temporary folder, which
+ * is kept (with the e-mails) so `DATA_DIR=<folder> npm start` can show it at /dev/outbox and /ops.
  */
 import http from "node:http";
-import { mkdtemp, rm } from "node:fs/promises";
-import type { AddressInfo } from "node:net";
+import { mkdtemp } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { buildApp } from "../src/app";
@@ -27,18 +28,37 @@ interface Timeline {
   timeline: { kind: string; at: string; detail: Record<string, unknown> }[];
 }
 
+/** A free port, chosen before start: the links in pages and e-mails must name it. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "order-fulfillment-demo-"));
+  const port = await freePort();
   const config = parseConfig({
     DATA_DIR: dataDir,
-    PORT: "0",
+    PORT: String(port),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
     STRIPE_SANDBOX_PORT: "0",
     EASYPOST_SANDBOX_PORT: "0",
     LOCAL_ENGINE_PORT: "0",
-    // Only errors: the ops alert for carol shows up here as a log line.
-    LOG_LEVEL: "error",
+    LOG_LEVEL: "warn",
   });
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  // The log is kept aside, not printed into the story: carol's failure is expected, and its ops
+  // alert (which goes to the log without Slack) is told at the end.
+  const logLines: string[] = [];
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    destination: { write: (line: string) => void logLines.push(line) },
+  });
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
   say(`Starting on embedded defaults (state in ${dataDir}) ...`);
@@ -49,8 +69,8 @@ async function main(): Promise<void> {
   const services = await createServices({ config, logger, endpoints: standIns.endpoints });
   await seedDemoCatalogIfEmpty(services.db);
   const server = http.createServer(buildApp(services));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const appUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const appUrl = `http://127.0.0.1:${port}`;
   await standIns.attachApp(appUrl);
   const admin = { authorization: `Bearer ${standIns.endpoints.adminToken}` };
 
@@ -116,20 +136,37 @@ async function main(): Promise<void> {
     for (const entry of view.timeline) {
       const detail = Object.entries(entry.detail)
         .filter(([key]) =>
-          ["reason", "trackingNumber", "amountCaptured", "outcome", "sku", "settlement"].includes(key),
+          [
+            "reason",
+            "trackingNumber",
+            "amountCaptured",
+            "outcome",
+            "sku",
+            "settlement",
+            "step",
+            "declineCode",
+          ].includes(key),
         )
         .map(([key, value]) => `${key}=${typeof value === "object" ? JSON.stringify(value) : String(value)}`)
         .join(" ");
       say(`  ${entry.at.slice(11, 19)}  ${entry.kind.padEnd(26)} ${detail}`);
     }
   }
-  say(`\nE-mails written to ${path.join(dataDir, "outbox")}; ops alerts (carol) went to the log.`);
+  const alerts = logLines
+    .map((line) => JSON.parse(line) as { msg?: string; alert?: { runUrl?: string; orderUrl?: string } })
+    .filter((line) => line.msg?.startsWith("ALERT"));
+  say(`\nOps alerts (without SLACK_WEBHOOK_URL they go to the log): ${alerts.length}`);
+  for (const alert of alerts)
+    say(`  ${alert.msg}\n    order: ${alert.alert?.orderUrl}\n    run:   ${alert.alert?.runUrl}`);
+  const otherProblems = logLines.filter((line) => /"level":(50|60)/.test(line) && !line.includes('"ALERT'));
+  say(`Other error lines in the log: ${otherProblems.length} (carol's declined capture, as expected).`);
+  say(`\nE-mails are in ${path.join(dataDir, "outbox")}. To browse them and the orders:`);
+  say(`  DATA_DIR=${dataDir} PORT=${port} npm start   # then open ${appUrl}/dev/outbox and ${appUrl}/ops`);
 
   await engine.drain();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await services.close();
   await standIns.stop();
-  await rm(dataDir, { recursive: true, force: true });
 }
 
 main().then(

@@ -1,4 +1,5 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
+import { AppError } from "./errors";
 import type { Logger } from "./logger";
 import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
@@ -25,7 +26,30 @@ export interface AppDependencies {
   stripeWebhook?: Router;
   /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
   checkout?: Router;
+  /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
+  pages?: Router;
 }
+
+/**
+ * A body express.json() did not parse (wrong or missing Content-Type) would reach the routes as
+ * `undefined` and fail validation with "expected object, received undefined"; say what to send.
+ */
+const requireJsonBody: RequestHandler = (req, _res, next) => {
+  const hasBody =
+    req.headers["transfer-encoding"] !== undefined ||
+    (req.headers["content-length"] !== undefined && req.headers["content-length"] !== "0");
+  if (req.body === undefined && hasBody) {
+    const type = req.headers["content-type"] ?? "no Content-Type";
+    next(
+      new AppError(
+        "unsupported_media_type",
+        `The body was sent as ${type}; send JSON with the header Content-Type: application/json`,
+      ),
+    );
+    return;
+  }
+  next();
+};
 
 /** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
 export function buildApp(deps: AppDependencies): Express {
@@ -55,9 +79,11 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb", reviver: refuseNul }));
+  app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.checkout) app.use(deps.checkout);
+  if (deps.pages) app.use(deps.pages);
 
   app.use(notFound);
   app.use(errorHandler);

@@ -11,11 +11,23 @@ const duration = z.string().regex(/^\d+(ms|s|m|h|d|w)$/, 'must be a duration suc
 
 const optionalUrl = z.url().optional();
 
+/** A TCP port; says what was given and what to give instead (z.coerce would say "received NaN"). */
+const port = (fallback: number) =>
+  z
+    .string()
+    .regex(/^\d{1,5}$/, {
+      error: (issue) =>
+        `must be a port number from 0 to 65535, such as ${fallback} (got ${JSON.stringify(issue.input)})`,
+    })
+    .transform(Number)
+    .refine((value) => value <= 65535, `must be a port number from 0 to 65535, such as ${fallback}`)
+    .default(fallback);
+
 const emptyAsUndefined = (value: unknown): unknown => (value === "" ? undefined : value);
 
 const schema = z.object({
   NODE_ENV: z.enum(["development", "test", "production"]).default("development"),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: port(3000),
   // Default: all interfaces in production (containers), loopback elsewhere (a laptop on café Wi-Fi).
   HOST: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
@@ -39,7 +51,7 @@ const schema = z.object({
     .regex(/^whsec_/, "must start with whsec_")
     .optional(),
   STRIPE_API_BASE: optionalUrl,
-  STRIPE_SANDBOX_PORT: z.coerce.number().int().min(0).max(65535).default(12111),
+  STRIPE_SANDBOX_PORT: port(12111),
   PAYMENT_CAPTURE: z.enum(["manual", "automatic"]).default("manual"),
   // How long a Checkout Session can be paid, and so how long its stock is held (Stripe: 30m to 24h).
   CHECKOUT_SESSION_TTL: duration.default("1h"),
@@ -60,8 +72,10 @@ const schema = z.object({
   INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
-  INNGEST_RUN_URL_TEMPLATE: z.string().default("http://localhost:8288/run?runID={runId}"),
-  LOCAL_ENGINE_PORT: z.coerce.number().int().min(0).max(65535).default(8288),
+  // Where alerts and the ops console link a run; unset: the ops console's run page with the local
+  // engine, the dev server's run view with INNGEST_DEV, the Inngest dashboard in production.
+  INNGEST_RUN_URL_TEMPLATE: z.string().includes("{runId}", 'must contain "{runId}"').optional(),
+  LOCAL_ENGINE_PORT: port(8288),
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
   // The local engine checkpoints like Inngest by default; false selects the classic path.
   LOCAL_ENGINE_CHECKPOINTING: z.stringbool().default(true),
@@ -79,6 +93,8 @@ const schema = z.object({
   EMAIL_RETRY_FOR: duration.default("3d"),
   SLACK_WEBHOOK_URL: optionalUrl,
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
+  LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   // Proxies whose X-Forwarded-For names the client (Express "trust proxy"): a hop count, or
@@ -148,6 +164,7 @@ const requiredInProduction = [
   "SMTP_URL",
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
+  "LINK_SIGNING_SECRET",
   "EASYPOST_API_KEY",
   "EASYPOST_WEBHOOK_SECRET",
   "WAREHOUSE_NAME",

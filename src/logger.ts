@@ -44,7 +44,10 @@ function withoutEmailAddresses(value: unknown, depth = 0): unknown {
   );
 }
 
-const errorSerializer = (error: unknown) => withoutEmailAddresses(pino.stdSerializers.err(error as Error));
+// errWithCause: the message as thrown, with each cause nested under `cause`. The default `err`
+// serializer appends every cause's message to the message, which repeated a card decline three times.
+const errorSerializer = (error: unknown) =>
+  withoutEmailAddresses(pino.stdSerializers.errWithCause(error as Error));
 
 export function createLogger(options: { level: string; destination?: pino.DestinationStream }): Logger {
   return pino(

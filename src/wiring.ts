@@ -1,6 +1,6 @@
 import { serve } from "inngest/express";
 import type { Inngest } from "inngest";
-import { createAlerter, type Alerter } from "./alerts";
+import { createAlerter, defaultRunUrlTemplate, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
 import type { Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
@@ -25,14 +25,26 @@ import {
 import { inngestEndpoint } from "./http/inngest-endpoint";
 import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
+import { createEmailRenderer } from "./notifications/email-renderer";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
+import { resendOrderEmail } from "./notifications/resend-email";
+import { recordCancelRequest } from "./orders/admin-console-api";
+import { requestOrderCancellation } from "./orders/cancel-order";
+import {
+  createCustomerLinks,
+  createOpsSessions,
+  createRunSource,
+  deriveLinkSecret,
+  pagesRouter,
+} from "./pages";
+import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
-import { createOrderRedrive } from "./orders/redrive-order";
+import { createOrderRedrive, redriveOrder } from "./orders/redrive-order";
 import { createTimeline } from "./orders/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -102,6 +114,39 @@ export async function createServices(options: {
     maxConnections: config.DATABASE_POOL_SIZE,
     connectionTimeoutMs: durationMs(config.DATABASE_POOL_TIMEOUT),
   });
+  const publicUrl = publicBaseUrl(config);
+  const links = createCustomerLinks({
+    publicUrl,
+    secret: config.LINK_SIGNING_SECRET ?? deriveLinkSecret(endpoints.adminToken),
+  });
+  const runUrlTemplate = defaultRunUrlTemplate(config, {
+    localEngine: endpoints.localEngineUrl !== undefined,
+    publicUrl,
+  });
+  const opsOrderUrl = (orderId: string) => `${publicUrl.replace(/\/+$/, "")}/ops/orders/${orderId}`;
+  // The ops console lists a run's failed step with its attempts from this timeline entry.
+  const recordStepFailure = (failure: {
+    runId: string;
+    orderId?: string;
+    step: string;
+    attempts: number;
+    error: string;
+  }) => {
+    if (!failure.orderId) return;
+    db.orderTimelineEntry
+      .createMany({
+        data: [
+          {
+            orderId: failure.orderId,
+            kind: "step-failed",
+            runId: failure.runId,
+            detail: { step: failure.step, attempts: failure.attempts, error: failure.error.slice(0, 2000) },
+          },
+        ],
+        skipDuplicates: true,
+      })
+      .catch((error: unknown) => logger.warn({ err: error, ...failure }, "could not record a failed step"));
+  };
   const readiness = await createDatabaseReadiness(db);
   const stripe = createStripeClient({
     secretKey: endpoints.stripeSecretKey,
@@ -112,7 +157,7 @@ export async function createServices(options: {
     localEngineSigningKey: endpoints.localEngineSigningKey,
     logger,
     middleware: [
-      workflowObservability({ metrics, logger }),
+      workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure }),
       ...(config.INNGEST_ENCRYPTION_KEY
         ? [
             customerDataEncryption({
@@ -128,9 +173,37 @@ export async function createServices(options: {
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
   const shipmentRecords = createShipmentRepository(db);
-  const alerts = createAlerter(config, logger, {
+  const alerter = createAlerter(config, logger, {
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
+    runUrlTemplate,
+    orderUrl: opsOrderUrl,
   });
+  // A failed run is also put on its order's timeline: the ops console's "failed" filter finds it.
+  const alerts: Alerter = {
+    // A notice about one order links its page in the ops console.
+    notify: (notice) =>
+      alerter.notify(
+        typeof notice.fields.orderId === "string"
+          ? { ...notice, fields: { ...notice.fields, orderPage: opsOrderUrl(notice.fields.orderId) } }
+          : notice,
+      ),
+    async runFailed(failure) {
+      if (failure.orderId) {
+        await db.orderTimelineEntry.createMany({
+          data: [
+            {
+              orderId: failure.orderId,
+              kind: "run-failed",
+              runId: failure.runId,
+              detail: { functionId: failure.functionId, error: failure.error.message.slice(0, 2000) },
+            },
+          ],
+          skipDuplicates: true,
+        });
+      }
+      await alerter.runFailed(failure);
+    },
+  };
   const emailDelivery = createEmailSender({
     db,
     transport: emailTransport,
@@ -158,6 +231,7 @@ export async function createServices(options: {
     webhookSecret: endpoints.stripeWebhookSecret,
     captureMethod: config.PAYMENT_CAPTURE,
     publicUrl: publicBaseUrl(config),
+    links,
     shipping: {
       allowedCountries: config.SHIPPING_COUNTRIES.split(","),
       collectPhone: config.SHIPPING_COLLECT_PHONE,
@@ -182,7 +256,7 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
-    messages: createOrderEmails({ db, sender, publicUrl: publicBaseUrl(config) }),
+    messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
     settings: {
@@ -201,10 +275,65 @@ export async function createServices(options: {
     },
   };
 
+  const renderer = createEmailRenderer({ db, links });
+  const refunds = createRefunds({ db, stripe, sender, logger });
+  const resendEmail = (orderId: string, emailId: string, by: string) =>
+    resendOrderEmail({ db, sender, renderer }, orderId, emailId, by);
+  const cancelDeps = { orders, publisher, cancelWindowMs: durationMs(config.CANCEL_WINDOW) };
+  const runSource = endpoints.localEngineUrl
+    ? createRunSource({ apiBase: endpoints.localEngineUrl, label: "the local engine", runUrlTemplate })
+    : config.INNGEST_DEV !== undefined && /^https?:\/\//.test(config.INNGEST_DEV)
+      ? createRunSource({ apiBase: config.INNGEST_DEV, label: "the Inngest dev server", runUrlTemplate })
+      : createRunSource({
+          apiBase: config.INNGEST_BASE_URL ?? "https://api.inngest.com",
+          ...(config.INNGEST_SIGNING_KEY ? { signingKey: config.INNGEST_SIGNING_KEY } : {}),
+          label: "the Inngest REST API",
+          runUrlTemplate,
+        });
+  const pages = pagesRouter({
+    db,
+    logger,
+    links,
+    adminToken: endpoints.adminToken,
+    sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
+    actions: {
+      async cancel(orderId, reason) {
+        const accepted = await requestOrderCancellation(cancelDeps, orderId, reason);
+        await recordCancelRequest(db, orderId, reason, "ops-console");
+        return accepted;
+      },
+      resendEmail: (orderId, emailId) => resendEmail(orderId, emailId, "ops-console"),
+      redrive: (orderId) =>
+        redriveOrder(
+          {
+            redrive,
+            publisher,
+            orderExists: async (id) => (await db.order.count({ where: { id } })) > 0,
+          },
+          orderId,
+        ),
+      refund: (orderId, amount, reason) =>
+        refunds.refund(orderId, {
+          ...(amount !== undefined ? { amount } : {}),
+          ...(reason !== undefined ? { reason } : {}),
+        }),
+    },
+    renderer,
+    runs: runSource,
+    async openCheckoutUrl(checkoutSessionId) {
+      const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
+      return session.status === "open" ? (session.url ?? undefined) : undefined;
+    },
+    ...(config.SMTP_URL === undefined && !config.isProduction
+      ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
+      : {}),
+  });
+
   return {
     config,
     logger,
     db,
+    pages,
     readiness,
     stripe,
     inngest,
@@ -249,7 +378,8 @@ export async function createServices(options: {
       adminToken: endpoints.adminToken,
       redrive,
       cancelWindowMs: durationMs(config.CANCEL_WINDOW),
-      refunds: createRefunds({ db, stripe, sender, logger }),
+      resendEmail,
+      refunds,
     }),
     async close() {
       emailTransport.close?.();

@@ -46,6 +46,7 @@ describe("config", () => {
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
+      "LINK_SIGNING_SECRET",
       "EASYPOST_API_KEY",
       "EASYPOST_WEBHOOK_SECRET",
       "WAREHOUSE_NAME",
@@ -71,6 +72,7 @@ describe("config", () => {
       SMTP_URL: "smtp://mail:587",
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
+      LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
       EASYPOST_API_KEY: "EZAK_live_123",
       EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",
       WAREHOUSE_NAME: "Shop Warehouse",
@@ -104,6 +106,16 @@ describe("config", () => {
     expect(problems.map((p) => p.split(":")[0]).sort()).toEqual(
       ["DATABASE_URL", "PAYMENT_CAPTURE", "PORT", "REVIEW_DELAY", "STRIPE_WEBHOOK_SECRET"].sort(),
     );
+  });
+
+  it("says what was wrong with a port and what to send instead (PORT=abc)", () => {
+    expect(problemsOf({ PORT: "abc" })).toEqual([
+      'PORT: must be a port number from 0 to 65535, such as 3000 (got "abc")',
+    ]);
+    expect(problemsOf({ LOCAL_ENGINE_PORT: "70000" })).toEqual([
+      "LOCAL_ENGINE_PORT: must be a port number from 0 to 65535, such as 8288",
+    ]);
+    expect(parseConfig({ PORT: "0" }).PORT).toBe(0);
   });
 
   it("refuses stand-in switches in production", () => {

@@ -4,6 +4,7 @@ import { runUrl, type AlertDeliveryObserver, type Alerter } from "./alerter";
 /** Without SLACK_WEBHOOK_URL (outside production), alerts land in the log at error level. */
 export function createLogAlerter(options: {
   runUrlTemplate: string;
+  orderUrl?: (orderId: string) => string;
   logger: Logger;
   onDelivery?: AlertDeliveryObserver;
 }): Alerter {
@@ -11,7 +12,13 @@ export function createLogAlerter(options: {
   return {
     async runFailed(failure) {
       logger.error(
-        { alert: { ...failure, runUrl: runUrl(runUrlTemplate, failure.runId) } },
+        {
+          alert: {
+            ...failure,
+            runUrl: runUrl(runUrlTemplate, failure.runId),
+            ...(failure.orderId && options.orderUrl ? { orderUrl: options.orderUrl(failure.orderId) } : {}),
+          },
+        },
         `ALERT run failed: ${failure.functionId}`,
       );
       options.onDelivery?.("run-failed", "logged");

@@ -6,6 +6,8 @@ import { noticeMessage, runFailedMessage } from "./slack-message";
 export function createSlackAlerter(options: {
   webhookUrl: string;
   runUrlTemplate: string;
+  /** The order's page in the ops console, linked beside the run. */
+  orderUrl?: (orderId: string) => string;
   logger: Logger;
   /** A hung Slack must not hold a failure handler for long. */
   timeoutMs?: number;
@@ -34,7 +36,8 @@ export function createSlackAlerter(options: {
 
   return {
     runFailed(failure) {
-      return deliver(runFailedMessage(failure, runUrl(runUrlTemplate, failure.runId)), {
+      const orderLink = failure.orderId && options.orderUrl ? options.orderUrl(failure.orderId) : undefined;
+      return deliver(runFailedMessage(failure, runUrl(runUrlTemplate, failure.runId), orderLink), {
         kind: "run-failed",
         functionId: failure.functionId,
         runId: failure.runId,

@@ -12,19 +12,37 @@ function field([label, value]: Field): { type: "mrkdwn"; text: string } {
   return { type: "mrkdwn", text: `*${label}*\n${value === undefined ? "—" : escapeMrkdwn(String(value))}` };
 }
 
-function message(title: string, fields: Field[], link?: string): IncomingWebhookSendArguments {
+function message(
+  title: string,
+  fields: Field[],
+  link?: string,
+  orderLink?: string,
+): IncomingWebhookSendArguments {
   const plain = fields
     .filter(([, value]) => value !== undefined)
     .map(([label, value]) => `${label}: ${String(value)}`);
   return {
     // The fallback text is what notifications and screen readers show.
-    text: [title, ...plain, ...(link ? [`Run: ${link}`] : [])].join("\n"),
+    text: [
+      title,
+      ...plain,
+      ...(link ? [`Run: ${link}`] : []),
+      ...(orderLink ? [`Order page: ${orderLink}`] : []),
+    ].join("\n"),
     blocks: [
       { type: "header", text: { type: "plain_text", text: title.slice(0, 150) } },
       // Slack allows at most ten fields per section.
       ...chunk(fields, 10).map((group) => ({ type: "section" as const, fields: group.map(field) })),
       ...(link
         ? [{ type: "section" as const, text: { type: "mrkdwn" as const, text: `<${link}|Open the run>` } }]
+        : []),
+      ...(orderLink
+        ? [
+            {
+              type: "section" as const,
+              text: { type: "mrkdwn" as const, text: `<${orderLink}|Open the order>` },
+            },
+          ]
         : []),
     ],
   };
@@ -36,7 +54,11 @@ function chunk<T>(items: T[], size: number): T[][] {
   return groups;
 }
 
-export function runFailedMessage(failure: RunFailure, link: string): IncomingWebhookSendArguments {
+export function runFailedMessage(
+  failure: RunFailure,
+  link: string,
+  orderLink?: string,
+): IncomingWebhookSendArguments {
   return message(
     `Run failed: ${failure.functionId}`,
     [
@@ -48,6 +70,7 @@ export function runFailedMessage(failure: RunFailure, link: string): IncomingWeb
       ["Message", failure.error.message],
     ],
     link,
+    orderLink,
   );
 }
 

@@ -141,17 +141,18 @@ export async function startStandIns(
     let localEngineUrl: string | undefined;
     let localEngine: LocalEngine | undefined;
     if (startsEngine) {
-      progress("starting the local Inngest-compatible engine");
+      progress("starting the local engine (Inngest-compatible)");
       // Signed calls, checked by serve() exactly as in production: a forged step call is refused.
       const engine = createLocalEngine({
         databaseUrl,
-        logger: logger.child({ component: "local-engine" }),
+        // The engine names itself (component: "local-engine"); a second child here would log it twice.
+        logger,
         clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
         checkpointing: config.LOCAL_ENGINE_CHECKPOINTING,
         signingKey: secrets.INNGEST_SIGNING_KEY,
       });
       const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
-      logger.info({ url }, "local Inngest-compatible engine started (no Inngest configuration)");
+      logger.info({ url }, "local engine (Inngest-compatible) started (no Inngest configuration)");
       stops.push(() => engine.close());
       onAttach.push((appUrl) => engine.sync(`${appUrl}${config.INNGEST_SERVE_PATH}`));
       localEngineUrl = url;

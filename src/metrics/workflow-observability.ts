@@ -29,7 +29,22 @@ function logContextOf(ctx: StepContext): LogContext {
  * Inngest builds a middleware instance per request from a no-argument class, so the metrics and
  * logger are closed over here.
  */
-export function workflowObservability(deps: { metrics: Metrics; logger: Logger }): Middleware.Class {
+export interface FinalStepFailure {
+  runId: string;
+  orderId?: string;
+  functionId: string;
+  step: string;
+  /** Attempts made, the failed one included. */
+  attempts: number;
+  error: string;
+}
+
+export function workflowObservability(deps: {
+  metrics: Metrics;
+  logger: Logger;
+  /** Told when a step fails for good (the ops console shows it on the order's timeline). */
+  onFinalStepFailure?: (failure: FinalStepFailure) => void;
+}): Middleware.Class {
   const { metrics } = deps;
   const logger = deps.logger.child({ component: "workflow" });
 
@@ -75,8 +90,17 @@ export function workflowObservability(deps: { metrics: Metrics; logger: Logger }
         final: isFinalAttempt,
         err: error,
       };
-      if (isFinalAttempt) logger.error(fields, "workflow step failed for good");
-      else logger.warn(fields, "workflow step failed; it will be retried");
+      if (isFinalAttempt) {
+        logger.error(fields, "workflow step failed for good");
+        deps.onFinalStepFailure?.({
+          runId: ctx.runId,
+          ...(fields.orderId ? { orderId: fields.orderId } : {}),
+          functionId: fn.id(),
+          step,
+          attempts: ctx.attempt + 1,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      } else logger.warn(fields, "workflow step failed; it will be retried");
     }
   };
 }

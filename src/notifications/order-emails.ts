@@ -13,9 +13,14 @@ import { emailTemplates, toOrderSummary, type CancellationSettlement, type Order
 export function createOrderEmails(deps: {
   db: Database;
   sender: EmailSender;
-  publicUrl: string;
+  /** Signed links to the customer's order and review pages (src/pages/links.ts). */
+  links: {
+    order(orderId: string): string;
+    review(orderId: string): string;
+    track(trackingNumber: string): string;
+  };
 }): CustomerMessages {
-  const { db, sender, publicUrl } = deps;
+  const { db, sender, links } = deps;
 
   async function loadOrder(
     orderId: string,
@@ -25,7 +30,11 @@ export function createOrderEmails(deps: {
       include: { lines: { orderBy: { sku: "asc" } } },
     });
     const names = new Map(order.lines.map((line) => [line.sku, line.name]));
-    return { email: order.email, summary: toOrderSummary(order), nameOf: (sku) => names.get(sku) ?? sku };
+    return {
+      email: order.email,
+      summary: toOrderSummary(order, links.order(order.id)),
+      nameOf: (sku) => names.get(sku) ?? sku,
+    };
   }
 
   function settlementOf(settlement: PaymentSettlement, order: OrderSummary): CancellationSettlement {
@@ -58,9 +67,17 @@ export function createOrderEmails(deps: {
 
   return {
     shipped: (orderId, shipment) =>
-      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({ order, ...shipment })),
+      // Our own tracking page (any carrier), which links on to the carrier's.
+      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({
+        order,
+        ...shipment,
+        trackingUrl: links.track(shipment.trackingNumber),
+      })),
     reviewRequest: (orderId) =>
-      send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({ order, publicUrl })),
+      send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({
+        order,
+        reviewUrl: links.review(orderId),
+      })),
     paymentFailed: (orderId, failure) =>
       send(orderId, emailKeys.paymentFailed(orderId), "paymentFailed", (order) => {
         const reason = customerSafeReason(failure);

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
+import { recordCancelRequest, registerConsoleApi, type ConsoleApiDeps } from "./admin-console-api";
 import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
 import { findOrderDetails } from "./order-details";
 import type { Refunds } from "./refund-order";
@@ -24,10 +25,12 @@ function parseOrderId(value: unknown): string {
 }
 
 export function orderAdminRoutes(
-  deps: CancelOrderDeps & { db: Database; adminToken: string; refunds?: Refunds; redrive: OrderRedrive },
+  deps: CancelOrderDeps &
+    ConsoleApiDeps & { db: Database; adminToken: string; refunds?: Refunds; redrive: OrderRedrive },
 ): Router {
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
+  registerConsoleApi(router, deps);
 
   router.get("/:id", async (req, res) => {
     const id = parseOrderId(req.params.id);
@@ -41,7 +44,9 @@ export function orderAdminRoutes(
     const body = cancelBody.safeParse(req.body ?? {});
     if (!body.success)
       throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
-    res.status(202).json(await requestOrderCancellation(deps, id, body.data.reason));
+    const accepted = await requestOrderCancellation(deps, id, body.data.reason);
+    await recordCancelRequest(deps.db, id, body.data.reason, "admin-api");
+    res.status(202).json(accepted);
   });
 
   router.post("/:id/refund", async (req, res) => {

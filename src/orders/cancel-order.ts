@@ -21,6 +21,13 @@ export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: s
   const order = await deps.orders.findForFulfilment(orderId);
   if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
   const now = deps.now?.() ?? new Date();
+  if (order.status === "pending" || order.status === "payment_processing") {
+    throw new AppError(
+      "order_not_cancellable",
+      `Order ${orderId} is ${order.status}: it has not been paid, so there is nothing to cancel yet; ` +
+        "an unpaid checkout expires on its own (Stripe expires a Checkout Session after 24 hours)",
+    );
+  }
   if (!cancellableStatuses.includes(order.status) || order.hasShipment) {
     throw new AppError(
       "order_not_cancellable",

@@ -57,8 +57,10 @@ export async function findOrderDetails(db: Database, orderId: string) {
       status: order.shipment.status,
       deliveredAt: order.shipment.deliveredAt,
     },
-    emails: order.emails.map(({ idempotencyKey, template, status, messageId, sentAt }) => ({
+    emails: order.emails.map(({ id, idempotencyKey, template, recipient, status, messageId, sentAt }) => ({
+      id,
       idempotencyKey,
+      recipient,
       template,
       status,
       messageId,

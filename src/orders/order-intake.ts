@@ -42,6 +42,7 @@ export function createOrderIntake(deps: {
   webhookSecret: string;
   captureMethod: "manual" | "automatic";
   publicUrl: string;
+  links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
   shipping?: ShippingCollection;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
@@ -66,6 +67,7 @@ export function createOrderIntake(deps: {
     orders: checkoutRepository,
     sessions,
     publicUrl: deps.publicUrl.replace(/\/+$/, ""),
+    ...(deps.links ? { links: deps.links } : {}),
     sessionTtlMs: deps.sessionTtlMs ?? defaultSessionTtlMs,
     logger: deps.logger,
     ...(deps.shipping ? { shipping: deps.shipping } : {}),

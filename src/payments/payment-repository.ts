@@ -58,7 +58,9 @@ export function createPaymentRepository(db: Database): PaymentRepository {
       });
     },
     async recordVoided(orderId, providerId, currency) {
-      await upsert(orderId, providerId, currency, { status: "voided" });
+      // The hold that was released: the order's total (a void releases the whole authorization).
+      const order = await db.order.findUnique({ where: { id: orderId }, select: { total: true } });
+      await upsert(orderId, providerId, currency, { status: "voided", amountAuthorized: order?.total ?? 0 });
     },
     async recordRefunded(orderId, amount) {
       await db.payment.update({ where: { orderId }, data: { status: "refunded", amountRefunded: amount } });

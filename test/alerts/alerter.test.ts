@@ -62,6 +62,23 @@ describe("Slack alerter", () => {
     expect(errors()).toHaveLength(0);
   });
 
+  it("links the order's ops console page next to the run", async () => {
+    const { logger } = capturedLogger();
+    const alerter = createSlackAlerter({
+      webhookUrl: slack.url,
+      runUrlTemplate,
+      orderUrl: (orderId) => `https://shop.example/ops/orders/${orderId}`,
+      logger,
+    });
+
+    await alerter.runFailed(failure);
+
+    const body = slack.bodies[0] as { text: string; blocks: unknown[] };
+    const orderLink = `https://shop.example/ops/orders/${failure.orderId}`;
+    expect(body.text).toContain(`Order page: ${orderLink}`);
+    expect(JSON.stringify(body.blocks)).toContain(`<${orderLink}|Open the order>`);
+  });
+
   it("sends generic notices with their fields", async () => {
     const { logger } = capturedLogger();
     const alerter = createSlackAlerter({ webhookUrl: slack.url, runUrlTemplate, logger });

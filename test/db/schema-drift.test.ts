@@ -20,7 +20,9 @@ describe("schema.prisma and prisma/migrations", () => {
   it("describe the same tables, columns, types, nullability, keys, indexes and foreign keys", async () => {
     const declared = await describePrismaSchema(datamodel);
     expect(diffSchemas(declared, migrated)).toEqual([]);
-    expect(declared.filter((line) => line.startsWith("table "))).toHaveLength(13);
+    // At least the tables known when this was written (other branches add more).
+    expect(declared.filter((line) => line.startsWith("table ")).length).toBeGreaterThanOrEqual(13);
+    expect(declared).toContain("table reviews");
   });
 
   it("would catch a column added to schema.prisma without a migration", async () => {

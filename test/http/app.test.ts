@@ -79,6 +79,30 @@ describe("HTTP basics", () => {
     expect(res.body.error.code).toBe("invalid_json");
   });
 
+  it("JSON sent without a JSON content type: 415 saying which content type to send", async () => {
+    const echo = express.Router().post("/api/checkout", (req, res) => {
+      res.json({ body: req.body ?? null });
+    });
+    const app = buildApp({ logger, readiness: await createDatabaseReadiness(database.db), checkout: echo });
+    for (const type of ["text/plain", "application/x-www-form-urlencoded"]) {
+      const res = await request(app)
+        .post("/api/checkout")
+        .set("Content-Type", type)
+        .send('{"customerId":"c"}');
+      expect(res.status).toBe(415);
+      expect(res.body.error).toEqual({
+        code: "unsupported_media_type",
+        message: `The body was sent as ${type}; send JSON with the header Content-Type: application/json`,
+      });
+    }
+    // With the header, and with no body at all, the route runs.
+    await request(app)
+      .post("/api/checkout")
+      .send({ a: 1 })
+      .expect(200, { body: { a: 1 } });
+    await request(app).post("/api/checkout").expect(200, { body: null });
+  });
+
   it("hides the message of unexpected errors from clients", async () => {
     const app = express();
     app.use(

@@ -75,6 +75,30 @@ describe("outbox transport", () => {
     transport.close();
   });
 
+  it("keeps every write: a re-send under the same Message-ID does not overwrite the earlier file", async () => {
+    const outbox = path.join(dataDir, "outbox-resend");
+    const transport = createOutboxTransport(outbox);
+    const email = {
+      messageId: "<same-id@shop.example>",
+      from: "Shop <orders@shop.example>",
+      to: "buyer@example.com",
+      text: "hello",
+      html: "<p>hello</p>",
+    };
+    const first = await transport.send({ ...email, subject: "first" });
+    const second = await transport.send({ ...email, subject: "second" });
+    expect(second.providerMessageId).not.toBe(first.providerMessageId);
+    const files = (await readdir(outbox)).sort();
+    expect(files).toEqual(["same-id@shop.example.2.eml", "same-id@shop.example.eml"]);
+    expect((await simpleParser(await readFile(path.join(outbox, "same-id@shop.example.eml")))).subject).toBe(
+      "first",
+    );
+    expect(
+      (await simpleParser(await readFile(path.join(outbox, "same-id@shop.example.2.eml")))).subject,
+    ).toBe("second");
+    transport.close();
+  });
+
   it("is chosen without SMTP_URL outside production, and SMTP with it", () => {
     const outbox = createEmailTransport(parseConfig({ DATA_DIR: dataDir }), logger);
     const smtp = createEmailTransport(parseConfig({ SMTP_URL: "smtp://127.0.0.1:2525" }), logger);

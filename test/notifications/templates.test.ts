@@ -48,7 +48,7 @@ describe("HTML escaping", () => {
         trackingNumber: "SBX<1>",
         trackingUrl: "https://t.example/?a=1&b=2",
       }),
-      reviewRequest({ order, publicUrl: "https://shop.example" }),
+      reviewRequest({ order, reviewUrl: "https://shop.example/orders/x/review?sig=abc" }),
       paymentFailed({ order, reason: "<script>alert(1)</script>" }),
       outOfStock({ order, unavailable: ["<img src=x>"] }),
       orderCancelled({ order, settlement: { kind: "authorization-voided" } }),
@@ -86,11 +86,14 @@ describe("templates", () => {
     expect(email.html).toContain('<a href="https://shop.example/track/SBXABC123">');
   });
 
-  it("review request: links to the review page under PUBLIC_URL", () => {
-    const email = reviewRequest({ order, publicUrl: "https://shop.example/base/" });
-    const url = `https://shop.example/base/orders/${orderId}/review`;
+  it("review request: links to the signed review page it is given, and to the order page", () => {
+    const url = `https://shop.example/base/orders/${orderId}/review?sig=abc`;
+    const orderUrl = `https://shop.example/base/orders/${orderId}?sig=def`;
+    const email = reviewRequest({ order: { ...order, orderUrl }, reviewUrl: url });
     expect(email.text).toContain(url);
     expect(email.html).toContain(`href="${url}"`);
+    expect(email.text).toContain(`View your order: ${orderUrl}`);
+    expect(email.html).toContain(`href="${orderUrl}"`);
   });
 
   it("payment failed: the amount and that nothing was charged", () => {

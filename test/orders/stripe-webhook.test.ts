@@ -257,6 +257,26 @@ describe("Stripe webhook intake", () => {
     expect((await h.order(orderId)).status).toBe("expired");
   });
 
+  it("records a card declined at checkout on the order's timeline; the order stays pending for a retry", async () => {
+    const { orderId, checkoutSessionId } = await h.checkout([{ sku: "MUG", quantity: 1 }]);
+    const declined = await h.sandbox.completeCheckoutSession(checkoutSessionId, "declined", {
+      declineCode: "insufficient_funds",
+    });
+    const failure = declined.deliveries.find((d) => d.type === "payment_intent.payment_failed");
+    expect(failure?.status).toBe(200);
+    const order = await h.order(orderId);
+    expect(order.status).toBe("pending");
+    const entries = order.timeline.filter((entry) => entry.kind === "checkout-payment-declined");
+    expect(entries).toHaveLength(1);
+    expect(entries[0]?.detail).toMatchObject({ code: "card_declined", declineCode: "insufficient_funds" });
+
+    // A redelivery records nothing more.
+    const eventId = defined(failure).eventId;
+    await h.sandbox.redeliver(eventId);
+    const again = await h.order(orderId);
+    expect(again.timeline.filter((entry) => entry.kind === "checkout-payment-declined")).toHaveLength(1);
+  });
+
   it("flags an authorized order for ops when its authorization expires before capture", async () => {
     const { orderId, checkoutSessionId } = await h.checkout([{ sku: "MUG", quantity: 1 }]);
     const completed = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");

@@ -106,6 +106,7 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
         WAREHOUSE_ZIP: "12345",
         WAREHOUSE_COUNTRY: "US",
         METRICS_TOKEN: "metrics-token-0123456789",
+        LINK_SIGNING_SECRET: "hijack-test-link-signing-secret-0123456789",
         INNGEST_ENCRYPTION_KEY: "hijack-test-encryption-key-0123456789",
       });
       services = await createServices({

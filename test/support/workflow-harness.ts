@@ -266,7 +266,7 @@ export class WorkflowHarness {
   }
 
   private engineUrlOf(): string {
-    const template = this.services.config.INNGEST_RUN_URL_TEMPLATE;
+    const template = this.services.config.INNGEST_RUN_URL_TEMPLATE ?? "";
     return new URL(template.replace("{runId}", "x")).origin;
   }
 

@@ -51,6 +51,28 @@ describe("cancellation", () => {
         "cancelled",
       ]),
     );
+    // Issue 12: the reason given is on the timeline, and after the void the payment still says
+    // what was authorised.
+    expect(order.timeline.find((e) => e.kind === "cancel-requested")?.detail).toEqual({
+      reason: "changed my mind",
+      by: "admin-api",
+    });
+    expect(order.payment).toMatchObject({
+      status: "voided",
+      amountAuthorized: order.total,
+      amountCaptured: 0,
+    });
+  });
+
+  it("of a pending (unpaid) order answers 409 saying it was never paid, not that it can no longer be cancelled", async () => {
+    const order = await h.db.order.create({
+      data: { customerId: "cus_pending", email: "p@example.com", currency: "usd", total: 500 },
+    });
+    const res = await cancel(order.id).expect(409);
+    expect(res.body.error.code).toBe("order_not_cancellable");
+    expect(res.body.error.message).toContain("has not been paid, so there is nothing to cancel yet");
+    expect(res.body.error.message).not.toContain("can no longer be cancelled");
+    expect((await h.order(order.id)).timeline).toEqual([]);
   });
 
   it("after the window answers 409 and changes nothing", async () => {
@@ -116,6 +138,8 @@ describe("cancellation", () => {
     expect(h.stripeCalls("refunds.create").length).toBe(refundsBefore);
     expect(h.slack.bodies.length).toBe(slackBefore + 1);
     expect(JSON.stringify(h.slack.bodies.at(-1))).toContain(orderId);
+    // The notice links the order's page in the ops console.
+    expect(JSON.stringify(h.slack.bodies.at(-1))).toContain(`http://shop.test/ops/orders/${orderId}`);
   });
 
   it("stops a run that starts after the cancellation at its claim, and cleans up there", async () => {

@@ -106,7 +106,7 @@ interface Core {
 }
 
 export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
-  const logger = options.logger.child({ component: "inngest-engine" });
+  const logger = options.logger.child({ component: "local-engine" });
   const clock = options.clock ?? createEngineClock();
   const schema = options.schema ?? "inngest_local";
   const registry = new FunctionRegistry();

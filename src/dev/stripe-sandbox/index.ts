@@ -12,7 +12,7 @@ import { createControlRouter } from "./control-router";
 import type { DeclineCode } from "./errors";
 import { FailureInjector, type InjectedFailure, type SandboxEndpoint } from "./failures";
 import { IdempotencyKeys } from "./idempotency";
-import { createPayPage } from "./pay-page";
+import { createPayPage, standInHome } from "./pay-page";
 import { SandboxStore } from "./store";
 import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./webhook-delivery";
 
@@ -120,7 +120,7 @@ export function generateWebhookSecret(): string {
  * over HTTP (`STRIPE_API_BASE`), plus `/_sandbox` control routes that play the customer.
  */
 export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbox {
-  const logger = options.logger.child({ component: "stripe-sandbox" });
+  const logger = options.logger.child({ component: "stripe-stand-in" });
   const store = new SandboxStore(options.stateFile);
   const baseNow = options.now ?? Date.now;
   const now = (): number => baseNow() + store.data.clockAdvancedMs;
@@ -164,6 +164,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       hanging,
     }),
   );
+  app.get("/", standInHome(ctx));
   app.use("/_sandbox/pay", createPayPage({ ctx, control }));
   const advanceClock = async (
     ms: number,
@@ -192,7 +193,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       });
       const address = server.address() as AddressInfo;
       url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
-      logger.info({ url }, "Stripe sandbox listening");
+      logger.info({ url }, "Stripe stand-in listening");
       if (options.expiryIntervalMs !== undefined && !expiryTimer) {
         expiryTimer = setInterval(() => {
           control.expireLapsedAuthorizations().catch((error: unknown) => {

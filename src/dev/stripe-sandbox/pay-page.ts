@@ -28,22 +28,57 @@ export function createPayPage(deps: { ctx: SandboxContext; control: SandboxContr
       res.status(404).type("html").send("<h1>No such Checkout Session</h1>");
       return;
     }
+    const currency = (session.currency ?? "").toUpperCase();
+    const money = (minor: number) => `${(minor / 100).toFixed(2)} ${currency}`;
     const items = (deps.ctx.store.data.lineItems[session.id] ?? [])
       .map(
         (item) =>
-          `<li>${item.quantity} × ${escapeHtml(item.description ?? "")}: ${(item.amount_total / 100).toFixed(2)} ${item.currency.toUpperCase()}</li>`,
+          `<tr><td>${item.quantity} × ${escapeHtml(item.description ?? "")}</td><td class="num">${money(item.amount_total)}</td></tr>`,
       )
       .join("");
     const manual = deps.ctx.store.data.sessionSettings[session.id]?.captureMethod === "manual";
+    const labels: Record<CompletionOutcome, [string, string]> = {
+      authorized: ["Pay (authorise card)", "The card is authorised; the shop captures it when it ships."],
+      paid: ["Pay", "The card is charged now."],
+      declined: ["Decline card", "The bank declines; the session stays open so you can try again."],
+      async_pending: [
+        "Pay later (bank debit)",
+        "The payment stays processing until settled through /_sandbox.",
+      ],
+    };
     const buttons = outcomes
       .filter((outcome) => (manual ? outcome !== "paid" : outcome !== "authorized"))
-      .map((outcome) => `<button name="outcome" value="${outcome}">${outcome.replace("_", " ")}</button>`)
-      .join(" ");
-    const total = ((session.amount_total ?? 0) / 100).toFixed(2);
-    res.type("html").send(`<!doctype html><meta charset="utf-8"><title>Stripe sandbox checkout</title>
-<h1>Stripe sandbox checkout</h1><p>Session <code>${escapeHtml(session.id)}</code>: <b>${escapeHtml(session.status ?? "")}</b></p>
-<ul>${items}</ul><p>Total ${total} ${(session.currency ?? "").toUpperCase()}</p>
-${session.status === "open" ? `<form method="post">${buttons}</form>` : ""}`);
+      .map(
+        (outcome) =>
+          `<button name="outcome" value="${outcome}" class="${outcome === "declined" ? "secondary" : ""}">${labels[outcome][0]}</button><p class="hint">${labels[outcome][1]}</p>`,
+      )
+      .join("");
+    const declined =
+      req.query.declined === "1" ? `<p class="declined">Your card was declined. Try again.</p>` : "";
+    res.type("html").send(`<!doctype html><html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1"><title>Checkout · Stripe stand-in</title>
+<style>
+body{margin:0;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1a1f36;background:#f6f9fc}
+.wrap{display:flex;flex-wrap:wrap;max-width:56rem;margin:0 auto;min-height:100vh}
+.summary{flex:1 1 20rem;padding:2rem}.pay{flex:1 1 20rem;padding:2rem;background:#fff;box-shadow:-1px 0 0 #e3e8ee}
+.total{font-size:2rem;font-weight:600;margin:.25rem 0 1.5rem}table{width:100%;border-collapse:collapse}
+td{padding:.4rem 0;border-bottom:1px solid #e3e8ee}.num{text-align:right}.muted{color:#697386;font-size:.85rem}
+button{width:100%;font:inherit;font-weight:600;border:0;border-radius:6px;padding:.7rem;background:#635bff;color:#fff;cursor:pointer;margin-top:.75rem}
+button.secondary{background:#fff;color:#c0123c;border:1px solid #e3e8ee}.hint{margin:.25rem 0 0;color:#697386;font-size:.8rem}
+.declined{color:#c0123c;font-weight:600}.tag{display:inline-block;background:#fff3e0;color:#a35a00;border-radius:4px;padding:0 .4rem;font-size:.75rem;font-weight:600}
+</style></head><body><div class="wrap">
+<section class="summary"><div class="muted">Shop <span class="tag">TEST MODE · Stripe stand-in</span></div>
+<div class="muted">Pay</div><div class="total">${money(session.amount_total ?? 0)}</div>
+<table>${items}<tr><td><b>Total due</b></td><td class="num"><b>${money(session.amount_total ?? 0)}</b></td></tr></table>
+<p class="muted">Session <code>${escapeHtml(session.id)}</code></p></section>
+<section class="pay"><h1 style="font-size:1.2rem">Pay with card</h1>
+<p class="muted">${escapeHtml(session.customer_email ?? "")}</p>${declined}
+${
+  session.status === "open"
+    ? `<form method="post">${buttons}</form>${session.cancel_url ? `<p><a href="${escapeHtml(session.cancel_url)}">← Back to the shop (cancel)</a></p>` : ""}`
+    : `<p>This checkout is <b>${escapeHtml(session.status ?? "")}</b>.</p>`
+}
+</section></div></body></html>`);
   });
 
   router.post("/:id", express.text({ type: "application/x-www-form-urlencoded" }), async (req, res) => {
@@ -58,7 +93,7 @@ ${session.status === "open" ? `<form method="post">${buttons}</form>` : ""}`);
       if (outcome !== "declined" && successUrl) {
         res.redirect(303, successUrl.replace("{CHECKOUT_SESSION_ID}", req.params.id));
       } else {
-        res.redirect(303, req.originalUrl);
+        res.redirect(303, `${req.baseUrl}/${encodeURIComponent(req.params.id)}?declined=1`);
       }
     } catch (error) {
       if (!(error instanceof OutcomeNotPossible || error instanceof StripeApiError)) throw error;
@@ -69,4 +104,23 @@ ${session.status === "open" ? `<form method="post">${buttons}</form>` : ""}`);
     }
   });
   return router;
+}
+
+/** The stand-in's `/`: what it is and where its pages are, instead of Express's "Cannot GET /". */
+export function standInHome(ctx: SandboxContext): express.RequestHandler {
+  return (_req, res) => {
+    const sessions = Object.values(ctx.store.data.checkoutSessions)
+      .slice(-20)
+      .reverse()
+      .map(
+        (session) =>
+          `<li><a href="/_sandbox/pay/${escapeHtml(session.id)}">${escapeHtml(session.id.slice(0, 24))}…</a> ${escapeHtml(session.status ?? "")}</li>`,
+      )
+      .join("");
+    res.type("html").send(`<!doctype html><meta charset="utf-8"><title>Stripe stand-in</title>
+<body style="font-family:sans-serif;max-width:40rem;margin:2rem auto;line-height:1.5">
+<h1>Stripe stand-in</h1><p>A local stand-in for the parts of Stripe's API this service uses: <code>/v1/...</code> for stripe-node,
+<code>/_sandbox/...</code> to play the customer, and a pay page per Checkout Session.</p>
+<h2>Recent Checkout Sessions</h2><ul>${sessions || "<li>None yet.</li>"}</ul></body>`);
+  };
 }

@@ -9,7 +9,7 @@ export { orderCancelled, type CancellationSettlement, type OrderCancelledInput }
 export { outOfStock, type OutOfStockInput } from "./out-of-stock";
 export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
 export { refunded, type RefundedInput } from "./refunded";
-export { reviewPageUrl, reviewRequest, type ReviewRequestInput } from "./review-request";
+export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";

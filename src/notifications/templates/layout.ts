@@ -1,5 +1,5 @@
 import { formatMoney } from "./money";
-import { html, type SafeHtml } from "./html";
+import { assertWebUrl, html, type SafeHtml } from "./html";
 import type { OrderSummary } from "./types";
 
 /** Customers see a short reference rather than a UUID; support can still search by prefix. */
@@ -12,7 +12,18 @@ export function orderLinesText(order: OrderSummary): string {
     (line) =>
       `  ${line.quantity} × ${line.name}  ${formatMoney(line.unitPrice * line.quantity, order.currency)}`,
   );
-  return [...lines, `  Total: ${formatMoney(order.total, order.currency)}`].join("\n");
+  return [...lines, `  Total: ${formatMoney(order.total, order.currency)}`, ...orderLinkText(order)].join(
+    "\n",
+  );
+}
+
+/** "View your order" with the order page's signed link, when the summary carries one. */
+export function orderLinkText(order: OrderSummary): string[] {
+  return order.orderUrl ? ["", `View your order: ${assertWebUrl(order.orderUrl)}`] : [];
+}
+
+export function orderLinkHtml(order: OrderSummary): SafeHtml {
+  return order.orderUrl ? html`<p><a href="${assertWebUrl(order.orderUrl)}">View your order</a></p>` : html``;
 }
 
 export function orderLinesHtml(order: OrderSummary): SafeHtml {
@@ -24,12 +35,13 @@ export function orderLinesHtml(order: OrderSummary): SafeHtml {
       </tr>`,
   );
   return html`<table role="presentation" cellpadding="4" style="border-collapse:collapse">
-    ${rows}
-    <tr>
-      <td><strong>Total</strong></td>
-      <td style="text-align:right"><strong>${formatMoney(order.total, order.currency)}</strong></td>
-    </tr>
-  </table>`;
+      ${rows}
+      <tr>
+        <td><strong>Total</strong></td>
+        <td style="text-align:right"><strong>${formatMoney(order.total, order.currency)}</strong></td>
+      </tr>
+    </table>
+    ${orderLinkHtml(order)}`;
 }
 
 export function htmlDocument(title: string, body: SafeHtml): string {

@@ -19,16 +19,22 @@ export interface OrderSummary {
   /** Minor units. */
   total: number;
   lines: readonly OrderLineSummary[];
+  /** The customer's signed order page; every e-mail links it when set. */
+  orderUrl?: string;
 }
 
 /** Builds the summary from an order row with its lines (the shape Prisma returns with include: { lines }). */
-export function toOrderSummary(order: {
-  id: string;
-  currency: string;
-  total: number;
-  lines: readonly OrderLineSummary[];
-}): OrderSummary {
+export function toOrderSummary(
+  order: {
+    id: string;
+    currency: string;
+    total: number;
+    lines: readonly OrderLineSummary[];
+  },
+  orderUrl?: string,
+): OrderSummary {
   return {
+    ...(orderUrl ? { orderUrl } : {}),
     orderId: order.id,
     currency: order.currency,
     total: order.total,

@@ -77,6 +77,8 @@ export function createCheckoutService(deps: {
   sessions: CheckoutSessions;
   /** Where Stripe sends the customer back, e.g. https://shop.example */
   publicUrl: string;
+  /** Signed return links (src/pages/links.ts); without them, unsigned ones under publicUrl. */
+  links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
   /** How long a session can be paid, and the stock held: CHECKOUT_SESSION_TTL. */
   sessionTtlMs: number;
   logger: Logger;
@@ -93,8 +95,11 @@ export function createCheckoutService(deps: {
     email: order.email,
     currency: order.currency,
     lines: order.lines,
-    successUrl: `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
-    cancelUrl: `${deps.publicUrl}/checkout/cancelled?order_id=${order.orderId}`,
+    successUrl:
+      deps.links?.checkoutSuccess() ?? `${deps.publicUrl}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,
+    cancelUrl:
+      deps.links?.checkoutCancelled(order.orderId) ??
+      `${deps.publicUrl}/checkout/cancelled?order_id=${order.orderId}`,
     expiresAt: order.expiresAt,
   });
 

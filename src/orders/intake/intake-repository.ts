@@ -39,7 +39,7 @@ export interface StatusChange {
   shippingAddress?: unknown;
 }
 
-export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string };
+export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string };
 
 export interface IntakeRepository {
   /**
@@ -76,6 +76,15 @@ export interface IntakeRepository {
     checkoutSessionId: string,
     reason: string,
     problems: string[],
+  ): Promise<RecordOutcome>;
+  /**
+   * Same for `payment_intent.payment_failed` at checkout: records the event and, while the order
+   * is still unpaid, a `checkout-payment-declined` timeline entry; the status does not change.
+   */
+  recordDecline(
+    event: RecordedEvent,
+    orderId: string,
+    detail: Record<string, string>,
   ): Promise<RecordOutcome>;
   /** The order as it is now, for a decision that must not use a stale read. */
   findOrder(orderId: string): Promise<OrderSnapshot | null>;
@@ -137,7 +146,9 @@ export function createIntakeRepository(db: Database): IntakeRepository {
       const where =
         "checkoutSessionId" in key
           ? Prisma.sql`o.checkout_session_id = ${key.checkoutSessionId}`
-          : Prisma.sql`o.payment_intent_id = ${key.paymentIntentId}`;
+          : "orderId" in key
+            ? Prisma.sql`o.id = ${key.orderId}::uuid`
+            : Prisma.sql`o.payment_intent_id = ${key.paymentIntentId}`;
       const rows = await db.$queryRaw<(Row & { recorded: boolean })[]>`
         SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed,
                EXISTS (SELECT 1 FROM stripe_events WHERE id = ${eventId}) AS recorded
@@ -244,6 +255,30 @@ export function createIntakeRepository(db: Database): IntakeRepository {
                EXISTS (SELECT 1 FROM recorded) AS first_delivery,
                flagged.id IS NOT NULL AS changed
         FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+      return outcomeOf(rows);
+    },
+
+    async recordDecline(event, orderId, detail) {
+      const rows = await db.$queryRaw<Row[]>`
+        WITH target AS (
+          SELECT * FROM orders WHERE id = ${orderId}::uuid
+        ), recorded AS (
+          INSERT INTO stripe_events (id, type, order_id, processed_at)
+          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
+          ON CONFLICT (id) DO NOTHING
+          RETURNING order_id
+        ), noted AS (
+          INSERT INTO order_timeline (order_id, kind, detail)
+          SELECT target.id, 'checkout-payment-declined',
+                 ${JSON.stringify(detail)}::jsonb || jsonb_build_object('stripeEvent', ${event.id}::text)
+          FROM target JOIN recorded ON recorded.order_id = target.id
+          WHERE target.status IN ('pending', 'payment_processing')
+          RETURNING order_id AS id
+        )
+        SELECT ${orderColumns("target", "target")},
+               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+               EXISTS (SELECT 1 FROM noted) AS changed
+        FROM target`;
       return outcomeOf(rows);
     },
 

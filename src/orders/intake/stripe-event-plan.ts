@@ -16,6 +16,7 @@ export type IntakePlan =
       shippingAddress?: StoredShippingAddress | null;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }
+  | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } }
   /** Stripe's session or PaymentIntent is not this order's, or not for its amount: ops decide. */
   | { kind: "mismatch"; checkoutSessionId: string; reason: string; problems: string[] };
 
@@ -226,7 +227,7 @@ async function planPayment(
 /** Which order an event is about (without asking anyone), or why it concerns none. */
 export function orderKeyOf(
   event: Stripe.Event,
-): { checkoutSessionId: string } | { paymentIntentId: string } | { ignore: string } {
+): { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string } | { ignore: string } {
   switch (event.type) {
     case "checkout.session.completed":
     case "checkout.session.async_payment_succeeded":
@@ -237,10 +238,19 @@ export function orderKeyOf(
       return event.data.object.cancellation_reason === ownVoidReason
         ? { ignore: "voided by our own compensation" }
         : { paymentIntentId: event.data.object.id };
+    case "payment_intent.payment_failed": {
+      // A decline at checkout: the PaymentIntent is not on the order yet, its metadata names it.
+      const orderId = event.data.object.metadata?.orderId;
+      return typeof orderId === "string" && uuidPattern.test(orderId)
+        ? { orderId }
+        : { ignore: "payment_intent.payment_failed without our orderId" };
+    }
     default:
       return { ignore: `event type ${event.type} is not handled` };
   }
 }
+
+const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Decides what an event means for the order it names. The events that can place an order
@@ -283,6 +293,23 @@ export async function planFor(
         ? "The card authorization expired before it was captured"
         : `The card authorization was voided outside this service (${intent.cancellation_reason ?? "no reason given"})`;
       return { kind: "authorization-lost", paymentIntentId: intent.id, reason };
+    }
+    case "payment_intent.payment_failed": {
+      // The Checkout Session stays open and the customer may try another card: the order stays
+      // pending, and its timeline says why the first attempt failed.
+      const intent = event.data.object;
+      const error = intent.last_payment_error;
+      if (intent.metadata?.orderId !== order.orderId)
+        return { kind: "ignore", reason: "the PaymentIntent's orderId is not this order's" };
+      return {
+        kind: "declined",
+        orderId: order.orderId,
+        detail: {
+          code: error?.code ?? "payment_failed",
+          ...(error?.decline_code ? { declineCode: error.decline_code } : {}),
+          message: error?.message ?? "The payment failed",
+        },
+      };
     }
     default:
       return { kind: "ignore", reason: `event type ${event.type} is not handled` };

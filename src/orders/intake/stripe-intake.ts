@@ -158,7 +158,9 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
           ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
           : plan.kind === "mismatch"
             ? await deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
-            : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
+            : plan.kind === "declined"
+              ? await deps.repository.recordDecline(event, orderId, plan.detail)
+              : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
       if (!recorded.order) return unknownOrder(event, key);
       if (recorded.changed && plan.kind === "transition") {
         deps.onTransition?.(plan.to);
@@ -166,6 +168,9 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
           { orderId, eventId: event.id, type: event.type, status: recorded.order.status },
           "order moved by Stripe event",
         );
+      }
+      if (recorded.changed && plan.kind === "declined") {
+        logger.info({ orderId, eventId: event.id, code: plan.detail.code }, "payment declined at checkout");
       }
       if (recorded.changed && plan.kind === "authorization-lost") {
         logger.warn({ orderId, eventId: event.id, reason: plan.reason }, "order flagged for ops");

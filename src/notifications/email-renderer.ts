@@ -1,0 +1,96 @@
+import type { Database } from "../db/client";
+import { customerSafeReason } from "./customer-messages";
+import {
+  emailTemplates,
+  toOrderSummary,
+  type CancellationSettlement,
+  type EmailContent,
+  type EmailTemplateName,
+} from "./templates";
+
+/**
+ * Renders an e-mail of an order again from what the database records about it (the shipment, the
+ * timeline's outcome entries), for the ops console's view and for re-sending. The workflow's own
+ * sends (order-emails.ts) render from the step's arguments; both use the same templates and links.
+ */
+export interface EmailRenderer {
+  render(orderId: string, template: EmailTemplateName): Promise<EmailContent>;
+}
+
+function detailOf(entries: { kind: string; detail: unknown }[], kind: string): Record<string, unknown> {
+  const entry = [...entries].reverse().find((e) => e.kind === kind);
+  return (entry?.detail ?? {}) as Record<string, unknown>;
+}
+
+export function createEmailRenderer(deps: {
+  db: Database;
+  links: {
+    order(orderId: string): string;
+    review(orderId: string): string;
+    track(trackingNumber: string): string;
+  };
+}): EmailRenderer {
+  return {
+    async render(orderId, template) {
+      const order = await deps.db.order.findUniqueOrThrow({
+        where: { id: orderId },
+        include: {
+          lines: { orderBy: { sku: "asc" } },
+          shipment: true,
+          payment: true,
+          timeline: { orderBy: { id: "asc" } },
+        },
+      });
+      const summary = toOrderSummary(order, deps.links.order(order.id));
+      const timeline = order.timeline;
+      switch (template) {
+        case "shipped": {
+          if (!order.shipment) throw new Error(`order ${orderId} has no shipment to announce`);
+          const { carrier, trackingNumber } = order.shipment;
+          const trackingUrl = deps.links.track(trackingNumber);
+          return emailTemplates.shipped({ order: summary, carrier, trackingNumber, trackingUrl });
+        }
+        case "reviewRequest":
+          return emailTemplates.reviewRequest({ order: summary, reviewUrl: deps.links.review(order.id) });
+        case "paymentFailed": {
+          const error = detailOf(timeline, "payment-failed").error;
+          const reason = typeof error === "string" ? customerSafeReason(error) : undefined;
+          return emailTemplates.paymentFailed(reason ? { order: summary, reason } : { order: summary });
+        }
+        case "outOfStock": {
+          const sku = detailOf(timeline, "out-of-stock").sku;
+          const name = order.lines.find((line) => line.sku === sku)?.name;
+          const settlement = detailOf(timeline, "cancelled-out-of-stock").settlement;
+          return emailTemplates.outOfStock({
+            order: summary,
+            unavailable: name ? [name] : [],
+            refunded: settlement === "refunded",
+          });
+        }
+        case "orderCancelled": {
+          const settlement = detailOf(timeline, "cancelled").settlement;
+          const kind: CancellationSettlement =
+            settlement === "refunded"
+              ? { kind: "refunded", amount: order.total }
+              : settlement === "voided"
+                ? { kind: "authorization-voided" }
+                : { kind: "not-charged" };
+          return emailTemplates.orderCancelled({ order: summary, settlement: kind });
+        }
+        case "refunded": {
+          // The latest refund; "full" once everything captured has been returned.
+          const amount = detailOf(timeline, "refund-issued").amount;
+          const payment = order.payment;
+          return emailTemplates.refunded({
+            order: summary,
+            amount: typeof amount === "number" ? amount : (payment?.amountRefunded ?? 0),
+            full:
+              payment !== null &&
+              payment.amountCaptured > 0 &&
+              payment.amountRefunded >= payment.amountCaptured,
+          });
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { Database } from "../../db/client";
+import type { OrderStatus } from "../../generated/prisma/enums";
+
+/** What the customer's pages show of an order: nothing about other orders, no internal ids. */
+export async function loadCustomerOrder(db: Database, where: { id: string } | { checkoutSessionId: string }) {
+  return db.order.findUnique({
+    where,
+    include: {
+      lines: { orderBy: { sku: "asc" } },
+      shipment: true,
+      payment: true,
+      review: true,
+    },
+  });
+}
+
+export type CustomerOrder = NonNullable<Awaited<ReturnType<typeof loadCustomerOrder>>>;
+
+export const customerStatus: Record<
+  OrderStatus,
+  { label: string; tone: "" | "ok" | "bad" | "warn"; text: string }
+> = {
+  pending: { label: "Waiting for payment", tone: "", text: "We have not heard from your bank yet." },
+  payment_processing: {
+    label: "Payment processing",
+    tone: "",
+    text: "Your payment is being processed; this page updates when it is done.",
+  },
+  authorized: { label: "Payment authorised", tone: "", text: "We are preparing your order." },
+  paid: { label: "Paid", tone: "", text: "We are preparing your order." },
+  fulfilling: { label: "Preparing", tone: "", text: "We are packing your order." },
+  shipped: { label: "Shipped", tone: "ok", text: "Your parcel is on its way." },
+  delivered: { label: "Delivered", tone: "ok", text: "Your parcel has been delivered." },
+  completed: { label: "Completed", tone: "ok", text: "Your order is complete. Thank you!" },
+  payment_failed: {
+    label: "Payment failed",
+    tone: "bad",
+    text: "We could not take the payment, so the order was not shipped. You have not been charged.",
+  },
+  expired: { label: "Checkout expired", tone: "warn", text: "The checkout expired before it was paid." },
+  cancelled: { label: "Cancelled", tone: "warn", text: "This order has been cancelled." },
+  cancelled_out_of_stock: {
+    label: "Cancelled: out of stock",
+    tone: "warn",
+    text: "Something in your order sold out, so we cancelled it; any money taken is returned.",
+  },
+};
+
+/** States after which the page stops polling: nothing more will happen to the order by itself. */
+export function isSettled(status: OrderStatus): boolean {
+  return [
+    "delivered",
+    "completed",
+    "payment_failed",
+    "expired",
+    "cancelled",
+    "cancelled_out_of_stock",
+  ].includes(status);
+}
+
+export function isReviewable(status: OrderStatus): boolean {
+  return ["shipped", "delivered", "completed"].includes(status);
+}

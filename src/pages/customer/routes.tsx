@@ -1,0 +1,365 @@
+import express, { type Request, type Response, Router } from "express";
+import { z } from "zod";
+import type { Database } from "../../db/client";
+import { Prisma } from "../../db/client";
+import { formatMoney, orderReference } from "../../notifications/templates";
+import type { CustomerLinks } from "../links";
+import { Layout, MessagePage, formatTime, sendFragment, sendPage } from "../layout";
+import { customerStatus, isReviewable, isSettled, loadCustomerOrder, type CustomerOrder } from "./order-view";
+
+export interface CustomerPagesDeps {
+  db: Database;
+  links: CustomerLinks;
+  /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
+  openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
+}
+
+const uuid = z.uuid();
+const reviewForm = z.object({
+  rating: z.coerce.number().int().min(1).max(5),
+  comment: z.string().max(2000).default(""),
+});
+
+function notFound(res: Response, what = "order"): void {
+  // The same answer for "no such order" and "wrong signature": a probe learns nothing.
+  sendPage(
+    res,
+    <MessagePage title="Link not valid">
+      <p>This {what} link is not valid. Please use the link from your e-mail or the checkout.</p>
+    </MessagePage>,
+    404,
+  );
+}
+
+/** The order behind a signed link, or undefined (after answering 404). */
+async function signedOrder(
+  deps: CustomerPagesDeps,
+  req: Request,
+  res: Response,
+  purpose: "order" | "review",
+) {
+  const id = String(req.params.id);
+  const sig = req.query.sig ?? (req.body as { sig?: unknown } | undefined)?.sig;
+  if (!uuid.safeParse(id).success || !deps.links.verify(purpose, id, sig)) {
+    notFound(res);
+    return undefined;
+  }
+  const order = await loadCustomerOrder(deps.db, { id });
+  if (!order) notFound(res);
+  return order ?? undefined;
+}
+
+function Items(props: { order: CustomerOrder }) {
+  const { order } = props;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Item</th>
+          <th class="num">Qty</th>
+          <th class="num">Price</th>
+        </tr>
+      </thead>
+      <tbody>
+        {order.lines.map((line) => (
+          <tr key={line.sku}>
+            <td>{line.name}</td>
+            <td class="num">{line.quantity}</td>
+            <td class="num">{formatMoney(line.unitPrice * line.quantity, order.currency)}</td>
+          </tr>
+        ))}
+        <tr>
+          <td>
+            <strong>Total</strong>
+          </td>
+          <td />
+          <td class="num">
+            <strong>{formatMoney(order.total, order.currency)}</strong>
+          </td>
+        </tr>
+      </tbody>
+    </table>
+  );
+}
+
+/** The live part: htmx replaces it every few seconds until the order settles. */
+function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
+  const { order, links } = props;
+  const status = customerStatus[order.status];
+  const settled = isSettled(order.status);
+  const poll = settled
+    ? {}
+    : {
+        "hx-get": `/orders/${order.id}/status?sig=${links.sign("order", order.id)}`,
+        "hx-trigger": order.status === "shipped" ? "every 10s" : "every 2s",
+        "hx-swap": "outerHTML",
+      };
+  return (
+    <section class="card" id="order-status" data-status={order.status} aria-live="polite" {...poll}>
+      <h2>
+        Status: <span class={`badge ${status.tone}`}>{status.label}</span>
+      </h2>
+      <p>{status.text}</p>
+      {order.shipment ? (
+        <p>
+          Shipped with {order.shipment.carrier}, tracking number <code>{order.shipment.trackingNumber}</code>:{" "}
+          <a href={links.track(order.shipment.trackingNumber)}>track your parcel</a>
+        </p>
+      ) : null}
+      {isReviewable(order.status) && !order.review ? (
+        <p>
+          <a href={links.review(order.id)}>Review your order</a>
+        </p>
+      ) : null}
+      {settled ? null : <p class="muted small">This page updates itself.</p>}
+    </section>
+  );
+}
+
+function OrderPage(props: { order: CustomerOrder; links: CustomerLinks; heading: string }) {
+  const { order } = props;
+  return (
+    <Layout title={`Order ${orderReference(order.id)}`} narrow live>
+      <h1>{props.heading}</h1>
+      <p class="muted">
+        Order <strong>{orderReference(order.id)}</strong> · placed {formatTime(order.createdAt)} ·
+        confirmation to {order.email}
+      </p>
+      <StatusPanel order={order} links={props.links} />
+      <section class="card">
+        <h2>Items</h2>
+        <Items order={order} />
+      </section>
+    </Layout>
+  );
+}
+
+export function customerPages(deps: CustomerPagesDeps): Router {
+  const router = Router();
+  const { db, links } = deps;
+
+  // Stripe sends the customer here with the session id: long, random and known only to them.
+  router.get("/checkout/success", async (req, res) => {
+    const sessionId = typeof req.query.session_id === "string" ? req.query.session_id : "";
+    const order = sessionId ? await loadCustomerOrder(db, { checkoutSessionId: sessionId }) : null;
+    if (!order) {
+      notFound(res, "checkout");
+      return;
+    }
+    sendPage(res, <OrderPage order={order} links={links} heading="Thank you for your order" />);
+  });
+
+  router.get("/checkout/cancelled", async (req, res) => {
+    const id = String(req.query.order_id ?? "");
+    if (!uuid.safeParse(id).success || !links.verify("checkout-cancelled", id, req.query.sig)) {
+      notFound(res, "checkout");
+      return;
+    }
+    const order = await loadCustomerOrder(db, { id });
+    if (!order) {
+      notFound(res, "checkout");
+      return;
+    }
+    const backTo =
+      order.status === "pending" && order.checkoutSessionId && deps.openCheckoutUrl
+        ? await deps.openCheckoutUrl(order.checkoutSessionId).catch(() => undefined)
+        : undefined;
+    sendPage(
+      res,
+      <Layout title="Checkout cancelled" narrow>
+        <h1>Checkout cancelled</h1>
+        <div class="card">
+          <p>
+            You left the payment page, so order <strong>{orderReference(order.id)}</strong> is not paid and
+            nothing has been charged.
+          </p>
+          <Items order={order} />
+          <p>
+            {backTo ? (
+              <a class="button" href={backTo}>
+                Return to payment
+              </a>
+            ) : (
+              <span class="muted">This checkout can no longer be paid; please place the order again.</span>
+            )}{" "}
+            <a class="button secondary" href={links.order(order.id)}>
+              See the order
+            </a>
+          </p>
+        </div>
+      </Layout>,
+    );
+  });
+
+  router.get("/orders/:id", async (req, res) => {
+    const order = await signedOrder(deps, req, res, "order");
+    if (order) sendPage(res, <OrderPage order={order} links={links} heading="Your order" />);
+  });
+
+  router.get("/orders/:id/status", async (req, res) => {
+    const order = await signedOrder(deps, req, res, "order");
+    if (order) sendFragment(res, <StatusPanel order={order} links={links} />);
+  });
+
+  router.get("/orders/:id/review", async (req, res) => {
+    const order = await signedOrder(deps, req, res, "review");
+    if (!order) return;
+    if (order.review) {
+      sendPage(res, <ReviewThanks order={order} links={links} />);
+      return;
+    }
+    if (!isReviewable(order.status)) {
+      sendPage(
+        res,
+        <MessagePage title="Not ready for a review">
+          <p>Order {orderReference(order.id)} has not shipped, so there is nothing to review yet.</p>
+        </MessagePage>,
+        409,
+      );
+      return;
+    }
+    sendPage(res, <ReviewForm order={order} sig={links.sign("review", order.id)} />);
+  });
+
+  router.post(
+    "/orders/:id/review",
+    express.urlencoded({ extended: false, limit: "10kb" }),
+    async (req, res) => {
+      const order = await signedOrder(deps, req, res, "review");
+      if (!order) return;
+      const refuse = (title: string, text: string) =>
+        sendPage(
+          res,
+          <MessagePage title={title}>
+            <p>{text}</p>
+            <p>
+              <a href={links.order(order.id)}>Back to your order</a>
+            </p>
+          </MessagePage>,
+          409,
+        );
+      if (order.review) return refuse("Already reviewed", "This order has a review already; thank you.");
+      if (!isReviewable(order.status))
+        return refuse("Not ready for a review", "This order has not shipped yet.");
+      const form = reviewForm.safeParse(req.body);
+      if (!form.success) {
+        sendPage(
+          res,
+          <ReviewForm order={order} sig={links.sign("review", order.id)} error="Choose 1 to 5 stars." />,
+          400,
+        );
+        return;
+      }
+      try {
+        await db.review.create({
+          data: { orderId: order.id, rating: form.data.rating, comment: form.data.comment.trim() },
+        });
+      } catch (error) {
+        // Two submissions racing: the unique order_id lets exactly one in.
+        if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002")
+          return refuse("Already reviewed", "This order has a review already; thank you.");
+        throw error;
+      }
+      await db.orderTimelineEntry.create({
+        data: { orderId: order.id, kind: "review-received", detail: { rating: form.data.rating } },
+      });
+      res.redirect(303, links.review(order.id));
+    },
+  );
+
+  router.get("/track/:number", async (req, res) => {
+    const shipment = await db.shipment.findUnique({ where: { trackingNumber: String(req.params.number) } });
+    if (!shipment) {
+      notFound(res, "tracking");
+      return;
+    }
+    const events = [
+      { at: shipment.createdAt, text: `Label created; parcel handed to ${shipment.carrier}` },
+      ...(shipment.trackerStatus && !shipment.deliveredAt
+        ? [{ at: shipment.updatedAt, text: `Carrier reports: ${shipment.trackerStatus.replace(/_/g, " ")}` }]
+        : []),
+      ...(shipment.deliveredAt ? [{ at: shipment.deliveredAt, text: "Delivered" }] : []),
+    ].reverse();
+    const carrierPage = shipment.trackingUrl.includes(`/track/${shipment.trackingNumber}`)
+      ? undefined
+      : shipment.trackingUrl;
+    sendPage(
+      res,
+      <Layout title={`Tracking ${shipment.trackingNumber}`} narrow>
+        <h1>Parcel tracking</h1>
+        <div class="card">
+          <p>
+            Tracking number <code>{shipment.trackingNumber}</code> with {shipment.carrier}:{" "}
+            <span class={`badge ${shipment.status === "delivered" ? "ok" : ""}`}>
+              {shipment.status === "delivered" ? "Delivered" : "In transit"}
+            </span>
+          </p>
+          {carrierPage ? (
+            <p>
+              <a href={carrierPage}>Follow it on {shipment.carrier}'s site</a>
+            </p>
+          ) : null}
+          <h2>Carrier events</h2>
+          <ul class="steps">
+            {events.map((event) => (
+              <li key={event.text}>
+                <span class="muted small">{formatTime(event.at)}</span> · {event.text}
+              </li>
+            ))}
+          </ul>
+        </div>
+      </Layout>,
+    );
+  });
+
+  return router;
+}
+
+function ReviewForm(props: { order: CustomerOrder; sig: string; error?: string }) {
+  const { order } = props;
+  return (
+    <Layout title="Review your order" narrow>
+      <h1>How was your order?</h1>
+      <div class="card">
+        <p class="muted">
+          Order {orderReference(order.id)}: {order.lines.map((line) => line.name).join(", ")}
+        </p>
+        {props.error ? <p class="error">{props.error}</p> : null}
+        <form method="post" action={`/orders/${order.id}/review?sig=${props.sig}`}>
+          <fieldset class="stars" style="border:0;padding:0">
+            <legend>Rating</legend>
+            {[1, 2, 3, 4, 5].map((rating) => (
+              <label key={rating}>
+                <input type="radio" name="rating" value={String(rating)} required /> {"★".repeat(rating)}
+              </label>
+            ))}
+          </fieldset>
+          <p>
+            <label>
+              Comment (optional)
+              <br />
+              <textarea name="comment" rows={4} cols={40} maxLength={2000} />
+            </label>
+          </p>
+          <button type="submit">Send review</button>
+        </form>
+      </div>
+    </Layout>
+  );
+}
+
+function ReviewThanks(props: { order: CustomerOrder; links: CustomerLinks }) {
+  const review = props.order.review;
+  return (
+    <MessagePage title="Thank you for your review">
+      <p>
+        You rated order {orderReference(props.order.id)} {"★".repeat(review?.rating ?? 0)} ({review?.rating}{" "}
+        of 5).
+      </p>
+      {review?.comment ? <blockquote>{review.comment}</blockquote> : null}
+      <p>
+        <a href={props.links.order(props.order.id)}>Back to your order</a>
+      </p>
+    </MessagePage>
+  );
+}

@@ -1,0 +1,88 @@
+import path from "node:path";
+import { Router } from "express";
+import type { Database } from "../db/client";
+import type { Logger } from "../logger";
+import type { EmailRenderer } from "../notifications/email-renderer";
+import { customerPages } from "./customer/routes";
+import { Layout, htmxPath, sendPage } from "./layout";
+import type { CustomerLinks } from "./links";
+import { opsConsole, type OpsActions } from "./ops/routes";
+import type { RunSource } from "./ops/runs";
+import type { OpsSessions } from "./ops/session";
+import { devOutbox } from "./outbox/routes";
+
+export { createCustomerLinks, deriveLinkSecret, type CustomerLinks } from "./links";
+export { createRunSource, type RunSource } from "./ops/runs";
+export { createOpsSessions } from "./ops/session";
+export type { OpsActions } from "./ops/routes";
+
+export interface PagesDeps {
+  db: Database;
+  logger: Logger;
+  links: CustomerLinks;
+  adminToken: string;
+  sessions: OpsSessions;
+  actions: OpsActions;
+  renderer: EmailRenderer;
+  runs?: RunSource;
+  openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
+  /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
+  outboxDirectory?: string;
+}
+
+/** Served from node_modules, so `npm start` and the production image need no front-end build. */
+const htmxFile = path.join(path.dirname(require.resolve("htmx.org/package.json")), "dist", "htmx.min.js");
+
+/** Every HTML page: the customer's, the ops console and (development only) the dev inbox. */
+export function pagesRouter(deps: PagesDeps): Router {
+  const router = Router();
+  router.get(htmxPath, (_req, res) => {
+    res.setHeader("Cache-Control", "public, max-age=86400");
+    res.sendFile(htmxFile);
+  });
+  router.get("/", (_req, res) => {
+    sendPage(
+      res,
+      <Layout title="order-fulfillment" brand="order-fulfillment" narrow>
+        <h1>order-fulfillment</h1>
+        <div class="card">
+          <p>Turns a paid Stripe Checkout into a shipped, confirmed and reviewed order, exactly once.</p>
+          <ul>
+            <li>
+              <a href="/ops">Ops console</a>: orders, runs, actions
+            </li>
+            {deps.outboxDirectory ? (
+              <li>
+                <a href="/dev/outbox">Dev inbox</a>: the e-mails written to the outbox
+              </li>
+            ) : null}
+            <li>
+              <a href="/api/products">Products</a> (JSON); start a checkout with{" "}
+              <code>POST /api/checkout</code>
+            </li>
+          </ul>
+        </div>
+      </Layout>,
+    );
+  });
+  router.use(
+    customerPages({
+      db: deps.db,
+      links: deps.links,
+      ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
+    }),
+  );
+  router.use(
+    opsConsole({
+      db: deps.db,
+      adminToken: deps.adminToken,
+      sessions: deps.sessions,
+      actions: deps.actions,
+      renderer: deps.renderer,
+      ...(deps.runs ? { runs: deps.runs } : {}),
+      logger: deps.logger,
+    }),
+  );
+  if (deps.outboxDirectory) router.use(devOutbox({ directory: deps.outboxDirectory }));
+  return router;
+}

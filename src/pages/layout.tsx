@@ -1,0 +1,98 @@
+import type { Response } from "express";
+import type { ComponentChildren, VNode } from "preact";
+import { render } from "preact-render-to-string";
+
+/**
+ * Pages are typed JSX rendered to a string on the server (preact-render-to-string escapes every
+ * interpolated value); htmx, served from node_modules, swaps the live parts. No front-end build.
+ */
+export const htmxPath = "/assets/htmx.min.js";
+
+const styles = `
+:root{color-scheme:light;--ink:#1a1f36;--muted:#697386;--line:#e3e8ee;--accent:#635bff;--ok:#0e7a4d;--bad:#c0123c;--warn:#a35a00;--bg:#f6f9fc}
+*{box-sizing:border-box}body{margin:0;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--ink);background:var(--bg)}
+header.bar{background:#fff;border-bottom:1px solid var(--line);padding:.75rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
+header.bar strong{font-size:1.05rem}header.bar nav{display:flex;gap:1rem;margin-left:auto;align-items:center}
+main{max-width:60rem;margin:0 auto;padding:1rem}main.narrow{max-width:34rem}
+.card{background:#fff;border:1px solid var(--line);border-radius:8px;padding:1rem 1.25rem;margin:0 0 1rem}
+h1{font-size:1.5rem;margin:.25rem 0 1rem}h2{font-size:1.1rem;margin:0 0 .75rem}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem .5rem;border-bottom:1px solid var(--line);vertical-align:top}
+th{font-weight:600;color:var(--muted);font-size:.85rem}td.num,th.num{text-align:right}
+.muted{color:var(--muted)}.small{font-size:.85rem}code{font-size:.85em;word-break:break-all}
+.badge{display:inline-block;padding:.1rem .5rem;border-radius:999px;font-size:.8rem;font-weight:600;background:#eef0ff;color:var(--accent)}
+.badge.ok{background:#e3f7ec;color:var(--ok)}.badge.bad{background:#fde7ec;color:var(--bad)}.badge.warn{background:#fff3e0;color:var(--warn)}
+a{color:var(--accent)}button,.button{font:inherit;border:0;border-radius:6px;padding:.5rem 1rem;background:var(--accent);color:#fff;cursor:pointer;text-decoration:none;display:inline-block}
+button.secondary,.button.secondary{background:#fff;color:var(--ink);border:1px solid var(--line)}button.danger{background:var(--bad)}
+input,select,textarea{font:inherit;padding:.45rem .6rem;border:1px solid var(--line);border-radius:6px;background:#fff;max-width:100%}
+form.inline{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
+.steps{list-style:none;padding:0;margin:0}.steps li{padding:.35rem 0;border-bottom:1px solid var(--line)}
+.error{color:var(--bad)}.notice{border-left:4px solid var(--accent);padding:.5rem 1rem;background:#fff;margin:0 0 1rem}
+.notice.bad{border-color:var(--bad)}iframe{width:100%;min-height:28rem;border:1px solid var(--line);border-radius:6px;background:#fff}
+.stars{display:flex;gap:.5rem;flex-wrap:wrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.35rem .7rem;background:#fff}
+@media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}}
+`;
+
+export function Layout(props: {
+  title: string;
+  children: ComponentChildren;
+  nav?: ComponentChildren;
+  brand?: string;
+  narrow?: boolean;
+  /** Pages with live parts load htmx. */
+  live?: boolean;
+}): VNode {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {/* htmx would otherwise inject its indicator styles inline. */}
+        <meta name="htmx-config" content='{"includeIndicatorStyles":false}' />
+        <title>{props.title}</title>
+        <style dangerouslySetInnerHTML={{ __html: styles }} />
+        {props.live ? <script src={htmxPath} defer /> : null}
+      </head>
+      <body>
+        <header class="bar">
+          <strong>{props.brand ?? "Shop"}</strong>
+          {props.nav ? <nav>{props.nav}</nav> : null}
+        </header>
+        <main class={props.narrow ? "narrow" : undefined}>{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+export function renderPage(page: VNode): string {
+  return `<!doctype html>${render(page)}`;
+}
+
+/** Sends a whole page; pages are never cached (they show live order state and CSRF tokens). */
+export function sendPage(res: Response, page: VNode, status = 200): void {
+  res.status(status).type("html").setHeader("Cache-Control", "no-store").send(renderPage(page));
+}
+
+/** Sends a fragment that htmx swaps into a page. */
+export function sendFragment(res: Response, fragment: VNode): void {
+  res.type("html").setHeader("Cache-Control", "no-store").send(render(fragment));
+}
+
+export function MessagePage(props: { title: string; children: ComponentChildren; brand?: string }): VNode {
+  return (
+    <Layout title={props.title} narrow brand={props.brand}>
+      <div class="card">
+        <h1>{props.title}</h1>
+        {props.children}
+      </div>
+    </Layout>
+  );
+}
+
+export function formatTime(at: Date | string | null | undefined): string {
+  if (at === null || at === undefined) return "—";
+  const date = typeof at === "string" ? new Date(at) : at;
+  return date
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, " UTC");
+}
