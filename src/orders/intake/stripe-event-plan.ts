@@ -1,6 +1,7 @@
 import type Stripe from "stripe";
 import type { OrderStatus } from "../../generated/prisma/enums";
 import { isLapsedAuthorization } from "../../payments/payment-gateway";
+import type { ShippingAddress } from "../../shipping/shipping-provider";
 
 /** What one Stripe event asks of our orders. */
 export type IntakePlan =
@@ -123,16 +124,7 @@ export function ownershipProblems(
 const beforePayment: readonly OrderStatus[] = ["pending", "payment_processing"];
 
 /** An order's `shipping_address` column (read back by src/shipping/shipping-destinations.ts). */
-export interface StoredShippingAddress {
-  name?: string;
-  phone?: string;
-  line1: string;
-  line2?: string;
-  city: string;
-  state?: string;
-  postalCode: string;
-  country: string;
-}
+export type StoredShippingAddress = ShippingAddress;
 
 type ShippingDetails = { name?: string | null; address?: Stripe.Address | null } | null | undefined;
 
