@@ -1,15 +1,21 @@
 /**
- * Jest as StrykerJS runs it (npm run test:mutation): the regular config, limited to the test files
- * that exercise the mutated modules, and without ts-jest's type check (a mutant need not type-check
- * to be killed; tsc covers types). STRYKER_TESTS narrows the files further (comma-separated).
+ * Jest as StrykerJS runs it (npm run test:mutation): the regular config's first project (the
+ * checkpointing one; the classic project only re-runs the workflow/e2e suites), flattened to a single
+ * project so that testMatch below applies (with `projects`, a top-level testMatch is ignored and the
+ * whole suite would run), keeping the global setup (embedded PostgreSQL, template database), and
+ * without ts-jest's type check (a mutant need not type-check to be killed; tsc covers types).
+ * STRYKER_TESTS names the test files (comma-separated).
  */
-const base = require("./jest.config");
+const { projects, ...shared } = require("./jest.config");
 
 const tests = (process.env.STRYKER_TESTS ?? "").split(",").filter(Boolean);
+const project = { ...projects[0] };
+delete project.displayName;
 
 /** @type {import('jest').Config} */
 module.exports = {
-  ...base,
+  ...shared,
+  ...project,
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }],
   },
