@@ -34,6 +34,8 @@ const { values: args } = parseArgs({
     "database-url": { type: "string" },
     // Checkouts at a time; above the app's pool (10) Prisma times out starting transactions (issue 14).
     concurrency: { type: "string", default: "10" },
+    // A folder: the app process runs with `node --cpu-prof` and writes one .cpuprofile per mode there.
+    "cpu-prof": { type: "string" },
   },
 });
 const orderCount = Number(args.orders);
@@ -190,7 +192,11 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
     const engineUrl = String(ready.url);
 
     const port = await freePort();
-    const app = spawnNode(["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"], {
+    const profile = args["cpu-prof"]
+      ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(args["cpu-prof"])}`]
+      : [];
+    const appArgs = ["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"];
+    const app = spawnNode([...profile, ...appArgs], {
       NODE_ENV: "test",
       LOG_LEVEL: "warn",
       PORT: String(port),
@@ -269,6 +275,12 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
       emails: smtp.received(),
     };
     await engine.ask({ type: "close" }).catch(() => undefined);
+    if (profile.length > 0) {
+      // --cpu-prof writes its file only on a normal exit: let the app shut down on SIGTERM.
+      const exited = new Promise((resolve) => app.process.once("exit", resolve));
+      app.process.kill("SIGTERM");
+      await exited;
+    }
     return figures;
   } finally {
     for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");

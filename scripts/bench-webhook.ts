@@ -99,52 +99,56 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
   });
 
   try {
-    process.stdout.write(`preparing ${orderCount} orders authorized on the Stripe sandbox...\n`);
     const stripe = createStripeClient({ secretKey: "sk_test_bench", apiBase: stripeApiBase });
     await database.db.product.create({
       data: { sku: "MUG", name: "Logo mug", unitPrice: 1200, currency: "usd", stockOnHand: 1_000_000 },
     });
     const completed: string[] = [];
     const unhandled: string[] = [];
-    const orders: { id: string; checkoutSessionId: string }[] = [];
-    await inBatches(
-      Array.from({ length: orderCount }, () => randomUUID()),
-      25,
-      async (orderId) => {
-        const session = await stripe.checkout.sessions.create({
-          mode: "payment",
-          line_items: [
-            {
-              price_data: { currency: "usd", unit_amount: 1200, product_data: { name: "Logo mug" } },
-              quantity: 1,
-            },
-          ],
-          client_reference_id: orderId,
-          customer_email: "bench@example.com",
-          metadata: { orderId, customerId: "cus-bench" },
-          payment_intent_data: { capture_method: "manual", metadata: { orderId, customerId: "cus-bench" } },
-          success_url: "http://shop.bench/ok",
-        });
-        const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {
-          deliver: false,
-        });
-        for (const event of events) {
-          const payload = JSON.stringify(event, null, 2);
-          if (event.type === "checkout.session.completed") completed.push(payload);
-          if (event.type === "charge.succeeded") unhandled.push(payload);
-        }
-        orders.push({ id: orderId, checkoutSessionId: session.id });
-      },
-    );
-    await database.db.order.createMany({
-      data: orders.map((o) => ({
-        ...o,
-        customerId: "cus-bench",
-        email: "bench@example.com",
-        currency: "usd",
-        total: 1200,
-      })),
-    });
+    /** Authorizes `count` more orders on the sandbox and stores them, undelivered. */
+    const prepare = async (count: number): Promise<void> => {
+      process.stdout.write(`preparing ${count} orders authorized on the Stripe sandbox...\n`);
+      const orders: { id: string; checkoutSessionId: string }[] = [];
+      await inBatches(
+        Array.from({ length: count }, () => randomUUID()),
+        25,
+        async (orderId) => {
+          const session = await stripe.checkout.sessions.create({
+            mode: "payment",
+            line_items: [
+              {
+                price_data: { currency: "usd", unit_amount: 1200, product_data: { name: "Logo mug" } },
+                quantity: 1,
+              },
+            ],
+            client_reference_id: orderId,
+            customer_email: "bench@example.com",
+            metadata: { orderId, customerId: "cus-bench" },
+            payment_intent_data: { capture_method: "manual", metadata: { orderId, customerId: "cus-bench" } },
+            success_url: "http://shop.bench/ok",
+          });
+          const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {
+            deliver: false,
+          });
+          for (const event of events) {
+            const payload = JSON.stringify(event, null, 2);
+            if (event.type === "checkout.session.completed") completed.push(payload);
+            if (event.type === "charge.succeeded") unhandled.push(payload);
+          }
+          orders.push({ id: orderId, checkoutSessionId: session.id });
+        },
+      );
+      await database.db.order.createMany({
+        data: orders.map((o) => ({
+          ...o,
+          customerId: "cus-bench",
+          email: "bench@example.com",
+          currency: "usd",
+          total: 1200,
+        })),
+      });
+    };
+    await prepare(orderCount);
 
     const load = (baseUrl: string, next: () => LoadRequest | undefined) =>
       runLoad({ baseUrl, connections, warmupMs: 1000, durationMs: seconds * 1000, next });
@@ -185,10 +189,20 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
     // Interleaved: ours, reference, ours, reference; each on orders not delivered before.
     const ours: LoadResult[] = [];
     const reference: LoadResult[] = [];
+    // No row may run out of orders (a short row would skew the ratio): before each one, top up the
+    // undelivered orders to --orders, or to 1.3x what the busiest row so far used (warm-up included).
+    let mostUsed = 0;
+    const firstDeliveryRow = async (name: string, baseUrl: string): Promise<LoadResult> => {
+      const wanted = Math.max(orderCount, Math.ceil(mostUsed * 1.3));
+      if (completed.length - next < wanted) await prepare(wanted - (completed.length - next));
+      const result = await measure(name, baseUrl, firstDeliveries);
+      mostUsed = Math.max(mostUsed, result.totalRequests);
+      return result;
+    };
     for (let round = 1; round <= 2; round++) {
-      ours.push(await measure(`webhook, first deliveries (${round})`, urls.service, firstDeliveries));
+      ours.push(await firstDeliveryRow(`webhook, first deliveries (${round})`, urls.service));
       reference.push(
-        await measure(`reference handler, first deliveries (${round})`, urls.reference, firstDeliveries),
+        await firstDeliveryRow(`reference handler, first deliveries (${round})`, urls.reference),
       );
     }
     const delivered = completed.slice(0, next);

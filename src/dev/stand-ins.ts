@@ -161,21 +161,25 @@ export async function startStandIns(
 
     const banner = (appUrl: string): string[] => [
       `order-fulfillment is ready (development, data in ${dataDir})`,
-      `  API              ${appUrl}   (health: ${appUrl}/readyz)`,
+      `  API                ${appUrl}   (health: ${appUrl}/readyz)`,
       ...(stripeApiBase && stripeSandbox
         ? [
-            `  Stripe stand-in  ${stripeApiBase}   (pay page: ${stripeApiBase}/_sandbox/pay/<checkout session id>)`,
+            `  Stripe stand-in    ${stripeApiBase}   (pay page: ${stripeApiBase}/_sandbox/pay/<checkout session id>)`,
           ]
         : []),
-      ...(easyPostSandbox ? [`  EasyPost stand-in ${easyPostApiBase}   (carrier: labels and trackers)`] : []),
-      ...(localEngineUrl ? [`  Inngest engine   ${localEngineUrl}   (runs: ${localEngineUrl}/v1/runs)`] : []),
+      ...(easyPostSandbox
+        ? [`  EasyPost stand-in  ${easyPostApiBase}   (carrier: labels and trackers)`]
+        : []),
+      ...(localEngineUrl
+        ? [`  Inngest engine     ${localEngineUrl}   (runs: ${localEngineUrl}/v1/runs)`]
+        : []),
       config.SMTP_URL === undefined
-        ? `  E-mail outbox    ${path.resolve(config.DATA_DIR, "outbox")}   (.eml files)`
-        : `  E-mail           SMTP_URL`,
+        ? `  E-mail outbox      ${path.resolve(config.DATA_DIR, "outbox")}   (read them at ${appUrl}/dev/outbox)`
+        : `  E-mail             SMTP_URL`,
       config.ADMIN_API_TOKEN === undefined
-        ? `  Admin token      ADMIN_API_TOKEN in ${secretsFile}`
-        : `  Admin token      ADMIN_API_TOKEN (from the environment)`,
-      `  Try it           npm run demo   (a scripted run on its own data folder)`,
+        ? `  Admin token        ADMIN_API_TOKEN in ${secretsFile}   (ops console: ${appUrl}/ops)`
+        : `  Admin token        ADMIN_API_TOKEN (from the environment)`,
+      `  Try it             npm run demo   (a scripted run on its own data folder)`,
     ];
 
     return {

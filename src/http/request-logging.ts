@@ -21,10 +21,11 @@ export function requestLogging(logger: Logger) {
     genReqId: requestId,
     // Health probes and scrapes every few seconds would drown the log.
     autoLogging: { ignore: (req) => quietPaths.has(req.url ?? "") },
-    customLogLevel: (_req, res, error) => {
+    customLogLevel: (req, res, error) => {
       if (error || res.statusCode >= 500) return "error";
       if (res.statusCode >= 400) return "warn";
-      return "info";
+      // The engine calls serve() several times per order (issue 10): a successful call is debug.
+      return (req.url ?? "").startsWith("/api/inngest") ? "debug" : "info";
     },
     serializers: {
       req: (req: { id: string; method: string; url: string }) => ({
