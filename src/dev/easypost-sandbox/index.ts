@@ -1,7 +1,7 @@
+import { listenOn } from "../listen";
 import { createHmac } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { z } from "zod";
@@ -651,13 +651,7 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       return url ? `${url}/v2/` : undefined;
     },
     async listen(port, host = "127.0.0.1") {
-      server = await new Promise<Server>((resolve, reject) => {
-        const listening = app.listen(port, host, (error?: Error) =>
-          error ? reject(error) : resolve(listening),
-        );
-      });
-      const address = server.address() as AddressInfo;
-      url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+      ({ server, url } = await listenOn(app, port, host));
       logger.info({ url }, "EasyPost stand-in listening");
       return { url };
     },

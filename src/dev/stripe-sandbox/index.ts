@@ -1,6 +1,6 @@
+import { listenOn } from "../listen";
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import express, { type Express, type Response } from "express";
 import type Stripe from "stripe";
 import type { Logger } from "../../logger";
@@ -186,13 +186,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
       return url;
     },
     async listen(port, host = "127.0.0.1") {
-      server = await new Promise<Server>((resolve, reject) => {
-        const listening = app.listen(port, host, (error?: Error) =>
-          error ? reject(error) : resolve(listening),
-        );
-      });
-      const address = server.address() as AddressInfo;
-      url = `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+      ({ server, url } = await listenOn(app, port, host));
       logger.info({ url }, "Stripe stand-in listening");
       if (options.expiryIntervalMs !== undefined && !expiryTimer) {
         expiryTimer = setInterval(() => {
