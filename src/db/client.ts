@@ -1,4 +1,5 @@
 import { PrismaPg } from "@prisma/adapter-pg";
+import pg from "pg";
 import { PrismaClient } from "../generated/prisma/client";
 
 export type Database = PrismaClient;
@@ -10,15 +11,33 @@ export const defaultPoolSize = 10;
 /** pg-pool's message when no connection came free within `connectionTimeoutMs`. */
 export const poolTimeoutMessage = "timeout exceeded when trying to connect";
 
+const pools = new WeakMap<Database, pg.Pool>();
+
 export function createDatabase(
   url: string,
   options: { maxConnections?: number; connectionTimeoutMs?: number } = {},
 ): Database {
-  const adapter = new PrismaPg({
+  const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? defaultPoolSize,
     // 0 (pg's default) waits for a connection forever; a bound lets a busy service answer 503.
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 0,
   });
-  return new PrismaClient({ adapter });
+  // An idle connection the server closed is dropped by the pool; without a listener the 'error'
+  // it emits would end the process. Prisma adds its own once it connects.
+  pool.on("error", () => undefined);
+  const db = new PrismaClient({ adapter: new PrismaPg(pool, { disposeExternalPool: true }) });
+  pools.set(db, pool);
+  return db;
+}
+
+/**
+ * The `pg` pool under a client made by createDatabase: Prisma and hot raw statements share its
+ * connections. Hot paths use it where Prisma's per-query cost shows in a profile
+ * (docs/benchmarks.md); everything else stays on Prisma.
+ */
+export function sqlPool(db: Database): pg.Pool {
+  const pool = pools.get(db);
+  if (!pool) throw new Error("sqlPool: this client was not made by createDatabase");
+  return pool;
 }
