@@ -3,7 +3,9 @@
  * route (the ceiling) and the real service app (buildApp with the Stripe intake), each on its
  * own port. Started by scripts/bench-webhook.ts, which sends its ports back over IPC.
  */
+import { writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
+import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import pino from "pino";
@@ -75,8 +77,31 @@ async function main(): Promise<void> {
     reference: (await startReference(options)).url,
   };
   process.send?.(urls);
+  // --cpu-prof: the bench profiles one row at a time (the inspector's CPU profiler), so a
+  // profile shows one handler's work, not the whole run's.
+  let profiler: Session | undefined;
   process.on("message", (message) => {
     if (message === "cpu") process.send?.({ cpu: process.cpuUsage() });
+    const profile = message as { profile?: "start" | "stop"; file?: string };
+    if (profile.profile === "start") {
+      profiler = new Session();
+      profiler.connect();
+      void profiler
+        .post("Profiler.enable")
+        .then(() => profiler?.post("Profiler.setSamplingInterval", { interval: 200 }))
+        .then(() => profiler?.post("Profiler.start"))
+        .then(() => process.send?.({ profiling: true }));
+    }
+    if (profile.profile === "stop" && profiler && profile.file) {
+      const session = profiler;
+      const file = profile.file;
+      profiler = undefined;
+      void session
+        .post("Profiler.stop")
+        .then(({ profile: result }) => writeFile(file, JSON.stringify(result)))
+        .then(() => session.disconnect())
+        .then(() => process.send?.({ profiled: file }));
+    }
   });
   process.on("disconnect", () => process.exit(0));
 }
