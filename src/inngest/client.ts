@@ -1,5 +1,6 @@
 import { Inngest, type Middleware } from "inngest";
 import type { Config } from "../config";
+import { createKeepAliveFetch } from "../http/keep-alive-fetch";
 import type { Logger } from "../logger";
 
 export const inngestAppId = "shop";
@@ -42,6 +43,9 @@ export function createInngestClient(
     // Checkpoint every step before starting the next (docs/checkpointing.md): `claim` relies on
     // `claim-id` being durable, so a buffered pair re-run after a crash would lose its own claim.
     checkpointing: { bufferedSteps: 1, maxRuntime: "10s", maxInterval: 0 },
+    // Events and checkpoints over node:http keep-alive agents: undici's per-request cost was a
+    // fifth of a webhook's first delivery (src/http/keep-alive-fetch.ts, docs/benchmarks.md).
+    fetch: createKeepAliveFetch(),
     ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
     ...(options.middleware ? { middleware: options.middleware } : {}),
   });
