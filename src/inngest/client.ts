@@ -8,6 +8,28 @@ export const inngestAppId = "shop";
 export type InngestClient = Inngest;
 
 /**
+ * The SDK's client, with its request headers computed once instead of on every send: the
+ * `headers` getter scans all of `process.env` each time (getProcessEnv), about 0.2 ms per event
+ * sent, a tenth of a webhook's first delivery (docs/benchmarks.md). They depend only on the
+ * client's options and environment, so they are kept until the environment changes, which only
+ * `setEnvVars` does (serve() calls it per request, with the same values in Node).
+ */
+class CachedHeadersInngest extends Inngest {
+  private cachedHeaders: Record<string, string> | undefined;
+
+  override get headers(): Record<string, string> {
+    this.cachedHeaders ??= super.headers;
+    // A copy per caller, as the getter gave: no caller can change another's.
+    return { ...this.cachedHeaders };
+  }
+
+  override setEnvVars(env?: Record<string, string | undefined>): this {
+    this.cachedHeaders = undefined;
+    return super.setEnvVars(env);
+  }
+}
+
+/**
  * The one Inngest client. Mode and endpoints come from our config rather than the SDK's own
  * environment lookup, so that config.ts stays the single source of truth:
  * - Inngest Cloud: INNGEST_EVENT_KEY + INNGEST_SIGNING_KEY;
@@ -33,7 +55,7 @@ export function createInngestClient(
     !signedLocalEngine &&
     (options.localEngineUrl !== undefined ||
       (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0"));
-  return new Inngest({
+  return new CachedHeadersInngest({
     id: inngestAppId,
     isDev,
     baseUrl: options.localEngineUrl ?? devServerUrl ?? config.INNGEST_BASE_URL,
