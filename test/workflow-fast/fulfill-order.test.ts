@@ -1,4 +1,5 @@
-import { Inngest } from "inngest";
+import { Inngest, StepError, type InngestFunction } from "inngest";
+import { compileExpression } from "../../src/dev/inngest-engine/expressions";
 import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
 import type { WorkflowSettings } from "../../src/inngest/dependencies";
 import { defined } from "../support/defined";
@@ -66,6 +67,56 @@ function failed(run: RunOutcome): Error {
   return run.error;
 }
 
+/** What the SDK registers with Inngest for the function (the sync payload). */
+function registeredConfig(fn: InngestFunction.Any) {
+  const internals = fn as unknown as {
+    getConfig(options: { baseUrl: URL; appPrefix: string }): Record<string, unknown>[];
+  };
+  return internals.getConfig({ baseUrl: new URL("http://localhost:3000/api/inngest"), appPrefix: "shop" });
+}
+
+describe("fulfill-order (fast tier): what Inngest is told", () => {
+  const world = new FakeWorkflowWorld();
+  const settings = { ...defaultSettings, cancelWindow: "2h" };
+  const fn = createFulfillOrder(new Inngest({ id: "shop", isDev: true }), world.dependencies(settings));
+  const [config, failureHandler] = registeredConfig(fn);
+  const placed = {
+    data: { orderId: "order-1", customerId: "cus_1", fulfilmentKey: "order-1/redrive-2" },
+  };
+
+  it("runs on shop/order.placed, retries 5 times and has an onFailure handler", () => {
+    expect(config).toMatchObject({
+      id: "shop-fulfill-order",
+      name: "Fulfil a paid order",
+      triggers: [{ event: "shop/order.placed" }],
+      steps: { step: { retries: { attempts: 5 } } },
+    });
+    expect(failureHandler).toMatchObject({ id: "shop-fulfill-order-failure" });
+  });
+
+  it("runs once per fulfilment key, and one step at a time per customer", () => {
+    const idempotency = compileExpression(String(config?.idempotency));
+    expect(idempotency.key({ event: placed })).toBe("order-1/redrive-2");
+    expect(config?.concurrency).toEqual([{ limit: 1, key: "event.data.customerId" }]);
+    const [concurrency] = config?.concurrency as { key: string }[];
+    expect(compileExpression(String(concurrency?.key)).key({ event: placed })).toBe("cus_1");
+  });
+
+  it("is cancelled by this order's shop/order.cancelled within CANCEL_WINDOW, not another order's", () => {
+    expect(config?.cancel).toEqual([
+      {
+        event: "shop/order.cancelled",
+        timeout: "2h",
+        if: "async.data.orderId == event.data.orderId",
+      },
+    ]);
+    const [cancel] = config?.cancel as { if: string }[];
+    const cancels = compileExpression(String(cancel?.if));
+    expect(cancels.matches({ event: placed, async: { data: { orderId: "order-1" } } })).toBe(true);
+    expect(cancels.matches({ event: placed, async: { data: { orderId: "order-2" } } })).toBe(false);
+  });
+});
+
 describe("fulfill-order (fast tier): the happy path", () => {
   it("claims, reserves, captures once, books, e-mails the tracking link, marks delivery and asks for a review", async () => {
     const { world, place } = setup();
@@ -80,7 +131,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       result: { orderId, paymentId: expect.stringMatching(/^pay_/), trackingNumber: "TRK1" },
     });
     expect(stepIds(run)).toEqual(happySteps);
-    expect(world.order(orderId).status).toBe("completed");
+    expect(world.statusesOf(orderId)).toEqual(["fulfilling", "shipped", "delivered", "completed"]);
     expect(world.stockOf("MUG")).toBe(3);
     expect(world.stripeCallsOf("capture")).toEqual([
       { method: "capture", args: [order.paymentIntentId, `capture-${orderId}`] },
@@ -163,7 +214,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       "wait-for-delivery",
       "send-review-request",
     ]);
-    expect(world.order(order.orderId).status).toBe("completed");
+    expect(world.statusesOf(order.orderId)).toEqual(["fulfilling", "shipped", "completed"]);
     expect(world.timelineKinds(order.orderId)).not.toContain("delivered");
     expect(world.timelineEntry(order.orderId, "review-requested")?.detail).toMatchObject({
       afterDelivery: false,
@@ -413,6 +464,26 @@ describe("fulfill-order (fast tier): out of stock", () => {
     expect(world.runFailures).toEqual([]);
   });
 
+  it("refunds instead when the authorization got captured between the look and the void", async () => {
+    const { world, place } = setup();
+    world.addProduct("RARE", 0);
+    const order = world.addPaidOrder({ lines: [{ sku: "RARE", quantity: 1 }] });
+    const intentId = defined(order.paymentIntentId);
+    world.failNext("payments.voidAuthorization", () => {
+      Object.assign(world.intent(intentId), { state: "succeeded", amountCaptured: 2500 });
+    });
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { outcome: "cancelled_out_of_stock" } });
+    expect(run.steps.find((step) => step.id === "return-payment")?.detail).toBe(2);
+    expect(world.intent(intentId)).toMatchObject({ state: "succeeded", amountRefunded: 2500 });
+    expect(world.timelineKinds(order.orderId)).not.toContain("authorization-voided");
+    expect(world.emails.map(({ template, args }) => ({ template, args }))).toEqual([
+      { template: "out-of-stock", args: ["RARE", "refunded"] },
+    ]);
+  });
+
   it("undoes nothing when a re-drive gave the order to another run meanwhile", async () => {
     const { world, place } = setup();
     world.addProduct("RARE", 0);
@@ -466,6 +537,9 @@ describe("fulfill-order (fast tier): the charge fails", () => {
     const reason = "declined: card declined (card_declined): Your card was declined.";
     expect(error.name).toBe("NonRetriableError");
     expect(error.message).toBe(`Payment for order ${order.orderId} failed: ${reason}`);
+    // The root cause stays attached for the logs: the failed step, and the gateway's rejection in it.
+    expect(error.cause).toBeInstanceOf(StepError);
+    expect((error.cause as StepError).cause).toMatchObject({ name: "PaymentRejectedError" });
     expect(run.steps.find((step) => step.id === "charge-card")?.detail).toBe(1); // a decline is not retried
     expect(stepIds(run)).toEqual([
       "claim-id",

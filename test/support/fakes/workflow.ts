@@ -101,6 +101,8 @@ export class FakeWorkflowWorld {
   readonly voidedLabels: string[] = [];
   readonly timelineEntries: (TimelineEntry & { orderId: string })[] = [];
   readonly emails: { key: string; orderId: string; template: string; args: unknown[] }[] = [];
+  /** Every status change the ports made, in order (what the metrics' transition listener hears). */
+  readonly statusChanges: { orderId: string; status: OrderStatus }[] = [];
   readonly runFailures: RunFailure[] = [];
   readonly notices: OpsNotice[] = [];
   /** Every Stripe call with its idempotency key, in order. */
@@ -127,6 +129,15 @@ export class FakeWorkflowWorld {
 
   addProduct(sku: string, stock: number, options: { digital?: boolean } = {}): void {
     this.products.set(sku, { stock, digital: options.digital ?? false });
+  }
+
+  private moveTo(order: Order, status: OrderStatus): void {
+    order.status = status;
+    this.statusChanges.push({ orderId: order.id, status });
+  }
+
+  statusesOf(orderId: string): OrderStatus[] {
+    return this.statusChanges.filter((change) => change.orderId === orderId).map((change) => change.status);
   }
 
   private product(sku: string): Product {
@@ -308,7 +319,7 @@ export class FakeWorkflowWorld {
         claimableStatuses.includes(order.status)
       ) {
         order.claimId = claimId;
-        order.status = "fulfilling";
+        this.moveTo(order, "fulfilling");
         return { claimed: true };
       }
       if (order.claimId === claimId) return { claimed: true };
@@ -320,7 +331,7 @@ export class FakeWorkflowWorld {
     transition: async (orderId, from, to) => {
       const order = this.orders.get(orderId);
       if (!order || !from.includes(order.status)) return false;
-      order.status = to;
+      this.moveTo(order, to);
       return true;
     },
     flagForOps: async (orderId, reason) => {
@@ -356,12 +367,12 @@ export class FakeWorkflowWorld {
         claimId,
         (order) => {
           if (booking === null) {
-            order.status = "delivered";
+            this.moveTo(order, "delivered");
             this.recordEntry(orderId, "nothing-to-ship", {}, runId);
           } else {
             if (!this.shipmentRows.has(orderId))
               this.shipmentRows.set(orderId, { ...booking, status: "booked" });
-            order.status = "shipped";
+            this.moveTo(order, "shipped");
             const { carrier, trackingNumber, trackingUrl } = booking;
             this.recordEntry(orderId, "shipment-booked", { carrier, trackingNumber, trackingUrl }, runId);
           }
