@@ -76,15 +76,20 @@ function registeredConfig(fn: InngestFunction.Any) {
 }
 
 describe("fulfill-order (fast tier): what Inngest is told", () => {
-  const world = new FakeWorkflowWorld();
-  const settings = { ...defaultSettings, cancelWindow: "2h" };
-  const fn = createFulfillOrder(new Inngest({ id: "shop", isDev: true }), world.dependencies(settings));
-  const [config, failureHandler] = registeredConfig(fn);
+  // Built inside each test, not once for the describe block: a mutant is active only while a test runs.
+  const configs = () => {
+    const settings = { ...defaultSettings, cancelWindow: "2h" };
+    const world = new FakeWorkflowWorld();
+    return registeredConfig(
+      createFulfillOrder(new Inngest({ id: "shop", isDev: true }), world.dependencies(settings)),
+    );
+  };
   const placed = {
     data: { orderId: "order-1", customerId: "cus_1", fulfilmentKey: "order-1/redrive-2" },
   };
 
   it("runs on shop/order.placed, retries 5 times and has an onFailure handler", () => {
+    const [config, failureHandler] = configs();
     expect(config).toMatchObject({
       id: "shop-fulfill-order",
       name: "Fulfil a paid order",
@@ -95,6 +100,7 @@ describe("fulfill-order (fast tier): what Inngest is told", () => {
   });
 
   it("runs once per fulfilment key, and one step at a time per customer", () => {
+    const [config] = configs();
     const idempotency = compileExpression(String(config?.idempotency));
     expect(idempotency.key({ event: placed })).toBe("order-1/redrive-2");
     expect(config?.concurrency).toEqual([{ limit: 1, key: "event.data.customerId" }]);
@@ -103,6 +109,7 @@ describe("fulfill-order (fast tier): what Inngest is told", () => {
   });
 
   it("is cancelled by this order's shop/order.cancelled within CANCEL_WINDOW, not another order's", () => {
+    const [config] = configs();
     expect(config?.cancel).toEqual([
       {
         event: "shop/order.cancelled",
@@ -482,6 +489,25 @@ describe("fulfill-order (fast tier): out of stock", () => {
     expect(world.emails.map(({ template, args }) => ({ template, args }))).toEqual([
       { template: "out-of-stock", args: ["RARE", "refunded"] },
     ]);
+  });
+
+  it("fails the run and alerts ops with the PaymentIntent's state when Stripe keeps refusing the void", async () => {
+    const { world, place } = setup();
+    world.addProduct("RARE", 0);
+    const order = world.addPaidOrder({ lines: [{ sku: "RARE", quantity: 1 }] });
+    const intentId = defined(order.paymentIntentId);
+    // Stripe answers the void "captured" (replayed for its key) while the PaymentIntent reads uncaptured.
+    world.failNext("payments.voidAuthorization", () => {
+      world.intent(intentId).state = "succeeded";
+    });
+    world.failNext("payments.retrieve", () => (world.intent(intentId).state = "requires_capture"), 7);
+
+    const run = await place(order);
+
+    expect(run.steps.find((step) => step.id === "return-payment")?.detail).toBe(6);
+    expect(failed(run).message).toBe(`PaymentIntent ${intentId} became succeeded while voiding it`);
+    expect(world.runFailures.map((failure) => failure.error.message)).toEqual([failed(run).message]);
+    expect(world.emails).toEqual([]);
   });
 
   it("undoes nothing when a re-drive gave the order to another run meanwhile", async () => {
