@@ -319,7 +319,7 @@ describe("Stripe intake (in-memory ports)", () => {
       });
       expect(f.repository.events.size).toBe(0);
       expect(f.repository.order(order.orderId).status).toBe("pending");
-      expect(f.transitions).toEqual([]);
+      expect(f.transitions).toStrictEqual([]);
     });
   });
 
@@ -351,7 +351,7 @@ describe("Stripe intake (in-memory ports)", () => {
         },
       ]);
       expect(f.publisher.attempts).toBe(0);
-      expect(f.transitions).toEqual([]);
+      expect(f.transitions).toStrictEqual([]);
 
       expect(await anotherReplica().handle(event)).toMatchObject({ outcome: "duplicate", announced: false });
       expect(f.alerts.notices).toHaveLength(1);
@@ -441,7 +441,7 @@ describe("Stripe intake (in-memory ports)", () => {
         status: "authorized",
         attentionReason: "The card authorization expired before it was captured",
       });
-      expect(f.transitions).toEqual([]);
+      expect(f.transitions).toStrictEqual([]);
       expect(f.publisher.attempts).toBe(0);
       expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
     });
@@ -502,6 +502,7 @@ describe("Stripe intake (in-memory ports)", () => {
         },
       ]);
       expect(f.holds.released).toEqual([]);
+      expect(f.transitions).toStrictEqual([]);
     });
 
     it("ignores a payment failure that names no order of ours", async () => {
@@ -513,6 +514,202 @@ describe("Stripe intake (in-memory ports)", () => {
           ),
         ).toEqual({ outcome: "ignored", announced: false });
       }
+    });
+  });
+
+  describe("wiring", () => {
+    it("moves orders without an onTransition listener (it is optional)", async () => {
+      const { onTransition: _unused, ...deps } = f.deps;
+      const order = authorizedAtStripe();
+
+      expect(await createStripeIntake(deps).handle(completed(order))).toMatchObject({
+        outcome: "processed",
+        announced: true,
+      });
+      expect(f.repository.order(order.orderId).status).toBe("authorized");
+    });
+
+    it("leaves no deadline timer behind once the event API has answered", async () => {
+      // A forgotten timer per delivery would keep 5 s of timers alive under load, and the process
+      // from exiting at once on shutdown.
+      jest.useFakeTimers();
+      try {
+        const order = authorizedAtStripe();
+        expect(await intake.handle(completed(order))).toMatchObject({ announced: true });
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
+  /**
+   * The log is how ops follow the intake (and what log-based alerts match on): the lines that say
+   * an order moved, was flagged or held, or that an event concerned no order of ours.
+   */
+  describe("what the intake logs", () => {
+    const linesSaying = (msg: string) => f.log.lines().filter((line) => line.msg === msg);
+    const debug = 20;
+    const info = 30;
+    const warn = 40;
+
+    it("an event for an order we do not know is a warning naming the event and its key", async () => {
+      const event = stripeEvent("checkout.session.expired", checkoutSession({ id: "cs_not_ours" }));
+      await intake.handle(event);
+
+      expect(linesSaying("Stripe event for an order we do not know")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          component: "stripe-intake",
+          eventId: event.id,
+          type: "checkout.session.expired",
+          checkoutSessionId: "cs_not_ours",
+        }),
+      ]);
+    });
+
+    it("events that change nothing are logged with the reason", async () => {
+      const order = f.repository.addOrder();
+      const unhandled = stripeEvent("charge.refunded", { id: "ch_1" });
+      const setup = stripeEvent(
+        "checkout.session.completed",
+        checkoutSession({ id: order.checkoutSessionId, mode: "setup" }),
+      );
+      await intake.handle(unhandled);
+      await intake.handle(setup);
+
+      expect(linesSaying("Stripe event ignored")).toEqual([
+        expect.objectContaining({
+          level: debug,
+          eventId: unhandled.id,
+          type: "charge.refunded",
+          reason: "event type charge.refunded is not handled",
+        }),
+      ]);
+      expect(linesSaying("Stripe event changes nothing")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          eventId: setup.id,
+          type: "checkout.session.completed",
+          reason: "mode setup",
+        }),
+      ]);
+    });
+
+    it("a move and its announcement are logged once, a move that changed nothing not at all", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      await intake.handle(event);
+      await intake.handle(completed(order, "checkout.session.async_payment_succeeded"));
+
+      expect(linesSaying("order moved by Stripe event")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          eventId: event.id,
+          type: "checkout.session.completed",
+          status: "authorized",
+        }),
+      ]);
+      expect(linesSaying("shop/order.placed sent")).toEqual([
+        expect.objectContaining({ level: info, orderId: order.orderId, eventId: event.id }),
+      ]);
+    });
+
+    it("a declined card is logged with its code, once it is noted", async () => {
+      const pending = f.repository.addOrder();
+      const placed = f.repository.addOrder({ status: "authorized", placedEventSentAt: new Date() });
+      const declined = (orderId: string) =>
+        stripeEvent(
+          "payment_intent.payment_failed",
+          paymentIntent({
+            id: "pi_declined",
+            metadata: { orderId },
+            last_payment_error: { code: "card_declined", message: "Declined." } as never,
+          }),
+        );
+      const event = declined(pending.orderId);
+      await intake.handle(event);
+      await intake.handle(declined(placed.orderId));
+
+      expect(linesSaying("payment declined at checkout")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: pending.orderId,
+          eventId: event.id,
+          code: "card_declined",
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+    });
+
+    it("an order flagged for a lost authorization is a warning; a void that flags nothing is not", async () => {
+      const flagged = f.repository.addOrder({
+        status: "authorized",
+        placedEventSentAt: new Date(),
+        paymentIntentId: "pi_lapsed",
+      });
+      f.repository.addOrder({
+        status: "fulfilling",
+        placedEventSentAt: new Date(),
+        paymentIntentId: "pi_captured",
+        paymentStatuses: ["captured"],
+      });
+      const lapsed = stripeEvent(
+        "payment_intent.canceled",
+        paymentIntent({ id: "pi_lapsed", cancellation_reason: "expired" }),
+      );
+      await intake.handle(lapsed);
+      await intake.handle(
+        stripeEvent(
+          "payment_intent.canceled",
+          paymentIntent({ id: "pi_captured", cancellation_reason: "expired" }),
+        ),
+      );
+
+      expect(linesSaying("order flagged for ops")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          orderId: flagged.orderId,
+          eventId: lapsed.id,
+          reason: "The card authorization expired before it was captured",
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+    });
+
+    it("a payment mismatch is a warning listing the problems", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "requires_capture", { amountTotal: 1 });
+      const event = completed(order);
+      await intake.handle(event);
+
+      expect(linesSaying("payment mismatch: order held for ops")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          orderId: order.orderId,
+          eventId: event.id,
+          problems: ["session amount_total is 1, the order's total 1200"],
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+    });
+
+    it("stock given back is logged with its lines, and a release that gave nothing back is not", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent("checkout.session.expired", checkoutSession({ id: order.checkoutSessionId }));
+      await intake.handle(event);
+      await anotherReplica().handle(event);
+
+      expect(f.holds.released).toHaveLength(2);
+      expect(linesSaying("stock hold released")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          released: [{ sku: "MUG", quantity: 1 }],
+        }),
+      ]);
     });
   });
 });
