@@ -615,6 +615,7 @@ describe("Stripe intake (in-memory ports)", () => {
       expect(linesSaying("shop/order.placed sent")).toEqual([
         expect.objectContaining({ level: info, orderId: order.orderId, eventId: event.id }),
       ]);
+      expect(linesSaying("order flagged for ops")).toEqual([]);
     });
 
     it("a declined card is logged with its code, once it is noted", async () => {
@@ -694,6 +695,7 @@ describe("Stripe intake (in-memory ports)", () => {
         }),
       ]);
       expect(linesSaying("order moved by Stripe event")).toEqual([]);
+      expect(linesSaying("order flagged for ops")).toEqual([]);
     });
 
     it("stock given back is logged with its lines, and a release that gave nothing back is not", async () => {
