@@ -19,7 +19,8 @@ import { captureLog, type CapturedLog } from "../log-capture";
  * `createStripeIntake` directly: no HTTP server, no engine, no database. Each one keeps the
  * contract of the real implementation it replaces, so a test that passes here says something
  * about production:
- * - FakeIntakeRepository: src/orders/intake/intake-repository.ts. An event id is recorded once
+ * - FakeIntakeRepository: src/orders/intake/intake-repository.ts, held to it by
+ *   test/orders/intake/intake-repository-contract.test.ts (the same scenarios against both). An event id is recorded once
  *   (the unique `stripe_events.id`); only its first delivery may change the order; a transition
  *   happens only from one of `from` (the conditional UPDATE); nothing is written for an order that
  *   does not exist; `markAnnounced` marks once. Every method runs to completion without
@@ -94,6 +95,11 @@ export class FakeIntakeRepository implements IntakeRepository {
     return this.timeline.filter((entry) => entry.orderId === orderId);
   }
 
+  /** `id = $1::uuid`: PostgreSQL reads a uuid in either case. */
+  private byId(orderId: string): FakeOrder | undefined {
+    return this.orders.get(orderId.toLowerCase());
+  }
+
   /** The newest order matching, as `ORDER BY created_at DESC LIMIT 1` finds it. */
   private find(match: (order: FakeOrder) => boolean): FakeOrder | undefined {
     return [...this.orders.values()].filter(match).sort((a, b) => b.createdAt - a.createdAt)[0];
@@ -101,7 +107,7 @@ export class FakeIntakeRepository implements IntakeRepository {
 
   private findByKey(key: OrderKey): FakeOrder | undefined {
     if ("checkoutSessionId" in key) return this.find((o) => o.checkoutSessionId === key.checkoutSessionId);
-    if ("orderId" in key) return this.find((o) => o.orderId === key.orderId);
+    if ("orderId" in key) return this.byId(key.orderId);
     return this.find((o) => o.paymentIntentId === key.paymentIntentId);
   }
 
@@ -197,13 +203,13 @@ export class FakeIntakeRepository implements IntakeRepository {
 
   async recordDecline(event: { id: string; type: string }, orderId: string, detail: Record<string, string>) {
     this.connect();
-    const order = this.orders.get(orderId);
+    const order = this.byId(orderId);
     if (!order) return this.outcome(undefined, false, false);
     const firstDelivery = this.record(event, order);
     const noted = firstDelivery && (order.status === "pending" || order.status === "payment_processing");
     if (noted) {
       this.timeline.push({
-        orderId,
+        orderId: order.orderId,
         kind: "checkout-payment-declined",
         detail: { ...detail, stripeEvent: event.id },
       });
@@ -213,16 +219,20 @@ export class FakeIntakeRepository implements IntakeRepository {
 
   async findOrder(orderId: string) {
     this.connect();
-    const order = this.orders.get(orderId);
+    const order = this.byId(orderId);
     return order ? snapshotOf(order) : null;
   }
 
   async markAnnounced(orderId: string, eventId: string) {
     this.connect();
-    const order = this.orders.get(orderId);
+    const order = this.byId(orderId);
     if (!order || order.placedEventSentAt !== null) return false;
     order.placedEventSentAt = new Date();
-    this.timeline.push({ orderId, kind: "order-placed-sent", detail: { stripeEvent: eventId } });
+    this.timeline.push({
+      orderId: order.orderId,
+      kind: "order-placed-sent",
+      detail: { stripeEvent: eventId },
+    });
     return true;
   }
 }
