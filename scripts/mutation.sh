@@ -35,8 +35,10 @@ for group in "${groups[@]}"; do
     # setup); test/orders/stripe-webhook.test.ts stays the end-to-end check (too slow per mutant).
     intake) STRYKER_NO_DATABASE=1 run intake "src/orders/intake/stripe-intake.ts,src/orders/intake/stripe-event-plan.ts" \
       "test/orders/intake/stripe-intake.unit.test.ts,test/orders/intake/stripe-event-plan.unit.test.ts" 10000 ;;
-    fulfil) run fulfil "src/inngest/functions/fulfill-order.ts" \
-      "test/workflow/compensation.test.ts,test/workflow/guards.test.ts,test/workflow/cancel-in-flight.test.ts" ;;
+    # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
+    # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
+    fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done
