@@ -30,7 +30,11 @@ for group in "${groups[@]}"; do
       "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts" ;;
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
-    intake) run intake "src/orders/intake/stripe-intake.ts" "test/orders/stripe-webhook.test.ts" ;;
+    # The fast tier: createStripeIntake and its plan driven directly, ports faked in memory
+    # (test/support/fakes/intake.ts), so no database (STRYKER_NO_DATABASE skips jest's global
+    # setup); test/orders/stripe-webhook.test.ts stays the end-to-end check (too slow per mutant).
+    intake) STRYKER_NO_DATABASE=1 run intake "src/orders/intake/stripe-intake.ts,src/orders/intake/stripe-event-plan.ts" \
+      "test/orders/intake/stripe-intake.unit.test.ts,test/orders/intake/stripe-event-plan.unit.test.ts" 10000 ;;
     # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
     # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
     fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
