@@ -219,6 +219,37 @@ describe("Stripe intake (in-memory ports)", () => {
       expect(placedEvents(order.orderId)).toHaveLength(1);
     });
 
+    it("two deliveries that find the announcement owed at once send it once", async () => {
+      const order = authorizedAtStripe();
+      order.paymentIntentId = `pi_${order.orderId.slice(0, 8)}`;
+      const event = completed(order);
+      f.publisher.refuseNext();
+      await expect(intake.handle(event)).rejects.toThrow(AppError);
+
+      // Stripe's retry of the event and a lapsed-authorization event (it flags the order, which
+      // still owes its announcement) arrive together; the send is held so both are in flight.
+      const open = f.publisher.gate();
+      const both = Promise.all([
+        intake.handle(event),
+        intake.handle(
+          stripeEvent(
+            "payment_intent.canceled",
+            paymentIntent({ id: order.paymentIntentId, cancellation_reason: "expired" }),
+          ),
+        ),
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+      open();
+      const results = await both;
+
+      expect(results.filter((r) => r.announced)).toHaveLength(1);
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        placedEventSentAt: expect.any(Date),
+        attentionReason: "The card authorization expired before it was captured",
+      });
+    });
+
     it("a retry landing on another replica sends it too", async () => {
       const order = authorizedAtStripe();
       const event = completed(order);
