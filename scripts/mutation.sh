@@ -26,8 +26,8 @@ for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
       "test/orders/order-repository.test.ts,test/inventory/reservation-guard.test.ts" ;;
-    inventory) run inventory "src/inventory/prisma-inventory-repository.ts" \
-      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts" ;;
+    inventory) run inventory "src/inventory/prisma-inventory-repository.ts,src/inventory/stock-holds.ts,src/inventory/holding-inventory.ts" \
+      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts" ;;
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
     intake) run intake "src/orders/intake/stripe-intake.ts" "test/orders/stripe-webhook.test.ts" ;;
