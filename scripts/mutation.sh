@@ -3,11 +3,18 @@
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
+# Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
 # last run of the group (reports/mutation/<group>.incremental.json); STRYKER_FORCE=1 runs them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p reports/mutation
+
+# One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
+# setup starts one for every mutant's test run.
+if [ -z "${TEST_DATABASE_URL:-}" ]; then
+  exec npx tsx scripts/with-test-postgres.ts bash "$0" "$@"
+fi
 
 run() {
   local group=$1 mutate=$2 tests=$3 timeout=${4:-60000}
@@ -17,6 +24,7 @@ run() {
   STRYKER_TESTS="${tests}" npx stryker run --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
     --timeoutMS "${STRYKER_TIMEOUT_MS:-${timeout}}" \
     --incremental --incrementalFile "reports/mutation/${group}.incremental.json" ${STRYKER_FORCE:+--force} \
+    --tempDirName ".stryker-tmp-${group}" \
     2>&1 | tee "reports/mutation/${group}.log" | grep -E "Final mutation score|All files|^[^|]*\|.*\|" || true
 }
 
