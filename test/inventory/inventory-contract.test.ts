@@ -175,6 +175,15 @@ describe("issue 11 mutation: inventory repository contract", () => {
     expect(await inventory.release(orderId)).toEqual([]);
   });
 
+  it("fails, taking nothing, to reserve for an order that does not exist", async () => {
+    await createProduct("ORPHAN-1", 5);
+
+    await expect(
+      inventory.reserve("00000000-0000-4000-8000-0000000000aa", [{ sku: "ORPHAN-1", quantity: 1 }]),
+    ).rejects.toThrow();
+    expect(await stockOf("ORPHAN-1")).toBe(5);
+  });
+
   it("with a guard, reserves for the claim that owns a fulfilling order, and refuses one whose cancel was requested", async () => {
     const claimId = "7b0c9d2e-4f1a-4c3b-8d5e-6a7b8c9d0e1f";
     await createProduct("OWNED-1", 5);
