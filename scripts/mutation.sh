@@ -19,9 +19,14 @@ fi
 run() {
   local group=$1 mutate=$2 tests=$3 timeout=${4:-60000}
   echo "== mutation group ${group}: ${mutate}"
+  # The shared config with this group's JSON report (reports/mutation/<group>.json, every mutant
+  # and its status), so groups running side by side do not overwrite one mutation.json.
+  node -e 'const c = require("./stryker.config.json"); delete c.$schema;
+    c.jsonReporter = { fileName: `reports/mutation/${process.argv[1]}.json` };
+    console.log(JSON.stringify(c));' "${group}" >"reports/mutation/${group}.stryker.json"
   # timeoutMS is added to 1.5 x the covering tests' own time: a mutant that makes a polling loop
   # spin forever costs this much once, so the fast groups use a short one.
-  STRYKER_TESTS="${tests}" npx stryker run --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
+  STRYKER_TESTS="${tests}" npx stryker run "reports/mutation/${group}.stryker.json" --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
     --timeoutMS "${STRYKER_TIMEOUT_MS:-${timeout}}" \
     --incremental --incrementalFile "reports/mutation/${group}.incremental.json" ${STRYKER_FORCE:+--force} \
     --tempDirName ".stryker-tmp-${group}" \
@@ -35,7 +40,7 @@ for group in "${groups[@]}"; do
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
       "test/orders/order-repository.test.ts,test/inventory/reservation-guard.test.ts" ;;
     inventory) run inventory "src/inventory/prisma-inventory-repository.ts,src/inventory/stock-holds.ts,src/inventory/holding-inventory.ts" \
-      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts" ;;
+      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts,test/inventory/inventory-contract.test.ts,test/inventory/stock-holds-store.test.ts" ;;
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
     intake) run intake "src/orders/intake/stripe-intake.ts" "test/orders/stripe-webhook.test.ts" ;;
