@@ -110,6 +110,8 @@ describe("issue 11 mutation: inventory repository contract", () => {
   it("a repeated reservation answers what the order holds, not what the retry asked for", async () => {
     await createProduct("AGAIN-A", 10);
     await createProduct("AGAIN-B", 10);
+    // Another order's reservation of the same SKU is not this order's.
+    await inventory.reserve(await createOrder(), [{ sku: "AGAIN-A", quantity: 3 }]);
     const orderId = await createOrder();
     await inventory.reserve(orderId, [
       { sku: "AGAIN-B", quantity: 2 },
@@ -125,7 +127,7 @@ describe("issue 11 mutation: inventory repository contract", () => {
         { sku: "AGAIN-B", quantity: 2 },
       ],
     });
-    expect([await stockOf("AGAIN-A"), await stockOf("AGAIN-B")]).toEqual([9, 8]);
+    expect([await stockOf("AGAIN-A"), await stockOf("AGAIN-B")]).toEqual([6, 8]);
   });
 
   it("names the line that is short, even after a line that just fits", async () => {

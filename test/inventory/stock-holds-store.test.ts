@@ -1,3 +1,4 @@
+import { Client } from "pg";
 import type { OpsNotice } from "../../src/alerts";
 import type { OrderStatus } from "../../src/generated/prisma/enums";
 import { withStockHolds } from "../../src/inventory/holding-inventory";
@@ -12,6 +13,7 @@ import {
 } from "../../src/inventory/stock-holds";
 import { createLogger } from "../../src/logger";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { eventually } from "../support/eventually";
 
 // Issue 11, mutation testing (docs/mutation-testing.md, group `inventory`): the stock holds' store
 // (take, record, convert exactly once, release exactly once, the sweep's query) and the inventory the
@@ -62,6 +64,13 @@ describe("issue 11 mutation: stock holds store and the holding inventory", () =>
       await takeStockForHold(tx, lines);
       await recordHolds(tx, orderId, lines, expiresAt);
     });
+  /** Sessions of this database waiting for a lock (asked on the pool, outside any transaction). */
+  const lockWaiters = async () =>
+    (
+      await database.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND state = 'active' AND wait_event_type = 'Lock'`
+    )[0]?.n ?? 0;
   const timeline = (orderId: string) =>
     database.db.orderTimelineEntry.findMany({ where: { orderId }, orderBy: { id: "asc" } });
 
@@ -149,6 +158,47 @@ describe("issue 11 mutation: stock holds store and the holding inventory", () =>
     // A converted hold is no longer held: releasing holds gives nothing back.
     expect(await holds.release(orderId, "test")).toEqual([]);
     expect(await timeline(orderId)).toEqual([]);
+  });
+
+  it("two conversions of one hold at once both answer the reservation: the second waits for the first under the order's lock", async () => {
+    await addProduct("CONC-1", 5);
+    const orderId = await createOrder("paid");
+    await hold(orderId, [{ sku: "CONC-1", quantity: 2 }], new Date());
+    const blocker = new Client({ connectionString: database.url });
+    await blocker.connect();
+    try {
+      // Hold the hold's row, so the first conversion stops at its status change and the second
+      // arrives while the first is still in flight.
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM stock_holds WHERE order_id = $1 FOR UPDATE`, [orderId]);
+      const both = Promise.all([holds.convert(orderId), holds.convert(orderId)]);
+      await eventually("both conversions wait", async () => (await lockWaiters()) >= 2);
+      await blocker.query("COMMIT");
+      const reservation = { ok: true, reserved: [{ sku: "CONC-1", quantity: 2 }] };
+      expect(await both).toEqual([reservation, reservation]);
+    } finally {
+      await blocker.end();
+    }
+    expect(await stockOf("CONC-1")).toBe(3);
+  });
+
+  it("the workflow's reserve converts an order's hold even when a cancel came first: the cleanup's release gives it back", async () => {
+    await addProduct("LATE-1", 5);
+    const claimId = "5d8e2f0a-9b1c-4e3d-8a7f-1c2b3d4e5f62";
+    const orderId = await createOrder("paid");
+    await hold(orderId, [{ sku: "LATE-1", quantity: 2 }], new Date());
+    await database.db.order.update({
+      where: { id: orderId },
+      data: { status: "fulfilling", claimId, cancelRequestedAt: new Date() },
+    });
+
+    expect(await inventory.reserve(orderId, [{ sku: "LATE-1", quantity: 2 }], { claimId })).toEqual({
+      ok: true,
+      reserved: [{ sku: "LATE-1", quantity: 2 }],
+    });
+    expect(await stockOf("LATE-1")).toBe(3);
+    expect(await inventory.release(orderId)).toEqual([{ sku: "LATE-1", quantity: 2 }]);
+    expect(await stockOf("LATE-1")).toBe(5);
   });
 
   it("has nothing to convert for an order without a hold, or whose hold was released", async () => {
