@@ -1,6 +1,8 @@
+import { Client } from "pg";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import type { InventoryRepository } from "../../src/inventory/inventory";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { eventually } from "../support/eventually";
 
 // Issue 11, mutation testing (docs/mutation-testing.md, group `inventory`): the answers of the
 // InventoryRepository contract that the first mutation pass showed no test pinned down. Asserted at
@@ -29,6 +31,13 @@ describe("issue 11 mutation: inventory repository contract", () => {
     return order.id;
   }
 
+  /** Sessions of this database waiting for a lock (asked on the pool, outside any transaction). */
+  const lockWaiters = async () =>
+    (
+      await database.db.$queryRaw<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND state = 'active' AND wait_event_type = 'Lock'`
+    )[0]?.n ?? 0;
   const stockOf = async (sku: string) =>
     (await database.db.product.findUniqueOrThrow({ where: { sku } })).stockOnHand;
 
@@ -128,6 +137,30 @@ describe("issue 11 mutation: inventory repository contract", () => {
       ],
     });
     expect([await stockOf("AGAIN-A"), await stockOf("AGAIN-B")]).toEqual([6, 8]);
+  });
+
+  it("two reservations of one order in flight at once take its stock once, and both answer the reservation", async () => {
+    await createProduct("TWICE-1", 5);
+    const orderId = await createOrder();
+    const blocker = new Client({ connectionString: database.url });
+    await blocker.connect();
+    try {
+      // Hold the product row, so that both statements are in flight together (the first at the
+      // product, the second at the order row) before either commits.
+      await blocker.query("BEGIN");
+      await blocker.query(`SELECT 1 FROM products WHERE sku = 'TWICE-1' FOR UPDATE`);
+      const lines = [{ sku: "TWICE-1", quantity: 2 }];
+      const both = Promise.all([inventory.reserve(orderId, lines), inventory.reserve(orderId, lines)]);
+      await eventually("both reservations wait", async () => (await lockWaiters()) >= 2);
+      await blocker.query("COMMIT");
+      expect(await both).toEqual([
+        { ok: true, reserved: lines },
+        { ok: true, reserved: lines },
+      ]);
+    } finally {
+      await blocker.end();
+    }
+    expect(await stockOf("TWICE-1")).toBe(3);
   });
 
   it("names the line that is short, even after a line that just fits", async () => {
