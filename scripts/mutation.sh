@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 mkdir -p reports/mutation
 
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
-# setup starts one for every mutant's test run.
-if [ -z "${TEST_DATABASE_URL:-}" ]; then
+# setup starts one for every mutant's test run. The fulfil group alone needs none (in-memory fakes).
+if [ -z "${TEST_DATABASE_URL:-}" ] && [ "$*" != "fulfil" ]; then
   exec npx tsx scripts/with-test-postgres.ts bash "$0" "$@"
 fi
 
