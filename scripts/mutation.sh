@@ -11,8 +11,20 @@ cd "$(dirname "$0")/.."
 mkdir -p reports/mutation
 
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
-# setup starts one for every mutant's test run. The fulfil group alone needs none (in-memory fakes).
-if [ -z "${TEST_DATABASE_URL:-}" ] && [ "$*" != "fulfil" ]; then
+# setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
+for group in "$@"; do
+  case "$group" in repositories | inventory | email | intake | fulfil) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil)" >&2; exit 2 ;;
+  esac
+done
+needs_database() {
+  [ $# -eq 0 ] && return 0
+  for group in "$@"; do
+    case "$group" in intake | fulfil) ;; *) return 0 ;; esac
+  done
+  return 1
+}
+if [ -z "${TEST_DATABASE_URL:-}" ] && needs_database "$@"; then
   exec npx tsx scripts/with-test-postgres.ts bash "$0" "$@"
 fi
 
