@@ -31,8 +31,10 @@ for group in "${groups[@]}"; do
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
     intake) run intake "src/orders/intake/stripe-intake.ts" "test/orders/stripe-webhook.test.ts" ;;
-    fulfil) run fulfil "src/inngest/functions/fulfill-order.ts" \
-      "test/workflow/compensation.test.ts,test/workflow/guards.test.ts,test/workflow/cancel-in-flight.test.ts" ;;
+    # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
+    # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
+    fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done
