@@ -12,7 +12,8 @@ const tests = (process.env.STRYKER_TESTS ?? "").split(",").filter(Boolean);
 const project = { ...projects[0] };
 delete project.displayName;
 
-// STRYKER_NO_DATABASE=1: the group's tests use in-memory fakes only (test/workflow-fast), so the
+// STRYKER_NO_DATABASE=1: the group's tests use in-memory fakes only (test/workflow-fast,
+// test/orders/intake/*.unit.test.ts), so the
 // embedded PostgreSQL of the global setup, seconds per Stryker test run, is left out.
 const withoutDatabase = process.env.STRYKER_NO_DATABASE === "1";
 const base = { ...shared };
