@@ -22,6 +22,41 @@ export class HoldOutOfStock extends Error {
 }
 
 /**
+ * Takes the stock for every line inside the caller's transaction, or throws HoldOutOfStock so
+ * that the whole transaction rolls back. Product rows are locked in one order (sorted by SKU), so
+ * two checkouts never deadlock; call it late in the transaction, so that the locks are held
+ * briefly. Checkout itself now takes stock and records holds in its one statement
+ * (checkout-repository.ts); these two remain for a caller holding a Prisma transaction.
+ */
+export async function takeStockForHold(
+  tx: Prisma.TransactionClient,
+  lines: readonly ReservationLine[],
+): Promise<void> {
+  for (const line of [...lines].sort((a, b) => a.sku.localeCompare(b.sku))) {
+    // The conditional decrement is the guard; the CHECK (stock_on_hand >= 0) is the backstop.
+    const taken = await tx.$executeRaw`
+      UPDATE products SET stock_on_hand = stock_on_hand - ${line.quantity}, updated_at = now()
+      WHERE sku = ${line.sku} AND stock_on_hand >= ${line.quantity}`;
+    if (taken === 0) {
+      const product = await tx.product.findUnique({ where: { sku: line.sku } });
+      throw new HoldOutOfStock(line.sku, line.quantity, product?.stockOnHand ?? 0);
+    }
+  }
+}
+
+/** Records the hold for stock `takeStockForHold` took, once the order row exists. */
+export async function recordHolds(
+  tx: Prisma.TransactionClient,
+  orderId: string,
+  lines: readonly ReservationLine[],
+  expiresAt: Date,
+): Promise<void> {
+  await tx.stockHold.createMany({
+    data: lines.map((line) => ({ orderId, sku: line.sku, quantity: line.quantity, expiresAt })),
+  });
+}
+
+/**
  * Gives the order's held stock back inside the caller's transaction. Conditional on `held`, so
  * two concurrent releases (or a release racing a conversion) return the units once.
  */
@@ -96,10 +131,9 @@ export function createStockHolds(db: Database): StockHolds {
       // One statement (a hot workflow step: docs/benchmarks.md): the order row locked first, then
       // the holds flipped to `converted` (conditional on `held`, so a sweep releasing the same hold
       // concurrently wins or loses whole) and the reservation made from them, unless the order
-      // already has one. The statement reads reservations as of its start: a concurrent convert that
-      // committed while this one waited for the lock has already flipped the holds, so this one finds
-      // nothing to convert and answers null, and the caller's guarded `reserve` (a new statement)
-      // reports that reservation.
+      // already has one. The statement reads reservations as of its start, so a concurrent convert
+      // that committed while this one waited for the lock leaves it nothing to convert and nothing
+      // seen: only then is the reservation read again, afresh.
       const { rows } = await sql.query<ReservationLine>(
         `WITH ord AS (SELECT id FROM orders WHERE id = $1::uuid FOR UPDATE),
         existing AS (SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid),
@@ -120,8 +154,17 @@ export function createStockHolds(db: Database): StockHolds {
         ORDER BY sku`,
         [orderId],
       );
-      if (rows.length === 0) return null;
-      return { ok: true, reserved: rows.map(({ sku, quantity }) => ({ sku, quantity })) };
+      const reserved =
+        rows.length > 0
+          ? rows
+          : (
+              await sql.query<ReservationLine>(
+                `SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid ORDER BY sku`,
+                [orderId],
+              )
+            ).rows;
+      if (reserved.length === 0) return null;
+      return { ok: true, reserved: reserved.map(({ sku, quantity }) => ({ sku, quantity })) };
     },
 
     async release(orderId, reason) {
