@@ -1,4 +1,4 @@
-import type { Database } from "../db/client";
+import { sqlPool, type Database } from "../db/client";
 import type { InventoryRepository, ProductView, ReservationLine, ReserveOutcome } from "./inventory";
 
 function toView(product: {
@@ -33,6 +33,7 @@ interface ReserveRow {
 }
 
 export function createPrismaInventoryRepository(db: Database): InventoryRepository {
+  const sql = sqlPool(db);
   const existingReservation = async (orderId: string): Promise<ReserveOutcome | undefined> => {
     const existing = await db.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
     if (existing.length === 0) return undefined;
@@ -46,8 +47,13 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
     },
 
     async findProducts(skus) {
-      const products = await db.product.findMany({ where: { sku: { in: skus } } });
-      return products.map(toView);
+      // Raw pg: every checkout prices its cart here (docs/benchmarks.md).
+      const { rows } = await sql.query<Parameters<typeof toView>[0]>(
+        `SELECT sku, name, unit_price AS "unitPrice", currency, stock_on_hand AS "stockOnHand", digital
+         FROM products WHERE sku = ANY($1::text[])`,
+        [skus],
+      );
+      return rows.map(toView);
     },
 
     async reserve(orderId, lines, guard): Promise<ReserveOutcome> {

@@ -1,4 +1,4 @@
-import type { Database, Prisma } from "../db/client";
+import { sqlPool, type Database, type Prisma } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import type { ReservationLine, ReserveOutcome } from "./inventory";
 
@@ -22,10 +22,11 @@ export class HoldOutOfStock extends Error {
 }
 
 /**
- * Takes the stock for every line inside the caller's transaction (the one that creates the
- * order), or throws HoldOutOfStock so that the whole transaction rolls back. Product rows are
- * locked in one order (sorted by SKU), so two checkouts never deadlock; call it late in the
- * transaction, so that the locks are held briefly.
+ * Takes the stock for every line inside the caller's transaction, or throws HoldOutOfStock so
+ * that the whole transaction rolls back. Product rows are locked in one order (sorted by SKU), so
+ * two checkouts never deadlock; call it late in the transaction, so that the locks are held
+ * briefly. Checkout itself now takes stock and records holds in its one statement
+ * (checkout-repository.ts); these two remain for a caller holding a Prisma transaction.
  */
 export async function takeStockForHold(
   tx: Prisma.TransactionClient,
@@ -124,27 +125,46 @@ export interface StockHolds {
 }
 
 export function createStockHolds(db: Database): StockHolds {
+  const sql = sqlPool(db);
   return {
     async convert(orderId) {
-      return db.$transaction(async (tx) => {
-        await tx.$queryRaw`SELECT id FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
-        const existing = await tx.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
-        if (existing.length > 0) {
-          return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };
-        }
-        // Conditional on `held`, so a sweep releasing the same hold concurrently wins or loses whole.
-        const converted = await tx.$queryRaw<ReservationLine[]>`
-          UPDATE stock_holds SET status = 'converted', updated_at = now()
-          WHERE order_id = ${orderId}::uuid AND status = 'held'
-          RETURNING sku, quantity`;
-        if (converted.length === 0) return null;
-        const reserved = [...converted].sort((a, b) => a.sku.localeCompare(b.sku));
-        // The units already left stock_on_hand with the hold: the reservation takes them over.
-        await tx.stockReservation.createMany({
-          data: reserved.map((line) => ({ orderId, sku: line.sku, quantity: line.quantity })),
-        });
-        return { ok: true, reserved };
-      });
+      // One statement (a hot workflow step: docs/benchmarks.md): the order row locked first, then
+      // the holds flipped to `converted` (conditional on `held`, so a sweep releasing the same hold
+      // concurrently wins or loses whole) and the reservation made from them, unless the order
+      // already has one. The statement reads reservations as of its start, so a concurrent convert
+      // that committed while this one waited for the lock leaves it nothing to convert and nothing
+      // seen: only then is the reservation read again, afresh.
+      const { rows } = await sql.query<ReservationLine>(
+        `WITH ord AS (SELECT id FROM orders WHERE id = $1::uuid FOR UPDATE),
+        existing AS (SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid),
+        converted AS (
+          UPDATE stock_holds h SET status = 'converted', updated_at = now()
+          FROM ord
+          WHERE h.order_id = ord.id AND h.status = 'held' AND NOT EXISTS (SELECT 1 FROM existing)
+          RETURNING h.sku, h.quantity
+        ),
+        made AS (
+          -- The units already left stock_on_hand with the hold: the reservation takes them over.
+          INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
+          SELECT $1::uuid, sku, quantity, 'reserved', now(), now() FROM converted
+        )
+        SELECT sku, quantity FROM existing
+        UNION ALL
+        SELECT sku, quantity FROM converted
+        ORDER BY sku`,
+        [orderId],
+      );
+      const reserved =
+        rows.length > 0
+          ? rows
+          : (
+              await sql.query<ReservationLine>(
+                `SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid ORDER BY sku`,
+                [orderId],
+              )
+            ).rows;
+      if (reserved.length === 0) return null;
+      return { ok: true, reserved: reserved.map(({ sku, quantity }) => ({ sku, quantity })) };
     },
 
     async release(orderId, reason) {

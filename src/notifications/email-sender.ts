@@ -1,4 +1,5 @@
-import type { Database } from "../db/client";
+import { randomUUID } from "node:crypto";
+import { sqlPool, type Database } from "../db/client";
 import type { Logger } from "../logger";
 import type { EmailTransport } from "./email-transport";
 import { messageIdFor } from "./message-id";
@@ -76,6 +77,9 @@ interface LeasedRow {
   idempotency_key: string;
 }
 
+const leasedColumns = `id, message_id, recipient, subject, body_text, body_html, attempts, created_at,
+  order_id, template, idempotency_key`;
+
 /** Told when the outbox gives up on an e-mail: ops must hear of it. */
 export type GiveUpNotifier = (email: {
   idempotencyKey: string;
@@ -112,6 +116,8 @@ export function createEmailSender(deps: {
   now?: () => Date;
 }): EmailSender & EmailOutbox {
   const { db, transport, from, logger } = deps;
+  // Every order sends two e-mails: their statements go to pg directly (docs/benchmarks.md).
+  const sql = sqlPool(db);
   const retry = deps.retry ?? defaultRetryPolicy;
   const now = deps.now ?? (() => new Date());
 
@@ -126,17 +132,26 @@ export function createEmailSender(deps: {
     const at = now();
     const until = new Date(at.getTime() + leaseMs);
     const { content } = options;
-    const [row] = await db.$queryRaw<LeasedRow[]>`
-      UPDATE email_messages
-      SET lease_until = ${until}, attempts = attempts + 1,
-          subject = COALESCE(subject, ${content?.subject ?? null}),
-          body_text = COALESCE(body_text, ${content?.text ?? null}),
-          body_html = COALESCE(body_html, ${content?.html ?? null})
-      WHERE idempotency_key = ${key} AND status <> 'sent'
-        AND (lease_until IS NULL OR lease_until < ${at})
-        AND (${options.includeGivenUp} OR gave_up_at IS NULL)
-      RETURNING id, message_id, recipient, subject, body_text, body_html, attempts, created_at,
-                order_id, template, idempotency_key`;
+    const { rows } = await sql.query<LeasedRow>(
+      `UPDATE email_messages
+       SET lease_until = $1, attempts = attempts + 1,
+           subject = COALESCE(subject, $2), body_text = COALESCE(body_text, $3),
+           body_html = COALESCE(body_html, $4)
+       WHERE idempotency_key = $5 AND status <> 'sent'
+         AND (lease_until IS NULL OR lease_until < $6)
+         AND ($7 OR gave_up_at IS NULL)
+       RETURNING ${leasedColumns}`,
+      [
+        until,
+        content?.subject ?? null,
+        content?.text ?? null,
+        content?.html ?? null,
+        key,
+        at,
+        options.includeGivenUp,
+      ],
+    );
+    const row = rows[0];
     return row;
   }
 
@@ -159,18 +174,13 @@ export function createEmailSender(deps: {
         text: row.body_text,
         html: row.body_html,
       });
-      await db.emailMessage.update({
-        where: { id: row.id },
-        data: {
-          status: "sent",
-          providerMessageId: receipt.providerMessageId,
-          sentAt: now(),
-          error: null,
-          leaseUntil: null,
-          nextAttemptAt: null,
-          gaveUpAt: null,
-        },
-      });
+      await sql.query(
+        `UPDATE email_messages
+         SET status = 'sent', provider_message_id = $2, sent_at = $3, error = NULL, lease_until = NULL,
+             next_attempt_at = NULL, gave_up_at = NULL
+         WHERE id = $1::uuid`,
+        [row.id, receipt.providerMessageId, now()],
+      );
       log.info(
         { messageId: row.message_id, transport: transport.kind, attempts: row.attempts },
         "e-mail sent",
@@ -180,16 +190,17 @@ export function createEmailSender(deps: {
       const message = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
       const at = now();
       const giveUp = at.getTime() - row.created_at.getTime() >= retry.giveUpAfterMs;
-      await db.emailMessage.update({
-        where: { id: row.id },
-        data: {
-          status: "failed",
-          error: message,
-          leaseUntil: null,
-          nextAttemptAt: giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
-          gaveUpAt: giveUp ? at : null,
-        },
-      });
+      await sql.query(
+        `UPDATE email_messages
+         SET status = 'failed', error = $2, lease_until = NULL, next_attempt_at = $3, gave_up_at = $4
+         WHERE id = $1::uuid`,
+        [
+          row.id,
+          message,
+          giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
+          giveUp ? at : null,
+        ],
+      );
       if (!giveUp) {
         const retryAt = new Date(at.getTime() + backoffMs(row.attempts));
         log.warn(
@@ -212,33 +223,45 @@ export function createEmailSender(deps: {
 
   return {
     async send(request) {
-      await db.emailMessage.createMany({
-        data: [
-          {
-            idempotencyKey: request.idempotencyKey,
-            orderId: request.orderId ?? null,
-            template: request.template,
-            recipient: request.to,
-            messageId: messageIdFor(request.idempotencyKey, from),
-            subject: request.content.subject,
-            bodyText: request.content.text,
-            bodyHtml: request.content.html,
-            // On the sender's clock, which the retry window is measured on.
-            createdAt: now(),
-          },
+      // Steps 1 and 2 in one statement for the first attempt: the key's row is inserted already
+      // leased (attempts 1), or, when it exists, leased by the same conditions as lease() (a direct
+      // send also takes an e-mail the outbox gave up on). No row back: sent, or a live lease holds it.
+      const at = now();
+      const { rows } = await sql.query<LeasedRow>(
+        `INSERT INTO email_messages AS m (id, idempotency_key, order_id, template, recipient, status,
+             message_id, created_at, subject, body_text, body_html, attempts, lease_until)
+         VALUES ($1::uuid, $2, $3::uuid, $4, $5, 'pending', $6, $7, $8, $9, $10, 1, $11)
+         ON CONFLICT (idempotency_key) DO UPDATE
+         SET lease_until = EXCLUDED.lease_until, attempts = m.attempts + 1,
+             subject = COALESCE(m.subject, EXCLUDED.subject), body_text = COALESCE(m.body_text, EXCLUDED.body_text),
+             body_html = COALESCE(m.body_html, EXCLUDED.body_html)
+         WHERE m.status <> 'sent' AND (m.lease_until IS NULL OR m.lease_until < $7)
+         RETURNING ${leasedColumns}`,
+        [
+          randomUUID(),
+          request.idempotencyKey,
+          request.orderId ?? null,
+          request.template,
+          request.to,
+          messageIdFor(request.idempotencyKey, from),
+          // On the sender's clock, which the retry window and the lease are measured on.
+          at,
+          request.content.subject,
+          request.content.text,
+          request.content.html,
+          new Date(at.getTime() + leaseMs),
         ],
-        skipDuplicates: true,
-      });
-
+      );
+      let row = rows[0];
       const deadline = Date.now() + waitForHolderMs;
       for (;;) {
-        // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
-        const row = await lease(request.idempotencyKey, { content: request.content, includeGivenUp: true });
         if (row) return attempt(row);
-        const current = await db.emailMessage.findUnique({
-          where: { idempotencyKey: request.idempotencyKey },
-          select: { status: true, messageId: true },
-        });
+        const current = (
+          await sql.query<{ status: string; messageId: string }>(
+            `SELECT status::text AS status, message_id AS "messageId" FROM email_messages WHERE idempotency_key = $1`,
+            [request.idempotencyKey],
+          )
+        ).rows[0];
         if (!current) throw new Error(`email ${request.idempotencyKey}: claimed row disappeared`);
         if (current.status === "sent") {
           logger.info(
@@ -250,18 +273,22 @@ export function createEmailSender(deps: {
         // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
         if (Date.now() >= deadline) return { status: "queued", messageId: current.messageId };
         await new Promise((resolve) => setTimeout(resolve, pollMs));
+        // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
+        row = await lease(request.idempotencyKey, { content: request.content, includeGivenUp: true });
       }
     },
 
     async drain(options = {}) {
       const at = now();
-      const due = await db.$queryRaw<{ idempotency_key: string }[]>`
-        SELECT idempotency_key FROM email_messages
-        WHERE status <> 'sent' AND gave_up_at IS NULL AND subject IS NOT NULL
-          AND (lease_until IS NULL OR lease_until < ${at})
-          AND COALESCE(next_attempt_at, created_at) <= ${at}
-        ORDER BY COALESCE(next_attempt_at, created_at)
-        LIMIT ${options.limit ?? 50}`;
+      const { rows: due } = await sql.query<{ idempotency_key: string }>(
+        `SELECT idempotency_key FROM email_messages
+         WHERE status <> 'sent' AND gave_up_at IS NULL AND subject IS NOT NULL
+           AND (lease_until IS NULL OR lease_until < $1)
+           AND COALESCE(next_attempt_at, created_at) <= $1
+         ORDER BY COALESCE(next_attempt_at, created_at)
+         LIMIT $2`,
+        [at, options.limit ?? 50],
+      );
       const result: OutboxDrainResult = { sent: 0, retrying: 0, gaveUp: 0 };
       for (const { idempotency_key: key } of due) {
         const row = await lease(key, { includeGivenUp: false });

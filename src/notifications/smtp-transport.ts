@@ -7,8 +7,17 @@ import type { EmailTransport } from "./email-transport";
  */
 const timeouts = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
 
+/**
+ * Pooled: every order sends at least two e-mails, and a new connection (TCP, greeting, EHLO) per
+ * e-mail was most of nodemailer's cost in the profile (docs/benchmarks.md). The pool opens up to
+ * five connections as sends overlap (one per concurrent send below that, as before) and reuses
+ * them. A connection that cannot be made fails its message at once (the outbox retries it later);
+ * one that drops mid-send is retried by the pool on a new connection (nodemailer's default, at most
+ * 5 times, 50 ms to 2 s apart; a resend carries the same Message-ID, as the outbox's does). A silent
+ * or unreachable server still ends each attempt within the timeouts above.
+ */
 export function createSmtpTransport(smtpUrl: string): EmailTransport {
-  const transporter = nodemailer.createTransport({ url: smtpUrl, ...timeouts });
+  const transporter = nodemailer.createTransport({ url: smtpUrl, pool: true, ...timeouts });
   return {
     kind: "smtp",
     async send(email) {

@@ -1,4 +1,5 @@
-import type { Database, Prisma } from "../db/client";
+import { randomUUID } from "node:crypto";
+import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "./order-repository";
 import type { CarrierBooking } from "../shipping/shipping-provider";
 
@@ -31,7 +32,7 @@ export interface ShipmentRecordInput {
 export type FenceOutcome = "fenced" | "shipped" | "not-found";
 
 /**
- * The writes by which fulfilment moves an order forward. Each runs in one transaction that first
+ * The writes by which fulfilment moves an order forward. Each is one statement that first
  * locks the order row and checks that the run still owns it (`claim_id`), that it is still
  * `fulfilling` and that no cancellation was requested. A cancellation sets `cancel_requested_at`
  * under the same row lock (`fenceForCancel`, or the admin API), so for every interleaving exactly
@@ -44,89 +45,142 @@ export interface FulfilmentRecords {
   fenceForCancel(orderId: string): Promise<FenceOutcome>;
 }
 
-type Tx = Prisma.TransactionClient;
-
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
+
+/** What the guard saw of the order under its row lock: the state before this write. */
+interface GuardRow {
+  claim_id: string | null;
+  status: OrderStatus;
+  cancel_requested: boolean;
+}
+
+/**
+ * The guard of every write below, as the head of one statement: the order row locked first
+ * (FOR UPDATE returns its latest committed version, after any cancel or re-drive that holds the
+ * lock), then `go` has a row only while `$2` owns it, it is `fulfilling` and no cancel was
+ * requested. The writes that follow select FROM go, so they land together or not at all; one
+ * autocommit statement is as atomic as the transaction it replaces, in one round trip.
+ */
+const guardHead = `
+  WITH ord AS (
+    SELECT claim_id, status::text AS status, cancel_requested_at FROM orders
+    WHERE id = $1::uuid FOR UPDATE
+  ),
+  go AS (SELECT 1 FROM ord WHERE claim_id = $2 AND status = 'fulfilling' AND cancel_requested_at IS NULL)`;
+const guardTail = `SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested FROM ord`;
+
+function verdict(row: GuardRow | undefined, claimId: string): "write" | GuardRefusal {
+  if (!row || row.claim_id !== claimId) return "superseded";
+  if (row.status === "fulfilling" && !row.cancel_requested) return "write";
+  return "cancelled";
+}
 
 export function createFulfilmentRecords(
   db: Database,
   options: { onTransition?: (to: OrderStatus) => void } = {},
 ): FulfilmentRecords {
-  /**
-   * `written`: the value to report when the order already shows this write landed (a retried
-   * step after a crash, or the replay of a step that succeeded): statuses `landedIn`.
-   */
-  async function whileFulfilling<T>(
-    orderId: string,
-    claimId: string,
-    write: (tx: Tx) => Promise<T>,
-    already?: { landedIn: readonly OrderStatus[]; written: T },
-  ): Promise<Guarded<T>> {
-    return db.$transaction(async (tx): Promise<Guarded<T>> => {
-      const [order] = await tx.$queryRaw<
-        { claim_id: string | null; status: OrderStatus; cancel_requested_at: Date | null }[]
-      >`SELECT claim_id, status, cancel_requested_at FROM orders WHERE id = ${orderId}::uuid FOR UPDATE`;
-      if (!order || order.claim_id !== claimId) return { landed: false, reason: "superseded" };
-      if (already?.landedIn.includes(order.status)) return { landed: true, value: already.written };
-      if (order.cancel_requested_at !== null || order.status !== "fulfilling")
-        return { landed: false, reason: "cancelled" };
-      return { landed: true, value: await write(tx) };
-    });
-  }
-
-  const record = (tx: Tx, orderId: string, kind: string, detail: object, runId: string) =>
-    tx.orderTimelineEntry.createMany({
-      data: [{ orderId, kind, detail: detail as Prisma.InputJsonValue, runId }],
-      skipDuplicates: true,
-    });
+  const sql = sqlPool(db);
 
   return {
-    recordCapture(capture) {
+    async recordCapture(capture) {
       const { orderId, claimId, runId, paymentIntentId, amountCaptured, currency } = capture;
-      return whileFulfilling(orderId, claimId, async (tx) => {
-        const data = { status: "captured" as const, amountCaptured, amountAuthorized: amountCaptured };
-        const payment = await tx.payment.upsert({
-          where: { orderId },
-          create: { orderId, providerId: paymentIntentId, currency, ...data },
-          update: data,
-        });
-        await record(
-          tx,
+      const detail = { paymentIntentId, amountCaptured, currency, alreadyCaptured: capture.alreadyCaptured };
+      const { rows } = await sql.query<GuardRow & { payment_id: string | null }>(
+        `${guardHead},
+        paid AS (
+          INSERT INTO payments (id, order_id, provider_id, status, currency, amount_authorized,
+                                amount_captured, created_at, updated_at)
+          SELECT $3::uuid, $1::uuid, $4, 'captured', $5, $6, $6, now(), now() FROM go
+          ON CONFLICT (order_id) DO UPDATE SET status = 'captured',
+            amount_captured = EXCLUDED.amount_captured, amount_authorized = EXCLUDED.amount_authorized,
+            updated_at = now()
+          RETURNING id
+        ),
+        entry AS (
+          INSERT INTO order_timeline (order_id, kind, detail, run_id)
+          SELECT $1::uuid, 'payment-captured', $7::jsonb, $8 FROM go
+          ON CONFLICT DO NOTHING
+        )
+        SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested,
+               (SELECT id FROM paid) AS payment_id
+        FROM ord`,
+        [
           orderId,
-          "payment-captured",
-          { paymentIntentId, amountCaptured, currency, alreadyCaptured: capture.alreadyCaptured },
+          claimId,
+          randomUUID(),
+          paymentIntentId,
+          currency,
+          amountCaptured,
+          JSON.stringify(detail),
           runId,
-        );
-        return { paymentId: payment.id };
-      });
+        ],
+      );
+      const row = rows[0];
+      const decided = verdict(row, claimId);
+      if (decided !== "write") return { landed: false, reason: decided };
+      if (!row?.payment_id) throw new Error(`recordCapture: no payment row written for order ${orderId}`);
+      return { landed: true, value: { paymentId: row.payment_id } };
     },
 
     async recordShipment({ orderId, claimId, runId, booking }) {
-      let moved = false;
-      const recorded = await whileFulfilling(
-        orderId,
-        claimId,
-        async (tx) => {
-          if (booking === null) {
-            // Digital-only: nothing to ship, so the order is delivered once the money is taken.
-            await tx.order.update({ where: { id: orderId }, data: { status: "delivered" } });
-            await record(tx, orderId, "nothing-to-ship", {}, runId);
-          } else {
-            const { carrier, trackingNumber, trackingUrl, service, labelUrl, providerId } = booking;
-            await tx.shipment.createMany({
-              data: [{ orderId, carrier, trackingNumber, trackingUrl, service, labelUrl, providerId }],
-              skipDuplicates: true,
-            });
-            await tx.order.update({ where: { id: orderId }, data: { status: "shipped" } });
-            await record(tx, orderId, "shipment-booked", { carrier, trackingNumber, trackingUrl }, runId);
-          }
-          moved = true;
-          return null;
-        },
-        { landedIn: shippedStatuses, written: null },
+      // Digital-only (no booking): nothing to ship, so the order is delivered once the money is taken.
+      const to: OrderStatus = booking === null ? "delivered" : "shipped";
+      const entry =
+        booking === null
+          ? { kind: "nothing-to-ship", detail: {} }
+          : {
+              kind: "shipment-booked",
+              detail: {
+                carrier: booking.carrier,
+                trackingNumber: booking.trackingNumber,
+                trackingUrl: booking.trackingUrl,
+              },
+            };
+      const { rows } = await sql.query<GuardRow>(
+        `${guardHead},
+        booked AS (
+          INSERT INTO shipments (id, order_id, carrier, tracking_number, tracking_url, service,
+                                 label_url, provider_id, status, created_at, updated_at)
+          SELECT $3::uuid, $1::uuid, $4, $5, $6, $7, $8, $9, 'booked', now(), now() FROM go
+          WHERE $4::text IS NOT NULL
+          ON CONFLICT DO NOTHING
+        ),
+        moved AS (
+          UPDATE orders o SET status = $10::order_status, updated_at = now()
+          FROM go WHERE o.id = $1::uuid
+        ),
+        entry AS (
+          INSERT INTO order_timeline (order_id, kind, detail, run_id)
+          SELECT $1::uuid, $11, $12::jsonb, $13 FROM go
+          ON CONFLICT DO NOTHING
+        )
+        ${guardTail}`,
+        [
+          orderId,
+          claimId,
+          randomUUID(),
+          booking?.carrier ?? null,
+          booking?.trackingNumber ?? null,
+          booking?.trackingUrl ?? null,
+          booking?.service ?? null,
+          booking?.labelUrl ?? null,
+          booking?.providerId ?? null,
+          to,
+          entry.kind,
+          JSON.stringify(entry.detail),
+          runId,
+        ],
       );
-      if (moved) options.onTransition?.(booking === null ? "delivered" : "shipped");
-      return recorded;
+      const row = rows[0];
+      const decided = verdict(row, claimId);
+      if (decided === "write") {
+        options.onTransition?.(to);
+        return { landed: true, value: null };
+      }
+      // A retried step (after a crash, or the replay of one that succeeded) finds its write landed.
+      if (decided === "cancelled" && row && shippedStatuses.includes(row.status))
+        return { landed: true, value: null };
+      return { landed: false, reason: decided };
     },
 
     async fenceForCancel(orderId) {

@@ -1,4 +1,4 @@
-import type { Database, Prisma } from "../db/client";
+import { sqlPool, type Database } from "../db/client";
 
 export interface TimelineEntry {
   kind: string;
@@ -21,12 +21,15 @@ export interface Timeline {
 }
 
 export function createTimeline(db: Database): Timeline {
+  // Every workflow step records an entry: straight to pg, one round trip (docs/benchmarks.md).
+  const sql = sqlPool(db);
   return {
     async record(orderId, kind, detail = {}, runId) {
-      await db.orderTimelineEntry.createMany({
-        data: [{ orderId, kind, detail: detail as Prisma.InputJsonValue, runId: runId ?? null }],
-        skipDuplicates: true,
-      });
+      await sql.query(
+        `INSERT INTO order_timeline (order_id, kind, detail, run_id)
+         VALUES ($1::uuid, $2, $3::jsonb, $4) ON CONFLICT DO NOTHING`,
+        [orderId, kind, JSON.stringify(detail), runId ?? null],
+      );
     },
 
     async list(orderId) {

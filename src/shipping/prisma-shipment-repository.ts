@@ -1,4 +1,4 @@
-import type { Database } from "../db/client";
+import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
 
@@ -29,9 +29,18 @@ function toRecord(row: {
 }
 
 export function createShipmentRepository(db: Database): ShipmentRepository {
+  const sql = sqlPool(db);
+  /** Raw pg: the workflow's create-shipment step asks it on every order (docs/benchmarks.md). */
   async function findByOrderId(orderId: string): Promise<ShipmentRecord | null> {
-    const row = await db.shipment.findUnique({ where: { orderId } });
-    return row ? toRecord(row) : null;
+    const { rows } = await sql.query<ShipmentRecord>(
+      `SELECT order_id AS "orderId", carrier, tracking_number AS "trackingNumber",
+              tracking_url AS "trackingUrl", service, label_url AS "labelUrl",
+              provider_id AS "providerId", tracker_status AS "trackerStatus", status::text AS status,
+              delivered_at AS "deliveredAt"
+       FROM shipments WHERE order_id = $1::uuid`,
+      [orderId],
+    );
+    return rows[0] ?? null;
   }
 
   return {

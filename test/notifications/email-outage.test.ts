@@ -179,6 +179,9 @@ describe("issue 14: e-mail outside transactions and through SMTP outages", () =>
         ]);
         expect(await row()).toMatchObject({ status: "sent", error: null, leaseUntil: null });
       } finally {
+        // The transport pools its connections: it holds one open to the receiver until closed, and
+        // the receiver's close waits for its open connections.
+        transport.close();
         await receiver.close();
       }
     } finally {

@@ -1,7 +1,15 @@
 import { randomUUID } from "node:crypto";
-import type { Database } from "../../db/client";
+import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
-import { recordHolds, releaseHolds, takeStockForHold } from "../../inventory/stock-holds";
+import { HoldOutOfStock, releaseHolds } from "../../inventory/stock-holds";
+
+/** The customer's Idempotency-Key is already taken by another order: nothing was written. */
+export class IdempotencyKeyTaken extends Error {
+  constructor(readonly customerId: string) {
+    super(`Idempotency-Key already used by customer ${customerId}`);
+    this.name = "IdempotencyKeyTaken";
+  }
+}
 
 export interface PendingOrderInput {
   customerId: string;
@@ -33,11 +41,14 @@ export interface CheckoutOrder {
 
 export interface CheckoutRepository {
   /**
-   * One transaction: the order (pending) with its lines, total and checkout request, and the
+   * All or nothing: the order (pending) with its lines, total and checkout request, and the
    * stock hold for every line. Throws HoldOutOfStock (nothing written) when a line is short, and
-   * Prisma's unique violation (P2002) when the customer's Idempotency-Key is already taken.
+   * IdempotencyKeyTaken when the customer's Idempotency-Key is already taken. Answers with the
+   * order as findCheckout would read it, so the caller need not read it back.
    */
-  createPendingOrder(input: PendingOrderInput): Promise<{ orderId: string; total: number }>;
+  createPendingOrder(
+    input: PendingOrderInput,
+  ): Promise<{ orderId: string; total: number; order: CheckoutOrder }>;
   findByIdempotencyKey(customerId: string, idempotencyKey: string): Promise<CheckoutOrder | null>;
   findCheckout(orderId: string): Promise<CheckoutOrder | null>;
   /** Sets the session once: a replay with the same id changes nothing. False if another is set. */
@@ -85,42 +96,103 @@ const checkoutInclude = {
 } as const;
 
 export function createCheckoutRepository(db: Database): CheckoutRepository {
+  // Every checkout creates an order and attaches its session: raw pg, one round trip each.
+  const sql = sqlPool(db);
   return {
     async createPendingOrder(input) {
       const total = input.lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
       const orderId = randomUUID();
-      await db.$transaction(async (tx) => {
-        // The order first, the stock last: the product row stays locked (against every other
-        // checkout of that SKU) only from the decrement to the commit, two statements.
-        await tx.order.create({
-          data: {
-            id: orderId,
-            customerId: input.customerId,
-            email: input.email,
-            currency: input.currency,
+      const lines = [...input.lines].sort((a, b) => a.sku.localeCompare(b.sku));
+      // One statement instead of an interactive transaction (issue 10: under load, its ~10 round
+      // trips outlasted Prisma's 5 s transaction limit while the hot product row stayed locked).
+      // The product rows are locked first, in SKU order (two checkouts never deadlock), and read at
+      // their latest committed stock; the verdict gates every write, so the order, its lines, its
+      // checkout request, its timeline entry, the stock taken and the holds land together or not at
+      // all. The lock lasts only as long as the statement.
+      let rows: { sku: string; requested: number; available: number; ok: boolean; created_at: Date | null }[];
+      try {
+        ({ rows } = await sql.query(
+          `WITH req AS (
+            SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::uuid[])
+              AS r (sku, name, unit_price, quantity, line_id)
+          ),
+          locked AS (
+            SELECT p.sku, p.stock_on_hand FROM products p WHERE p.sku IN (SELECT sku FROM req)
+            ORDER BY p.sku FOR UPDATE
+          ),
+          verdict AS (
+            SELECT (SELECT count(*) FROM req) = (
+              SELECT count(*) FROM locked l JOIN req r USING (sku) WHERE l.stock_on_hand >= r.quantity
+            ) AS ok
+          ),
+          taken AS (
+            UPDATE products p SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
+            FROM req r, verdict v WHERE v.ok AND p.sku = r.sku
+          ),
+          ord AS (
+            INSERT INTO orders (id, customer_id, email, status, currency, total, created_at, updated_at)
+            SELECT $1::uuid, $7, $8, 'pending', $9, $10, now(), now() FROM verdict WHERE ok
+            RETURNING id, created_at
+          ),
+          order_lines_made AS (
+            INSERT INTO order_lines (id, order_id, sku, name, unit_price, quantity)
+            SELECT r.line_id, ord.id, r.sku, r.name, r.unit_price, r.quantity FROM req r, ord
+          ),
+          checkout_made AS (
+            INSERT INTO checkout_requests (order_id, customer_id, idempotency_key, request_hash, expires_at, created_at)
+            SELECT ord.id, $7, $11, $12, $13, now() FROM ord
+          ),
+          entry AS (
+            INSERT INTO order_timeline (order_id, kind, detail) SELECT ord.id, 'checkout-started', $14::jsonb FROM ord
+          ),
+          holds AS (
+            INSERT INTO stock_holds (order_id, sku, quantity, status, expires_at, created_at, updated_at)
+            SELECT ord.id, r.sku, r.quantity, 'held', $13, now(), now() FROM req r, ord
+          )
+          SELECT r.sku, r.quantity AS requested, COALESCE(l.stock_on_hand, 0) AS available,
+                 (SELECT ok FROM verdict) AS ok, (SELECT created_at FROM ord) AS created_at
+          FROM req r LEFT JOIN locked l USING (sku) ORDER BY r.sku`,
+          [
+            orderId,
+            lines.map((line) => line.sku),
+            lines.map((line) => line.name),
+            lines.map((line) => line.unitPrice),
+            lines.map((line) => line.quantity),
+            lines.map(() => randomUUID()),
+            input.customerId,
+            input.email,
+            input.currency,
             total,
-            lines: { create: input.lines },
-            checkout: {
-              create: {
-                customerId: input.customerId,
-                idempotencyKey: input.idempotencyKey,
-                requestHash: input.requestHash,
-                expiresAt: input.expiresAt,
-              },
-            },
-            timeline: {
-              create: {
-                kind: "checkout-started",
-                detail: { total, currency: input.currency, holdUntil: input.expiresAt.toISOString() },
-              },
-            },
-          },
-          select: { id: true },
-        });
-        await takeStockForHold(tx, input.lines);
-        await recordHolds(tx, orderId, input.lines, input.expiresAt);
-      });
-      return { orderId, total };
+            input.idempotencyKey,
+            input.requestHash,
+            input.expiresAt,
+            JSON.stringify({ total, currency: input.currency, holdUntil: input.expiresAt.toISOString() }),
+          ],
+        ));
+      } catch (error) {
+        const { code, constraint } = error as { code?: unknown; constraint?: unknown };
+        if (code === "23505" && constraint === "checkout_requests_customer_id_idempotency_key_key")
+          throw new IdempotencyKeyTaken(input.customerId);
+        throw error;
+      }
+      const createdAt = rows[0]?.created_at;
+      if (!rows[0]?.ok || !createdAt) {
+        const short = rows.find((row) => row.available < row.requested) ?? rows[0];
+        throw new HoldOutOfStock(short?.sku ?? "", short?.requested ?? 0, short?.available ?? 0);
+      }
+      const order: CheckoutOrder = {
+        orderId,
+        status: "pending",
+        customerId: input.customerId,
+        email: input.email,
+        currency: input.currency,
+        checkoutSessionId: null,
+        requestHash: input.requestHash,
+        expiresAt: input.expiresAt,
+        createdAt,
+        lines: lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
+      };
+      return { orderId, total, order };
     },
 
     async findByIdempotencyKey(customerId, idempotencyKey) {
@@ -137,23 +209,27 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
     },
 
     async attachCheckoutSession(orderId, checkoutSessionId) {
-      return db.$transaction(async (tx) => {
-        const attached = await tx.order.updateMany({
-          where: { id: orderId, checkoutSessionId: null },
-          data: { checkoutSessionId },
-        });
-        if (attached.count === 0) {
-          const order = await tx.order.findUnique({
-            where: { id: orderId },
-            select: { checkoutSessionId: true },
-          });
-          return order?.checkoutSessionId === checkoutSessionId;
-        }
-        await tx.orderTimelineEntry.create({
-          data: { orderId, kind: "checkout-session-created", detail: { checkoutSessionId } },
-        });
-        return true;
+      // One statement on the usual path (every checkout): set once, with its timeline entry.
+      const { rows } = await sql.query<{ attached: number }>(
+        `WITH attached AS (
+          UPDATE orders SET checkout_session_id = $2, updated_at = now()
+          WHERE id = $1::uuid AND checkout_session_id IS NULL
+          RETURNING id
+        ),
+        entry AS (
+          INSERT INTO order_timeline (order_id, kind, detail)
+          SELECT id, 'checkout-session-created', $3::jsonb FROM attached
+        )
+        SELECT count(*)::int AS attached FROM attached`,
+        [orderId, checkoutSessionId, JSON.stringify({ checkoutSessionId })],
+      );
+      if ((rows[0]?.attached ?? 0) > 0) return true;
+      // Not attached now: a replay finds its own session (read afresh, after any concurrent attach).
+      const order = await db.order.findUnique({
+        where: { id: orderId },
+        select: { checkoutSessionId: true },
       });
+      return order?.checkoutSessionId === checkoutSessionId;
     },
 
     async abandon(orderId, reason) {

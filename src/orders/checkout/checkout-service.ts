@@ -6,7 +6,7 @@ import type { InventoryRepository } from "../../inventory/inventory";
 import { HoldOutOfStock } from "../../inventory/stock-holds";
 import type { Logger } from "../../logger";
 import type { CheckoutSessions, ShippingCollection } from "../../payments/stripe-checkout";
-import type { CheckoutOrder, CheckoutRepository } from "./checkout-repository";
+import { IdempotencyKeyTaken, type CheckoutOrder, type CheckoutRepository } from "./checkout-repository";
 import type { CheckoutRequest } from "./checkout-request";
 
 export interface CheckoutResult {
@@ -42,6 +42,11 @@ export function isDatabaseBusy(error: unknown): boolean {
   return (
     error.message.includes(poolTimeoutMessage) || error.message.includes("Unable to start a transaction")
   );
+}
+
+/** Nothing to ship when every product is digital (and there is at least one). */
+function isDigitalOnly(products: readonly { digital?: boolean }[]): boolean {
+  return products.length > 0 && products.every((product) => product.digital === true);
 }
 
 /** Stripe refused the request itself, so it created nothing: the order can be abandoned at once. */
@@ -103,20 +108,23 @@ export function createCheckoutService(deps: {
     expiresAt: order.expiresAt,
   });
 
-  /** The session request, asking for an address unless every product is digital (issue 13). */
-  async function sessionRequestFor(order: CheckoutOrder) {
+  /**
+   * The session request, asking for an address unless every product is digital (issue 13).
+   * `digitalOnly`: known when the caller just priced the order; otherwise read from the catalog.
+   */
+  async function sessionRequestFor(order: CheckoutOrder, digitalOnly?: boolean) {
     const request = sessionRequest(order);
     if (!deps.shipping) return request;
-    const products = await deps.inventory.findProducts(order.lines.map((line) => line.sku));
-    const digitalOnly = products.length > 0 && products.every((product) => product.digital === true);
-    return digitalOnly ? request : { ...request, shipping: deps.shipping };
+    const nothingToShip =
+      digitalOnly ?? isDigitalOnly(await deps.inventory.findProducts(order.lines.map((line) => line.sku)));
+    return nothingToShip ? request : { ...request, shipping: deps.shipping };
   }
 
   /** Creates (or, under the same Stripe idempotency key, finds) the session and attaches it. */
-  async function finish(order: CheckoutOrder): Promise<CheckoutResult> {
+  async function finish(order: CheckoutOrder, digitalOnly?: boolean): Promise<CheckoutResult> {
     let session;
     try {
-      session = await deps.sessions.create(await sessionRequestFor(order));
+      session = await deps.sessions.create(await sessionRequestFor(order, digitalOnly));
     } catch (error) {
       logger.error({ err: error, orderId: order.orderId }, "could not create a Stripe Checkout Session");
       if (definitelyNotCreated(error)) {
@@ -200,6 +208,7 @@ export function createCheckoutService(deps: {
     if (short.length > 0) throw outOfStock(short.map((l) => ({ ...l, requested: l.quantity })));
     return {
       currency: [...currencies][0] as string,
+      digitalOnly: isDigitalOnly(lines),
       lines: lines
         .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
         .sort((a, b) => a.sku.localeCompare(b.sku)),
@@ -216,12 +225,12 @@ export function createCheckoutService(deps: {
       const existing = await deps.orders.findByIdempotencyKey(request.customerId, idempotencyKey);
       if (existing) return resume(existing, requestHash);
     }
-    const { currency, lines } = await priced(request);
+    const { currency, lines, digitalOnly } = await priced(request);
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
-    let orderId: string;
+    let order: CheckoutOrder;
     try {
-      ({ orderId } = await deps.orders.createPendingOrder({
+      ({ order } = await deps.orders.createPendingOrder({
         customerId: request.customerId,
         email: request.email,
         currency,
@@ -232,16 +241,14 @@ export function createCheckoutService(deps: {
       }));
     } catch (error) {
       if (error instanceof HoldOutOfStock) throw outOfStock([error]);
-      if (idempotencyKey !== null && (error as { code?: unknown }).code === "P2002") {
+      if (idempotencyKey !== null && error instanceof IdempotencyKeyTaken) {
         // A concurrent request with the same key won the insert: answer as its retry would.
         const existing = await deps.orders.findByIdempotencyKey(request.customerId, idempotencyKey);
         if (existing) return resume(existing, requestHash);
       }
       throw error;
     }
-    const order = await deps.orders.findCheckout(orderId);
-    if (!order) throw new AppError("internal_error", `Order ${orderId} vanished during checkout`);
-    return finish(order);
+    return finish(order, digitalOnly);
   }
 
   return {
