@@ -53,6 +53,12 @@ export interface LocalEngineOptions {
   checkpointing?: boolean;
   /** On a clock faster than real time, one cron fires at most once per this many real ms (default 1 s). */
   cronMinRealIntervalMs?: number;
+  /**
+   * Origins (`http://host:port`) of several processes serving the same app, as replicas behind
+   * one address are in production: function calls to any of them are spread over all of them,
+   * round-robin (benchmarks with more than one app process). Default: none.
+   */
+  appReplicaOrigins?: string[];
 }
 
 /** Counters since start, for benchmarks and tests. */
@@ -63,6 +69,8 @@ export interface EngineStats {
   checkpoints: number;
   /** SQL statements run by the engine. */
   statements: number;
+  /** The same, by statement name (`claimDue`, `checkpointSteps`, ...). */
+  statementsByName: Record<string, number>;
 }
 
 export interface LocalEngine {
@@ -115,6 +123,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   const app = new AppClient({
     signingKey: options.signingKey,
     timeoutMs: options.requestTimeoutMs ?? 300_000,
+    replicaOrigins: options.appReplicaOrigins,
   });
   let server: http.Server | undefined;
   let closed = false;
@@ -243,6 +252,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       calls: app.calls,
       checkpoints: core?.checkpoints.accepted ?? 0,
       statements: core?.sql.statements ?? 0,
+      statementsByName: Object.fromEntries(core?.sql.statementsByName ?? []),
     }),
     ready: () => readyPromise,
     handler,
