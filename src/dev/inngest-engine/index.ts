@@ -19,6 +19,7 @@ import { RunStore } from "./run-store";
 import { Scheduler } from "./scheduler";
 import { Sql } from "./sql";
 import { AppSync } from "./sync";
+import type { Job, RunContext } from "./types";
 
 export { createEngineClock, type EngineClock } from "./clock";
 export { ExpressionError } from "./expressions";
@@ -142,10 +143,25 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     const lifecycle = new RunLifecycle(runs, clock, logger);
     const checkpoints = new Checkpoints({ logger, runs, runLocks, signingKey: options.signingKey });
     // The scheduler needs the executor and the executor wakes the scheduler: late-bound.
-    const late: { scheduler?: Scheduler } = {};
+    const late: { scheduler?: Scheduler; executor?: Executor } = {};
     const wake = (): void => late.scheduler?.wake();
+    const capacityFreed = (): void => late.scheduler?.capacityFreed();
     const noteTimer = (at: Date): void => late.scheduler?.noteTimer(at);
-    const intake = new EventIntake({ logger, clock, runs, events, registry, lifecycle, runLocks, wake });
+    const executeNow = {
+      hasRoom: (): boolean => (late.executor?.capacity ?? 0) > 0,
+      start: (job: Job, run: RunContext): void => late.executor?.start(job, run),
+    };
+    const intake = new EventIntake({
+      logger,
+      clock,
+      runs,
+      events,
+      registry,
+      lifecycle,
+      runLocks,
+      wake,
+      executeNow,
+    });
     const executor = new Executor(
       {
         logger,
@@ -159,6 +175,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         lifecycle,
         intake,
         wake,
+        capacityFreed,
         noteTimer,
       },
       {
@@ -168,6 +185,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         unreachableGraceMs: options.appUnreachableGraceMs ?? 60_000,
       },
     );
+    late.executor = executor;
     const scheduler = new Scheduler(
       { logger, clock, runs, events, registry, intake, executor },
       {
