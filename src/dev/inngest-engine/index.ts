@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import expressApp from "express";
 import type express from "express";
 import type { Logger } from "../../logger";
-import { createApi, standaloneServer } from "./api";
+import { checkpointFastPath, createApi, standaloneServer } from "./api";
 import { AppClient } from "./app-client";
 import { createEngineClock, type EngineClock } from "./clock";
 import { KeyedMutex } from "../../shared/keyed-mutex";
@@ -275,8 +275,12 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     ready: () => readyPromise,
     handler,
     async listen(port, host = "127.0.0.1") {
-      await corePromise;
-      const listening = http.createServer(standaloneServer(handler, logger));
+      const core = await corePromise;
+      const routes = standaloneServer(handler, logger);
+      const checkpoint = checkpointFastPath({ checkpoints: core.checkpoints, clock, logger });
+      const listening = http.createServer((req, res) => {
+        if (!checkpoint(req, res)) routes(req, res);
+      });
       await new Promise<void>((resolve, reject) => {
         listening.once("error", reject);
         listening.listen(port, host, () => resolve());
