@@ -12,9 +12,19 @@ const tests = (process.env.STRYKER_TESTS ?? "").split(",").filter(Boolean);
 const project = { ...projects[0] };
 delete project.displayName;
 
+// STRYKER_NO_DATABASE=1: the group's tests use in-memory fakes only (test/workflow-fast,
+// test/orders/intake/*.unit.test.ts), so the
+// embedded PostgreSQL of the global setup, seconds per Stryker test run, is left out.
+const withoutDatabase = process.env.STRYKER_NO_DATABASE === "1";
+const base = { ...shared };
+if (withoutDatabase) {
+  delete base.globalSetup;
+  delete base.globalTeardown;
+}
+
 /** @type {import('jest').Config} */
 module.exports = {
-  ...shared,
+  ...base,
   ...project,
   transform: {
     "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }],

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10]`: signed Stripe webhook throughput and
+ * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10 --cpu-prof <dir>]`: signed Stripe webhook throughput and
  * latency at 50 connections, side by side with a bare Express route that only reads the raw body
  * (the ceiling on this machine) and with a reference handler doing the same I/O on the thinnest
  * stack (scripts/bench/webhook-reference.ts), interleaved with our route, in one run. Ends with
@@ -10,7 +10,8 @@
  * (TEST_DATABASE_URL as in the tests, or by default an embedded PostgreSQL started for the run), in a
  * scratch database dropped at the end.
  */
-import { fork, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess, type Serializable } from "node:child_process";
+import { mkdir } from "node:fs/promises";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import pino from "pino";
@@ -30,6 +31,12 @@ const webhookSecret = "whsec_bench_secret_0123456789";
 function flag(name: string, fallback: number): number {
   const index = process.argv.indexOf(`--${name}`);
   return index >= 0 ? Number(process.argv[index + 1]) : fallback;
+}
+
+/** `--cpu-prof <dir>`: one CPU profile of the target per row, written to <dir>. */
+function stringFlag(name: string): string | undefined {
+  const index = process.argv.indexOf(`--${name}`);
+  return index >= 0 ? process.argv[index + 1] : undefined;
 }
 
 function signed(payload: string, pathName: string): LoadRequest {
@@ -162,19 +169,33 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
       const payload = completed[next++];
       return payload === undefined ? undefined : signed(payload, "/api/stripe/webhook");
     };
-    const serviceCpuMs = () =>
-      new Promise<number>((resolve) => {
-        child.once("message", (message) => {
-          const { cpu } = message as { cpu: NodeJS.CpuUsage };
-          resolve((cpu.user + cpu.system) / 1000);
-        });
-        child.send("cpu");
+    /** Sends `message` to the target and waits for its answer, the one carrying `key`. */
+    const ask = (message: Serializable, key: string) =>
+      new Promise<Record<string, unknown>>((resolve) => {
+        const listener = (answer: unknown) => {
+          if (typeof answer !== "object" || answer === null || !(key in answer)) return;
+          child.off("message", listener);
+          resolve(answer as Record<string, unknown>);
+        };
+        child.on("message", listener);
+        child.send(message);
       });
+    const serviceCpuMs = async () => {
+      const { cpu } = (await ask("cpu", "cpu")) as { cpu: NodeJS.CpuUsage };
+      return (cpu.user + cpu.system) / 1000;
+    };
+    const profileDir = stringFlag("cpu-prof");
+    if (profileDir) await mkdir(profileDir, { recursive: true });
     const rows: [string, LoadResult][] = [];
     const measure = async (name: string, baseUrl: string, nextRequest: () => LoadRequest | undefined) => {
+      if (profileDir) await ask({ profile: "start" }, "profiling");
       const cpuBefore = await serviceCpuMs();
       const result = await load(baseUrl, nextRequest);
       const cpuMs = (await serviceCpuMs()) - cpuBefore;
+      if (profileDir) {
+        const file = path.resolve(profileDir, `${name.replace(/\W+/g, "-").replace(/-+$/, "")}.cpuprofile`);
+        await ask({ profile: "stop", file }, "profiled");
+      }
       rows.push([name, result]);
       process.stdout.write(
         `${row(name, result)}   service CPU ${(cpuMs / result.totalRequests).toFixed(2)} ms/req\n`,

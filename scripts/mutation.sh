@@ -3,20 +3,33 @@
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
+# Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
 # last run of the group (reports/mutation/<group>.incremental.json); STRYKER_FORCE=1 runs them all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p reports/mutation
 
+# One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
+# setup starts one for every mutant's test run. The fulfil group alone needs none (in-memory fakes).
+if [ -z "${TEST_DATABASE_URL:-}" ] && [ "$*" != "fulfil" ]; then
+  exec npx tsx scripts/with-test-postgres.ts bash "$0" "$@"
+fi
+
 run() {
   local group=$1 mutate=$2 tests=$3 timeout=${4:-60000}
   echo "== mutation group ${group}: ${mutate}"
+  # The shared config with this group's JSON report (reports/mutation/<group>.json, every mutant
+  # and its status), so groups running side by side do not overwrite one mutation.json.
+  node -e 'const c = require("./stryker.config.json"); delete c.$schema;
+    c.jsonReporter = { fileName: `reports/mutation/${process.argv[1]}.json` };
+    console.log(JSON.stringify(c));' "${group}" >"reports/mutation/${group}.stryker.json"
   # timeoutMS is added to 1.5 x the covering tests' own time: a mutant that makes a polling loop
   # spin forever costs this much once, so the fast groups use a short one.
-  STRYKER_TESTS="${tests}" npx stryker run --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
+  STRYKER_TESTS="${tests}" npx stryker run "reports/mutation/${group}.stryker.json" --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
     --timeoutMS "${STRYKER_TIMEOUT_MS:-${timeout}}" \
     --incremental --incrementalFile "reports/mutation/${group}.incremental.json" ${STRYKER_FORCE:+--force} \
+    --tempDirName ".stryker-tmp-${group}" \
     2>&1 | tee "reports/mutation/${group}.log" | grep -E "Final mutation score|All files|^[^|]*\|.*\|" || true
 }
 
@@ -26,13 +39,19 @@ for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
       "test/orders/order-repository.test.ts,test/inventory/reservation-guard.test.ts" ;;
-    inventory) run inventory "src/inventory/prisma-inventory-repository.ts" \
-      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts" ;;
+    inventory) run inventory "src/inventory/prisma-inventory-repository.ts,src/inventory/stock-holds.ts,src/inventory/holding-inventory.ts" \
+      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts,test/inventory/inventory-contract.test.ts,test/inventory/stock-holds-store.test.ts" ;;
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
-    intake) run intake "src/orders/intake/stripe-intake.ts" "test/orders/stripe-webhook.test.ts" ;;
-    fulfil) run fulfil "src/inngest/functions/fulfill-order.ts" \
-      "test/workflow/compensation.test.ts,test/workflow/guards.test.ts,test/workflow/cancel-in-flight.test.ts" ;;
+    # The fast tier: createStripeIntake and its plan driven directly, ports faked in memory
+    # (test/support/fakes/intake.ts), so no database (STRYKER_NO_DATABASE skips jest's global
+    # setup); test/orders/stripe-webhook.test.ts stays the end-to-end check (too slow per mutant).
+    intake) STRYKER_NO_DATABASE=1 run intake "src/orders/intake/stripe-intake.ts,src/orders/intake/stripe-event-plan.ts" \
+      "test/orders/intake/stripe-intake.unit.test.ts,test/orders/intake/stripe-event-plan.unit.test.ts" 10000 ;;
+    # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
+    # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
+    fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

@@ -62,13 +62,17 @@ export function buildApp(deps: AppDependencies): Express {
     next();
   });
 
+  // Routes that verify signatures over the raw body are mounted before any JSON parser. The
+  // Stripe webhook, the service's hottest route, also comes before the access log: it logs its
+  // own rejections and failures, the intake logs what a delivery changed, and metrics count every
+  // delivery, so a per-request child logger and access line would only add cost (issue 10).
+  if (deps.stripeWebhook) app.use(deps.stripeWebhook);
+
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 
-  // Routes that verify signatures over the raw body are mounted before any JSON parser.
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
-  if (deps.stripeWebhook) app.use(deps.stripeWebhook);
 
   // The handler parses its own body (src/http/inngest-endpoint.ts): generous only when signed.
   if (deps.inngestServe) app.use(deps.inngestServe.path, deps.inngestServe.handler);

@@ -3,7 +3,9 @@
  * route (the ceiling) and the real service app (buildApp with the Stripe intake), each on its
  * own port. Started by scripts/bench-webhook.ts, which sends its ports back over IPC.
  */
+import { writeFile } from "node:fs/promises";
 import type { Server } from "node:http";
+import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import pino from "pino";
@@ -15,6 +17,8 @@ import { createInngestClient } from "../../src/inngest/client";
 import { createInngestPublisher } from "../../src/inngest/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createLogAlerter } from "../../src/alerts";
+import { createLogger } from "../../src/logger";
+import { createMetrics, workflowObservability } from "../../src/metrics";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { startReference } from "./webhook-reference";
@@ -37,18 +41,29 @@ const listen = (app: express.Express): Promise<string> =>
 
 async function main(): Promise<void> {
   const options = JSON.parse(process.argv[2] as string) as TargetOptions;
+  // Production runs compiled JavaScript without source maps (`node dist/server.js`); tsx turns
+  // them on, which made every stack trace a library captures (stripe-node takes one per request)
+  // several times dearer here than in production. Off, as in production, for ours and the reference.
+  process.setSourceMapsEnabled(false);
 
   const bare = express();
   bare.post("/raw", express.raw({ type: () => true, limit: "1mb" }), (req, res) => {
     res.json({ received: Buffer.isBuffer(req.body) ? req.body.length : 0 });
   });
 
-  // As `npm start` logs (info, one line per request and per transition), into /dev/null.
-  const logger = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: false }));
+  // As the service logs (src/logger.ts: its redaction, serializers and context mixin, at info),
+  // into /dev/null; and with its metrics and its Inngest middleware, as src/wiring.ts builds them.
+  const logger = createLogger({
+    level: "info",
+    destination: pino.destination({ dest: "/dev/null", sync: false }),
+  });
+  const metrics = createMetrics();
   const db = createDatabase(options.databaseUrl, { maxConnections: options.poolSize });
   const stripe = createStripeClient({ secretKey: "sk_test_bench", apiBase: options.stripeApiBase });
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), {
     localEngineUrl: options.eventApiUrl,
+    logger,
+    middleware: [workflowObservability({ metrics, logger })],
   });
   const intake = createOrderIntake({
     db,
@@ -60,6 +75,8 @@ async function main(): Promise<void> {
     webhookSecret: options.webhookSecret,
     captureMethod: "manual",
     publicUrl: "http://shop.bench",
+    metrics,
+    onTransition: (to) => metrics.observeOrderTransition(to),
   });
   const service = buildApp({
     logger,
@@ -75,8 +92,31 @@ async function main(): Promise<void> {
     reference: (await startReference(options)).url,
   };
   process.send?.(urls);
+  // --cpu-prof: the bench profiles one row at a time (the inspector's CPU profiler), so a
+  // profile shows one handler's work, not the whole run's.
+  let profiler: Session | undefined;
   process.on("message", (message) => {
     if (message === "cpu") process.send?.({ cpu: process.cpuUsage() });
+    const profile = message as { profile?: "start" | "stop"; file?: string };
+    if (profile.profile === "start") {
+      profiler = new Session();
+      profiler.connect();
+      void profiler
+        .post("Profiler.enable")
+        .then(() => profiler?.post("Profiler.setSamplingInterval", { interval: 200 }))
+        .then(() => profiler?.post("Profiler.start"))
+        .then(() => process.send?.({ profiling: true }));
+    }
+    if (profile.profile === "stop" && profiler && profile.file) {
+      const session = profiler;
+      const file = profile.file;
+      profiler = undefined;
+      void session
+        .post("Profiler.stop")
+        .then(({ profile: result }) => writeFile(file, JSON.stringify(result)))
+        .then(() => session.disconnect())
+        .then(() => process.send?.({ profiled: file }));
+    }
   });
   process.on("disconnect", () => process.exit(0));
 }

@@ -1,10 +1,33 @@
 import { Inngest, type Middleware } from "inngest";
 import type { Config } from "../config";
+import { createKeepAliveFetch } from "../http/keep-alive-fetch";
 import type { Logger } from "../logger";
 
 export const inngestAppId = "shop";
 
 export type InngestClient = Inngest;
+
+/**
+ * The SDK's client, with its request headers computed once instead of on every send: the
+ * `headers` getter scans all of `process.env` each time (getProcessEnv), about 0.2 ms per event
+ * sent, a tenth of a webhook's first delivery (docs/benchmarks.md). They depend only on the
+ * client's options and environment, so they are kept until the environment changes, which only
+ * `setEnvVars` does (serve() calls it per request, with the same values in Node).
+ */
+class CachedHeadersInngest extends Inngest {
+  private cachedHeaders: Record<string, string> | undefined;
+
+  override get headers(): Record<string, string> {
+    this.cachedHeaders ??= super.headers;
+    // A copy per caller, as the getter gave: no caller can change another's.
+    return { ...this.cachedHeaders };
+  }
+
+  override setEnvVars(env?: Record<string, string | undefined>): this {
+    this.cachedHeaders = undefined;
+    return super.setEnvVars(env);
+  }
+}
 
 /**
  * The one Inngest client. Mode and endpoints come from our config rather than the SDK's own
@@ -32,7 +55,7 @@ export function createInngestClient(
     !signedLocalEngine &&
     (options.localEngineUrl !== undefined ||
       (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0"));
-  return new Inngest({
+  return new CachedHeadersInngest({
     id: inngestAppId,
     isDev,
     baseUrl: options.localEngineUrl ?? devServerUrl ?? config.INNGEST_BASE_URL,
@@ -42,6 +65,9 @@ export function createInngestClient(
     // Checkpoint every step before starting the next (docs/checkpointing.md): `claim` relies on
     // `claim-id` being durable, so a buffered pair re-run after a crash would lose its own claim.
     checkpointing: { bufferedSteps: 1, maxRuntime: "10s", maxInterval: 0 },
+    // Events and checkpoints over node:http keep-alive agents: undici's per-request cost was a
+    // fifth of a webhook's first delivery (src/http/keep-alive-fetch.ts, docs/benchmarks.md).
+    fetch: createKeepAliveFetch(),
     ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
     ...(options.middleware ? { middleware: options.middleware } : {}),
   });

@@ -130,6 +130,37 @@ describe("issue 11 mutation: e-mail sender and outbox", () => {
     });
   });
 
+  it("a sender wired without a give-up notifier still gives up cleanly: undeliverable, recorded, nothing thrown", async () => {
+    const clock = new Date("2026-12-05T10:00:00Z");
+    const down = createSmtpTransport(`smtp://127.0.0.1:${await closedPort()}`);
+    // onGiveUp is optional (a worker without ops alerting); giving up must not depend on it.
+    const failing = createEmailSender({
+      db: database.db,
+      transport: down,
+      from,
+      logger,
+      now: () => clock,
+      retry: { giveUpAfterMs: 0, firstRetryAfterMs: 60_000, maxRetryAfterMs: 3600_000 },
+    });
+    const orderId = await createOrder();
+    const request = shippedRequest(orderId);
+    try {
+      expect(await failing.send(request)).toEqual({
+        status: "undeliverable",
+        messageId: `<shipped-${orderId}@shop.example>`,
+      });
+    } finally {
+      down.close();
+    }
+    expect(await row(request.idempotencyKey)).toMatchObject({
+      status: "failed",
+      gaveUpAt: clock,
+      nextAttemptAt: null,
+      leaseUntil: null,
+      attempts: 1,
+    });
+  });
+
   it("the outbox sends the longest-due e-mails first, at most `limit` per drain, and passes over a claim with no rendered message", async () => {
     let clock = new Date("2026-12-05T10:00:00Z");
     const transport = createSmtpTransport(receiver.url);

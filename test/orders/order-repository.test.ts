@@ -261,6 +261,12 @@ describe("fulfilment records: guarded writes", () => {
       booking(id),
     );
     expect(await kinds(id)).toEqual([["shipment-booked", "run-1"]]);
+    const { carrier, trackingNumber, trackingUrl } = booking(id);
+    expect(
+      (await database.db.orderTimelineEntry.findMany({ where: { orderId: id } })).map(
+        (entry) => entry.detail,
+      ),
+    ).toEqual([{ carrier, trackingNumber, trackingUrl }]);
     expect(moves).toEqual(["shipped"]);
     // Without a transition listener, recording still works.
     const quiet = await claimed();
@@ -272,6 +278,18 @@ describe("fulfilment records: guarded writes", () => {
         booking: booking(quiet.id),
       }),
     ).toEqual({ landed: true, value: null });
+  });
+
+  it("records a digital-only order (no booking) as delivered once: no shipment, the timeline says nothing to ship", async () => {
+    const { id } = await claimed();
+    const nothing = { orderId: id, claimId: "run-claim", runId: "run-1", booking: null };
+    expect(await records().recordShipment(nothing)).toEqual({ landed: true, value: null });
+    expect(await records().recordShipment(nothing)).toEqual({ landed: true, value: null });
+
+    expect((await database.db.order.findUniqueOrThrow({ where: { id } })).status).toBe("delivered");
+    expect(await database.db.shipment.count({ where: { orderId: id } })).toBe(0);
+    expect(await kinds(id)).toEqual([["nothing-to-ship", "run-1"]]);
+    expect(moves).toEqual(["delivered"]);
   });
 
   it("refuses a shipment for a cancelled order or another run's order, recording nothing", async () => {

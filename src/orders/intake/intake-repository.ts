@@ -1,4 +1,5 @@
-import { Prisma, type Database } from "../../db/client";
+import type { QueryResultRow } from "pg";
+import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
 
 /** A Stripe event as the intake records it. */
@@ -134,171 +135,240 @@ function outcomeOf(rows: Row[]): RecordOutcome {
   return { order: snapshotOf(row), firstDelivery: row.first_delivery, changed: row.changed };
 }
 
-/** The order columns every statement returns, as this delivery leaves the order. */
-const orderColumns = (target: string, changed: string): Prisma.Sql =>
-  Prisma.raw(`${target}.id AS order_id, COALESCE(${changed}.status, ${target}.status) AS status,
-    ${target}.placed_event_sent_at, ${target}.customer_id, ${target}.email, ${target}.total, ${target}.currency,
-    COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id`);
+/**
+ * The order columns every statement returns, as this delivery leaves the order: `changed` is the
+ * row the statement updated (if it did), `target` the row as the statement found it.
+ */
+const orderColumns = (target: string, changed: string): string =>
+  `${target}.id AS order_id, COALESCE(${changed}.status, ${target}.status) AS status,
+   CASE WHEN ${changed}.id IS NULL THEN ${target}.placed_event_sent_at ELSE ${changed}.placed_event_sent_at END
+     AS placed_event_sent_at,
+   ${target}.customer_id, ${target}.email, ${target}.total, ${target}.currency,
+   COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id`;
 
+/** What `target` reads of an order: the columns above. */
+const targetColumns =
+  "id, status, placed_event_sent_at, customer_id, email, total, currency, payment_intent_id";
+
+const peekWhere = {
+  checkoutSessionId: "o.checkout_session_id = $2",
+  orderId: "o.id = $2::uuid",
+  paymentIntentId: "o.payment_intent_id = $2",
+} as const;
+
+const peekSql = (where: string) => `
+  SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed,
+         EXISTS (SELECT 1 FROM stripe_events WHERE id = $1) AS recorded
+  FROM orders o WHERE ${where}
+  ORDER BY o.created_at DESC LIMIT 1`;
+
+// One data-modifying CTE is one statement: the event row, the status change and the timeline
+// entry commit together or not at all. A concurrent duplicate blocks on the event id's unique
+// index until the first commits, then inserts nothing (ON CONFLICT DO NOTHING) and so changes
+// nothing. The UPDATE's `status` test is the conditional transition, re-checked against the
+// committed row, so racing events for one order cannot both move it. The moved row is returned
+// as the UPDATE left it (its `placed_event_sent_at` included), so the caller that moved an order
+// knows without another read whether its announcement is owed.
+const recordTransitionSql = `
+  WITH target AS (
+    SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
+  ), recorded AS (
+    INSERT INTO stripe_events (id, type, order_id, processed_at)
+    SELECT $2, $3, target.id, now() FROM target
+    ON CONFLICT (id) DO NOTHING
+    RETURNING order_id
+  ), moved AS (
+    UPDATE orders o
+    SET status = $4::order_status,
+        payment_intent_id = COALESCE($5, o.payment_intent_id),
+        shipping_address = COALESCE($6::jsonb, o.shipping_address),
+        updated_at = now()
+    FROM recorded
+    WHERE o.id = recorded.order_id AND o.status = ANY($7::order_status[])
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+  ), logged AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT moved.id, $8, jsonb_build_object('stripeEvent', $2::text, 'type', $3::text)
+    FROM moved
+  )
+  SELECT ${orderColumns("target", "moved")},
+         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+         moved.id IS NOT NULL AS changed
+  FROM target LEFT JOIN moved ON moved.id = target.id`;
+
+const recordAuthorizationLostSql = `
+  WITH target AS (
+    SELECT ${targetColumns} FROM orders WHERE payment_intent_id = $1
+    ORDER BY created_at DESC LIMIT 1
+  ), recorded AS (
+    INSERT INTO stripe_events (id, type, order_id, processed_at)
+    SELECT $2, $3, target.id, now() FROM target
+    ON CONFLICT (id) DO NOTHING
+    RETURNING order_id
+  ), flagged AS (
+    UPDATE orders o
+    SET attention_reason = $4, updated_at = now()
+    FROM recorded
+    WHERE o.id = recorded.order_id
+      AND o.status = ANY($5::order_status[])
+      AND o.attention_reason IS NULL
+      AND NOT EXISTS (
+        SELECT 1 FROM payments p
+        WHERE p.order_id = o.id AND p.status IN ('captured', 'refunded', 'voided')
+      )
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+  ), logged AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT flagged.id, 'authorization-lost', jsonb_build_object('stripeEvent', $2::text, 'reason', $4::text)
+    FROM flagged
+  )
+  SELECT ${orderColumns("target", "flagged")},
+         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+         flagged.id IS NOT NULL AS changed
+  FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+
+const recordMismatchSql = `
+  WITH target AS (
+    SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
+  ), recorded AS (
+    INSERT INTO stripe_events (id, type, order_id, processed_at)
+    SELECT $2, $3, target.id, now() FROM target
+    ON CONFLICT (id) DO NOTHING
+    RETURNING order_id
+  ), flagged AS (
+    UPDATE orders o
+    SET attention_reason = COALESCE(o.attention_reason, $4), updated_at = now()
+    FROM recorded
+    WHERE o.id = recorded.order_id
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+  ), logged AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT flagged.id, 'payment-mismatch',
+           jsonb_build_object('stripeEvent', $2::text, 'type', $3::text, 'problems', $5::jsonb)
+    FROM flagged
+  )
+  SELECT ${orderColumns("target", "flagged")},
+         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+         flagged.id IS NOT NULL AS changed
+  FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+
+const recordDeclineSql = `
+  WITH target AS (
+    SELECT ${targetColumns} FROM orders WHERE id = $1::uuid
+  ), recorded AS (
+    INSERT INTO stripe_events (id, type, order_id, processed_at)
+    SELECT $2, $3, target.id, now() FROM target
+    ON CONFLICT (id) DO NOTHING
+    RETURNING order_id
+  ), noted AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT target.id, 'checkout-payment-declined', $4::jsonb || jsonb_build_object('stripeEvent', $2::text)
+    FROM target JOIN recorded ON recorded.order_id = target.id
+    WHERE target.status IN ('pending', 'payment_processing')
+    RETURNING order_id AS id
+  )
+  SELECT ${orderColumns("target", "target")},
+         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+         EXISTS (SELECT 1 FROM noted) AS changed
+  FROM target`;
+
+const findOrderSql = `
+  SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed
+  FROM orders o WHERE o.id = $1::uuid`;
+
+const markAnnouncedSql = `
+  WITH marked AS (
+    UPDATE orders SET placed_event_sent_at = now(), updated_at = now()
+    WHERE id = $1::uuid AND placed_event_sent_at IS NULL RETURNING id
+  )
+  INSERT INTO order_timeline (order_id, kind, detail)
+  SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', $2::text) FROM marked`;
+
+/**
+ * The intake's statements in raw SQL on the `pg` pool under Prisma (sqlPool): a webhook's first
+ * delivery runs three of them, and Prisma's per-query cost was the largest single item of its
+ * CPU profile (docs/benchmarks.md). Each statement is named, so each connection parses and
+ * plans it once rather than on every delivery.
+ */
 export function createIntakeRepository(db: Database): IntakeRepository {
+  const pool = sqlPool(db);
+  const query = async <T extends QueryResultRow>(name: string, text: string, values: unknown[]) =>
+    (await pool.query<T>({ name: `intake-${name}`, text, values })).rows;
+
   return {
     async peek(eventId, key) {
-      const where =
+      const [kind, value] =
         "checkoutSessionId" in key
-          ? Prisma.sql`o.checkout_session_id = ${key.checkoutSessionId}`
+          ? (["checkoutSessionId", key.checkoutSessionId] as const)
           : "orderId" in key
-            ? Prisma.sql`o.id = ${key.orderId}::uuid`
-            : Prisma.sql`o.payment_intent_id = ${key.paymentIntentId}`;
-      const rows = await db.$queryRaw<(Row & { recorded: boolean })[]>`
-        SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed,
-               EXISTS (SELECT 1 FROM stripe_events WHERE id = ${eventId}) AS recorded
-        FROM orders o WHERE ${where}
-        ORDER BY o.created_at DESC LIMIT 1`;
+            ? (["orderId", key.orderId] as const)
+            : (["paymentIntentId", key.paymentIntentId] as const);
+      const rows = await query<Row & { recorded: boolean }>(`peek-${kind}`, peekSql(peekWhere[kind]), [
+        eventId,
+        value,
+      ]);
       const row = rows[0];
       return row ? { order: snapshotOf(row), recorded: row.recorded } : { order: null, recorded: false };
     },
 
     async recordTransition(event, checkoutSessionId, change) {
-      // One data-modifying CTE is one statement: the event row, the status change and the
-      // timeline entry commit together or not at all. A concurrent duplicate blocks on the event
-      // id's unique index until the first commits, then inserts nothing (ON CONFLICT DO NOTHING)
-      // and so changes nothing. The UPDATE's `status` test is the conditional transition,
-      // re-checked against the committed row, so racing events for one order cannot both move it.
-      const rows = await db.$queryRaw<Row[]>`
-        WITH target AS (
-          SELECT * FROM orders WHERE checkout_session_id = ${checkoutSessionId}
-        ), recorded AS (
-          INSERT INTO stripe_events (id, type, order_id, processed_at)
-          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
-          ON CONFLICT (id) DO NOTHING
-          RETURNING order_id
-        ), moved AS (
-          UPDATE orders o
-          SET status = ${change.to}::order_status,
-              payment_intent_id = COALESCE(${change.paymentIntentId}, o.payment_intent_id),
-              shipping_address = COALESCE(${change.shippingAddress ? JSON.stringify(change.shippingAddress) : null}::jsonb, o.shipping_address),
-              updated_at = now()
-          FROM recorded
-          WHERE o.id = recorded.order_id AND o.status = ANY(${[...change.from]}::order_status[])
-          RETURNING o.id, o.status, o.payment_intent_id
-        ), logged AS (
-          INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT moved.id, ${change.timelineKind},
-                 jsonb_build_object('stripeEvent', ${event.id}::text, 'type', ${event.type}::text)
-          FROM moved
-        )
-        SELECT ${orderColumns("target", "moved")},
-               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-               moved.id IS NOT NULL AS changed
-        FROM target LEFT JOIN moved ON moved.id = target.id`;
+      const rows = await query<Row>("record-transition", recordTransitionSql, [
+        checkoutSessionId,
+        event.id,
+        event.type,
+        change.to,
+        change.paymentIntentId,
+        change.shippingAddress ? JSON.stringify(change.shippingAddress) : null,
+        [...change.from],
+        change.timelineKind,
+      ]);
       return outcomeOf(rows);
     },
 
     async recordAuthorizationLost(event, paymentIntentId, reason) {
-      const rows = await db.$queryRaw<Row[]>`
-        WITH target AS (
-          SELECT * FROM orders WHERE payment_intent_id = ${paymentIntentId}
-          ORDER BY created_at DESC LIMIT 1
-        ), recorded AS (
-          INSERT INTO stripe_events (id, type, order_id, processed_at)
-          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
-          ON CONFLICT (id) DO NOTHING
-          RETURNING order_id
-        ), flagged AS (
-          UPDATE orders o
-          SET attention_reason = ${reason}, updated_at = now()
-          FROM recorded
-          WHERE o.id = recorded.order_id
-            AND o.status = ANY(${[...uncapturedStatuses]}::order_status[])
-            AND o.attention_reason IS NULL
-            AND NOT EXISTS (
-              SELECT 1 FROM payments p
-              WHERE p.order_id = o.id AND p.status IN ('captured', 'refunded', 'voided')
-            )
-          RETURNING o.id, o.status, o.payment_intent_id
-        ), logged AS (
-          INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT flagged.id, 'authorization-lost',
-                 jsonb_build_object('stripeEvent', ${event.id}::text, 'reason', ${reason}::text)
-          FROM flagged
-        )
-        SELECT ${orderColumns("target", "flagged")},
-               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-               flagged.id IS NOT NULL AS changed
-        FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+      const rows = await query<Row>("record-authorization-lost", recordAuthorizationLostSql, [
+        paymentIntentId,
+        event.id,
+        event.type,
+        reason,
+        [...uncapturedStatuses],
+      ]);
       return outcomeOf(rows);
     },
 
     async recordMismatch(event, checkoutSessionId, reason, problems) {
-      const rows = await db.$queryRaw<Row[]>`
-        WITH target AS (
-          SELECT * FROM orders WHERE checkout_session_id = ${checkoutSessionId}
-        ), recorded AS (
-          INSERT INTO stripe_events (id, type, order_id, processed_at)
-          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
-          ON CONFLICT (id) DO NOTHING
-          RETURNING order_id
-        ), flagged AS (
-          UPDATE orders o
-          SET attention_reason = COALESCE(o.attention_reason, ${reason}), updated_at = now()
-          FROM recorded
-          WHERE o.id = recorded.order_id
-          RETURNING o.id, o.status, o.payment_intent_id
-        ), logged AS (
-          INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT flagged.id, 'payment-mismatch',
-                 jsonb_build_object('stripeEvent', ${event.id}::text, 'type', ${event.type}::text,
-                                    'problems', ${JSON.stringify(problems)}::jsonb)
-          FROM flagged
-        )
-        SELECT ${orderColumns("target", "flagged")},
-               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-               flagged.id IS NOT NULL AS changed
-        FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+      const rows = await query<Row>("record-mismatch", recordMismatchSql, [
+        checkoutSessionId,
+        event.id,
+        event.type,
+        reason,
+        JSON.stringify(problems),
+      ]);
       return outcomeOf(rows);
     },
 
     async recordDecline(event, orderId, detail) {
-      const rows = await db.$queryRaw<Row[]>`
-        WITH target AS (
-          SELECT * FROM orders WHERE id = ${orderId}::uuid
-        ), recorded AS (
-          INSERT INTO stripe_events (id, type, order_id, processed_at)
-          SELECT ${event.id}, ${event.type}, target.id, now() FROM target
-          ON CONFLICT (id) DO NOTHING
-          RETURNING order_id
-        ), noted AS (
-          INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT target.id, 'checkout-payment-declined',
-                 ${JSON.stringify(detail)}::jsonb || jsonb_build_object('stripeEvent', ${event.id}::text)
-          FROM target JOIN recorded ON recorded.order_id = target.id
-          WHERE target.status IN ('pending', 'payment_processing')
-          RETURNING order_id AS id
-        )
-        SELECT ${orderColumns("target", "target")},
-               EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-               EXISTS (SELECT 1 FROM noted) AS changed
-        FROM target`;
+      const rows = await query<Row>("record-decline", recordDeclineSql, [
+        orderId,
+        event.id,
+        event.type,
+        JSON.stringify(detail),
+      ]);
       return outcomeOf(rows);
     },
 
     async findOrder(orderId) {
-      const rows = await db.$queryRaw<Row[]>`
-        SELECT ${orderColumns("o", "o")}, false AS first_delivery, false AS changed
-        FROM orders o WHERE o.id = ${orderId}::uuid`;
-      const row = rows[0];
+      const row = (await query<Row>("find-order", findOrderSql, [orderId]))[0];
       return row ? snapshotOf(row) : null;
     },
 
     async markAnnounced(orderId, eventId) {
-      const marked = await db.$executeRaw`
-        WITH marked AS (
-          UPDATE orders SET placed_event_sent_at = now(), updated_at = now()
-          WHERE id = ${orderId}::uuid AND placed_event_sent_at IS NULL RETURNING id
-        )
-        INSERT INTO order_timeline (order_id, kind, detail)
-        SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', ${eventId}::text) FROM marked`;
-      return marked > 0;
+      const result = await pool.query({
+        name: "intake-mark-announced",
+        text: markAnnouncedSql,
+        values: [orderId, eventId],
+      });
+      return (result.rowCount ?? 0) > 0;
     },
   };
 }

@@ -7,13 +7,15 @@ import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
 import {
   owesAnnouncement,
+  placedStatuses,
   type IntakeRepository,
   type OrderKey,
+  type OrderSnapshot,
   type PlacedOrder,
 } from "./intake-repository";
 import { KeyedMutex } from "../../shared/keyed-mutex";
 import { RecentIds } from "./recent-ids";
-import { orderKeyOf, planFor, type CheckoutLookup } from "./stripe-event-plan";
+import { orderKeyOf, planFor, type CheckoutLookup, type IntakePlan } from "./stripe-event-plan";
 import type { Alerter } from "../../alerts";
 import type { StockHolds } from "../../inventory/stock-holds";
 
@@ -92,24 +94,36 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     );
   };
 
+  /**
+   * Sends shop/order.placed if the order still owes it, then marks it; the caller holds the
+   * order's turn (`announcing`). `current` is the order as this delivery's own statement left it,
+   * taken while holding the turn: nothing in this process can have announced it since, so it
+   * spares a read. Without it, the order is read again (the delivery before us may have
+   * announced it while we waited).
+   */
+  const announceInTurn = async (
+    orderId: string,
+    event: Stripe.Event,
+    current?: OrderSnapshot,
+  ): Promise<boolean> => {
+    const order = current ?? (await deps.repository.findOrder(orderId));
+    if (!order || !owesAnnouncement(order)) return false;
+    const { status: _status, placedEventSentAt: _sent, ...placed } = order;
+    try {
+      await send(placed);
+    } catch (error) {
+      // 500: Stripe retries, and the retry finds the announcement still owed.
+      throw new AppError("internal_error", `shop/order.placed for order ${orderId} was not accepted`, {
+        cause: error,
+      });
+    }
+    await deps.repository.markAnnounced(orderId, event.id);
+    logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
+    return true;
+  };
+
   const announce = (orderId: string, event: Stripe.Event): Promise<boolean> =>
-    announcing.run(orderId, async () => {
-      // Read again after waiting our turn: the delivery before us may have announced it.
-      const order = await deps.repository.findOrder(orderId);
-      if (!order || !owesAnnouncement(order)) return false;
-      const { status: _status, placedEventSentAt: _sent, ...placed } = order;
-      try {
-        await send(placed);
-      } catch (error) {
-        // 500: Stripe retries, and the retry finds the announcement still owed.
-        throw new AppError("internal_error", `shop/order.placed for order ${orderId} was not accepted`, {
-          cause: error,
-        });
-      }
-      await deps.repository.markAnnounced(orderId, event.id);
-      logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
-      return true;
-    });
+    announcing.run(orderId, () => announceInTurn(orderId, event));
 
   /** Answering an error would make Stripe retry for three days, and it would never succeed. */
   const unknownOrder = (event: Stripe.Event, key: OrderKey): IntakeResult => {
@@ -123,6 +137,63 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     const released = await deps.holds.release(orderId, `order is ${status}`);
     if (released.length > 0) logger.info({ orderId, released }, "stock hold released");
   };
+
+  /** Records what `plan` asks, then releases a hold or announces as the order now needs. */
+  async function recordAndSettle(
+    event: Stripe.Event,
+    plan: Exclude<IntakePlan, { kind: "ignore" }>,
+    orderId: string,
+    key: OrderKey,
+    inTurn: boolean,
+  ): Promise<IntakeResult> {
+    const recorded =
+      plan.kind === "transition"
+        ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
+        : plan.kind === "mismatch"
+          ? await deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
+          : plan.kind === "declined"
+            ? await deps.repository.recordDecline(event, orderId, plan.detail)
+            : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
+    if (!recorded.order) return unknownOrder(event, key);
+    if (recorded.changed && plan.kind === "transition") {
+      deps.onTransition?.(plan.to);
+      logger.info(
+        { orderId, eventId: event.id, type: event.type, status: recorded.order.status },
+        "order moved by Stripe event",
+      );
+    }
+    if (recorded.changed && plan.kind === "declined") {
+      logger.info({ orderId, eventId: event.id, code: plan.detail.code }, "payment declined at checkout");
+    }
+    if (recorded.changed && plan.kind === "authorization-lost") {
+      logger.warn({ orderId, eventId: event.id, reason: plan.reason }, "order flagged for ops");
+    }
+    if (recorded.changed && plan.kind === "mismatch") {
+      logger.warn(
+        { orderId, eventId: event.id, problems: plan.problems },
+        "payment mismatch: order held for ops",
+      );
+      await deps.alerts.notify({
+        title: "Payment does not match its order: not shipped",
+        fields: {
+          orderId,
+          stripeEvent: event.id,
+          type: event.type,
+          problems: plan.problems.join("; "),
+          action:
+            "Compare the order with the Checkout Session and PaymentIntent in Stripe; refund or fulfil by hand. A forged event means the webhook secret may have leaked: roll it",
+        },
+      });
+    }
+    await releaseHoldIfUnpayable(orderId, recorded.order.status);
+    const announced = !owesAnnouncement(recorded.order)
+      ? false
+      : inTurn
+        ? await announceInTurn(orderId, event, recorded.changed ? recorded.order : undefined)
+        : await announce(orderId, event);
+    settled.add(event.id);
+    return { outcome: recorded.firstDelivery ? "processed" : "duplicate", orderId, announced };
+  }
 
   return {
     async handle(event) {
@@ -153,49 +224,13 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
         );
         return { outcome: "ignored", orderId, announced: false };
       }
-      const recorded =
-        plan.kind === "transition"
-          ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
-          : plan.kind === "mismatch"
-            ? await deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
-            : plan.kind === "declined"
-              ? await deps.repository.recordDecline(event, orderId, plan.detail)
-              : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
-      if (!recorded.order) return unknownOrder(event, key);
-      if (recorded.changed && plan.kind === "transition") {
-        deps.onTransition?.(plan.to);
-        logger.info(
-          { orderId, eventId: event.id, type: event.type, status: recorded.order.status },
-          "order moved by Stripe event",
-        );
-      }
-      if (recorded.changed && plan.kind === "declined") {
-        logger.info({ orderId, eventId: event.id, code: plan.detail.code }, "payment declined at checkout");
-      }
-      if (recorded.changed && plan.kind === "authorization-lost") {
-        logger.warn({ orderId, eventId: event.id, reason: plan.reason }, "order flagged for ops");
-      }
-      if (recorded.changed && plan.kind === "mismatch") {
-        logger.warn(
-          { orderId, eventId: event.id, problems: plan.problems },
-          "payment mismatch: order held for ops",
-        );
-        await deps.alerts.notify({
-          title: "Payment does not match its order: not shipped",
-          fields: {
-            orderId,
-            stripeEvent: event.id,
-            type: event.type,
-            problems: plan.problems.join("; "),
-            action:
-              "Compare the order with the Checkout Session and PaymentIntent in Stripe; refund or fulfil by hand. A forged event means the webhook secret may have leaked: roll it",
-          },
-        });
-      }
-      await releaseHoldIfUnpayable(orderId, recorded.order.status);
-      const announced = owesAnnouncement(recorded.order) ? await announce(orderId, event) : false;
-      settled.add(event.id);
-      return { outcome: recorded.firstDelivery ? "processed" : "duplicate", orderId, announced };
+      // An event that can place the order takes the order's turn before it records the change,
+      // and keeps it until the announcement is marked: no other delivery in this process can
+      // announce the order in between, so the delivery that placed it announces from what its
+      // own statement returned (three statements for a first delivery, not four).
+      return plan.kind === "transition" && placedStatuses.includes(plan.to)
+        ? announcing.run(orderId, () => recordAndSettle(event, plan, orderId, key, true))
+        : recordAndSettle(event, plan, orderId, key, false);
     },
   };
 }

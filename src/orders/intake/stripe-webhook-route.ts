@@ -58,10 +58,25 @@ export function stripeWebhookRouter(deps: {
   metrics?: WebhookObserver;
 }): Router {
   const logger = deps.logger.child({ component: "stripe-webhook" });
+  const rawBody = express.raw({ type: () => true, limit: "1mb" });
   const router = Router();
   router.post(
     stripeWebhookPath,
-    express.raw({ type: () => true, limit: "1mb" }),
+    (req, res, next) => {
+      // Mounted before the access log (src/app.ts): the shared logger stands in for the
+      // per-request one, so the error handler can log a failure here too.
+      req.log = logger;
+      rawBody(req, res, (error?: unknown) => {
+        if (error) {
+          // A body too large or unreadable: answered 4xx by the error handler, logged here.
+          logger.warn(
+            { reason: error instanceof Error ? error.message : String(error) },
+            "Stripe webhook rejected",
+          );
+        }
+        next(error);
+      });
+    },
     async (req: Request, res) => {
       const started = process.hrtime.bigint();
       const observe = (type: string, outcome: string) =>

@@ -1,0 +1,49 @@
+// `tsx scripts/with-test-postgres.ts <command> [args...]`: runs the command with TEST_DATABASE_URL
+// pointing at one embedded PostgreSQL started for it, then stops that server and removes its files.
+// Why: jest's global setup starts a server per jest run when TEST_DATABASE_URL is unset, and
+// StrykerJS runs jest once per mutant, so a mutation group paid PostgreSQL's start-up (~15 s on the
+// shared machine) for every mutant. With the variable set, the global setup only rebuilds the template.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startEmbeddedPostgres } from "../src/dev/embedded-postgres";
+import { createLogger } from "../src/logger";
+
+async function main(): Promise<number> {
+  const [command, ...args] = process.argv.slice(2);
+  if (command === undefined) {
+    console.error("usage: tsx scripts/with-test-postgres.ts <command> [args...]");
+    return 2;
+  }
+  const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-test-pg-"));
+  const server = await startEmbeddedPostgres({
+    dir: path.join(folder, "postgres"),
+    password: randomBytes(12).toString("hex"),
+    logger: createLogger({ level: "warn" }),
+    ephemeral: true,
+  });
+  try {
+    const child = spawn(command, args, {
+      stdio: "inherit",
+      // eslint-disable-next-line no-restricted-properties -- a dev script handing the environment on
+      env: { ...process.env, TEST_DATABASE_URL: server.url },
+    });
+    const forward = (signal: NodeJS.Signals) => child.kill(signal);
+    process.on("SIGINT", forward);
+    process.on("SIGTERM", forward);
+    return await new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? 1)));
+  } finally {
+    await server.stop();
+    await rm(folder, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

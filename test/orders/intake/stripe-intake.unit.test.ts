@@ -1,0 +1,717 @@
+import { AppError } from "../../../src/errors";
+import { createStripeIntake, type StripeIntake } from "../../../src/orders/intake/stripe-intake";
+import {
+  checkoutSession,
+  intakeFakes,
+  paymentIntent,
+  stripeEvent,
+  type FakeOrder,
+  type IntakeFakes,
+} from "../../support/fakes/intake";
+
+/**
+ * The Stripe intake (createStripeIntake) driven directly, its ports faked in memory
+ * (test/support/fakes/intake.ts): the fast tier that mutation testing runs once per mutant.
+ * test/orders/stripe-webhook.test.ts is the end-to-end check of the same guarantees through the
+ * signed HTTP route, PostgreSQL and Inngest's event API.
+ */
+describe("Stripe intake (in-memory ports)", () => {
+  let f: IntakeFakes;
+  let intake: StripeIntake;
+  beforeEach(() => {
+    f = intakeFakes();
+    intake = createStripeIntake(f.deps);
+  });
+
+  const completed = (order: FakeOrder, type = "checkout.session.completed", id?: string) =>
+    stripeEvent(
+      type,
+      checkoutSession({ id: order.checkoutSessionId, payment_intent: `pi_${order.orderId.slice(0, 8)}` }),
+      id,
+    );
+
+  /** A pending order whose customer has authorized the payment at Stripe (manual capture). */
+  function authorizedAtStripe(fields: Partial<FakeOrder> = {}) {
+    const order = f.repository.addOrder(fields);
+    f.stripe.paid(order, "requires_capture");
+    return order;
+  }
+
+  const placedEvents = (orderId: string) =>
+    f.publisher.accepted.filter((event) => event.id === `order-placed-${orderId}`);
+
+  /** Another process (a restart, another replica) sharing the database: nothing in memory. */
+  const anotherReplica = () => createStripeIntake(f.deps);
+
+  describe("placing an order", () => {
+    it("moves the order, announces it once with its data, and marks it announced", async () => {
+      const order = authorizedAtStripe({ currency: "USD" });
+      const event = completed(order);
+
+      const result = await intake.handle(event);
+
+      expect(result).toEqual({ outcome: "processed", orderId: order.orderId, announced: true });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "authorized",
+        paymentIntentId: `pi_${order.orderId.slice(0, 8)}`,
+        placedEventSentAt: expect.any(Date),
+      });
+      expect(f.publisher.accepted).toEqual([
+        {
+          name: "shop/order.placed",
+          id: `order-placed-${order.orderId}`,
+          data: {
+            orderId: order.orderId,
+            customerId: "cus-ada",
+            email: "ada@example.com",
+            total: 1200,
+            currency: "usd",
+            paymentIntentId: `pi_${order.orderId.slice(0, 8)}`,
+            fulfilmentKey: order.orderId,
+          },
+        },
+      ]);
+      expect(f.repository.timelineOf(order.orderId).map((entry) => entry.kind)).toEqual([
+        "payment-authorized",
+        "order-placed-sent",
+      ]);
+      expect(f.repository.timelineOf(order.orderId)[1]?.detail).toEqual({ stripeEvent: event.id });
+      expect(f.transitions).toEqual(["authorized"]);
+      expect(f.holds.released).toEqual([]);
+    });
+
+    it("answers a redelivery as a duplicate and sends nothing more, in this process and in another", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      await intake.handle(event);
+
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
+      expect(await anotherReplica().handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.publisher.attempts).toBe(1);
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+      expect(f.transitions).toEqual(["authorized"]);
+    });
+
+    it("answers a redelivery of a settled event from memory, even with the database unreachable", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      await intake.handle(event);
+
+      f.repository.unreachable = true;
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
+      await expect(anotherReplica().handle(event)).rejects.toThrow("database unreachable");
+    });
+
+    it("sends one shop/order.placed when two deliveries of the event arrive together", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      const open = f.publisher.gate();
+
+      // One process: its per-order turn-taking is what keeps the second from sending. (Two
+      // replicas racing are covered by Inngest's id deduplication, not by this intake.)
+      const both = Promise.all([intake.handle(event), intake.handle(event)]);
+      await new Promise((resolve) => setImmediate(resolve));
+      open();
+      const results = await both;
+
+      expect(results.map((r) => r.outcome).sort()).toEqual(["duplicate", "processed"]);
+      expect(results.filter((r) => r.announced)).toHaveLength(1);
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.repository.order(order.orderId).placedEventSentAt).toEqual(expect.any(Date));
+    });
+
+    it("sends one shop/order.placed when completed and async_payment_succeeded race for one order", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "succeeded");
+      const open = f.publisher.gate();
+
+      const both = Promise.all([
+        intake.handle(completed(order)),
+        intake.handle(completed(order, "checkout.session.async_payment_succeeded")),
+      ]);
+      await new Promise((resolve) => setImmediate(resolve));
+      open();
+      const results = await both;
+
+      expect(results.map((r) => r.outcome)).toEqual(["processed", "processed"]);
+      expect(results.filter((r) => r.announced)).toHaveLength(1);
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.repository.order(order.orderId).status).toBe("paid");
+      expect(f.transitions).toEqual(["paid"]);
+    });
+
+    it("a late checkout.session.completed after the order is paid changes nothing and sends nothing", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "succeeded");
+      await intake.handle(completed(order, "checkout.session.async_payment_succeeded"));
+
+      const late = await intake.handle(completed(order));
+
+      expect(late).toEqual({ outcome: "processed", orderId: order.orderId, announced: false });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.transitions).toEqual(["paid"]);
+      expect(f.repository.timelineOf(order.orderId).map((entry) => entry.kind)).toEqual([
+        "payment-received",
+        "order-placed-sent",
+      ]);
+    });
+
+    it("does not announce an order whose payment is still processing, then announces it once paid", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "processing");
+
+      expect(await intake.handle(completed(order))).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId).status).toBe("payment_processing");
+      expect(f.publisher.attempts).toBe(0);
+
+      f.stripe.paid(order, "succeeded");
+      expect(await intake.handle(completed(order, "checkout.session.async_payment_succeeded"))).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: true,
+      });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.transitions).toEqual(["payment_processing", "paid"]);
+    });
+  });
+
+  describe("when Inngest does not accept shop/order.placed", () => {
+    it("fails the delivery (500: Stripe retries), leaves the order unmarked, and the retry sends it", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      f.publisher.refuseNext();
+
+      const failure = await intake.handle(event).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(AppError);
+      expect(failure).toMatchObject({
+        code: "internal_error",
+        message: `shop/order.placed for order ${order.orderId} was not accepted`,
+        cause: expect.objectContaining({ message: "Inngest API Error: 502 Bad Gateway" }),
+      });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "authorized",
+        placedEventSentAt: null,
+      });
+      expect(placedEvents(order.orderId)).toEqual([]);
+
+      // Stripe's retry is a redelivery: its change is on record, the announcement still owed.
+      expect(await intake.handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: true,
+      });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+      expect(f.repository.order(order.orderId).placedEventSentAt).toEqual(expect.any(Date));
+      expect(f.transitions).toEqual(["authorized"]);
+
+      // Once sent, no further redelivery sends again, and the process answers it from memory.
+      f.repository.unreachable = true;
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+    });
+
+    it("a retry landing on another replica sends it too", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      f.publisher.refuseNext();
+      await expect(intake.handle(event)).rejects.toThrow(AppError);
+
+      expect(await anotherReplica().handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: true,
+      });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+    });
+
+    it("gives up on an event API that does not answer within the deadline, leaving the announcement owed", async () => {
+      f = intakeFakes({ publishTimeoutMs: 20 });
+      intake = createStripeIntake(f.deps);
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      f.publisher.hangNext();
+
+      const failure = await intake.handle(event).catch((error: unknown) => error);
+      expect(failure).toMatchObject({
+        code: "internal_error",
+        cause: expect.objectContaining({ message: "no answer within 20 ms" }),
+      });
+      expect(f.repository.order(order.orderId).placedEventSentAt).toBeNull();
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "duplicate", announced: true });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+    });
+
+    it("waits for a slow event API that answers within the default deadline", async () => {
+      const order = authorizedAtStripe();
+      f.publisher.delayNext(50);
+
+      expect(await intake.handle(completed(order))).toMatchObject({ outcome: "processed", announced: true });
+      expect(placedEvents(order.orderId)).toHaveLength(1);
+    });
+  });
+
+  describe("events that change nothing or concern no order of ours", () => {
+    it("ignores event types it does not handle, and our own voids, without reading anything", async () => {
+      const order = authorizedAtStripe({ paymentIntentId: "pi_ours" });
+      f.repository.unreachable = true;
+
+      expect(await intake.handle(stripeEvent("customer.created", { id: "cus_1" }))).toEqual({
+        outcome: "ignored",
+        announced: false,
+      });
+      expect(
+        await intake.handle(
+          stripeEvent(
+            "payment_intent.canceled",
+            paymentIntent({ id: "pi_ours", cancellation_reason: "abandoned" }),
+          ),
+        ),
+      ).toEqual({ outcome: "ignored", announced: false });
+      expect(f.repository.order(order.orderId).attentionReason).toBeNull();
+    });
+
+    it("answers 200 for a session that is not ours, writing nothing and asking Stripe nothing", async () => {
+      const event = stripeEvent("checkout.session.completed", checkoutSession({ id: "cs_not_ours" }));
+
+      expect(await intake.handle(event)).toEqual({ outcome: "unknown-order", announced: false });
+      expect(f.repository.events.size).toBe(0);
+      expect(f.stripe.asked).toEqual([]);
+      expect(f.publisher.attempts).toBe(0);
+    });
+
+    it("answers unknown-order when the order is gone by the time the event is recorded", async () => {
+      const order = authorizedAtStripe();
+      const lookup = f.deps.lookupCheckout;
+      intake = createStripeIntake({
+        ...f.deps,
+        lookupCheckout: async (id) => {
+          f.repository.orders.delete(order.orderId);
+          return lookup(id);
+        },
+      });
+
+      expect(await intake.handle(completed(order))).toEqual({ outcome: "unknown-order", announced: false });
+      expect(f.repository.events.size).toBe(0);
+      expect(f.publisher.attempts).toBe(0);
+    });
+
+    it("ignores a session that is not a one-off payment, recording nothing", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent(
+        "checkout.session.completed",
+        checkoutSession({ id: order.checkoutSessionId, mode: "subscription" }),
+      );
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "ignored",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.events.size).toBe(0);
+      expect(f.repository.order(order.orderId).status).toBe("pending");
+      expect(f.transitions).toStrictEqual([]);
+    });
+  });
+
+  describe("a payment that does not match its order", () => {
+    it("holds the order for ops with one alert, places nothing, and a redelivery alerts no more", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "requires_capture", { amountTotal: 1 });
+      const event = completed(order);
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "pending",
+        attentionReason: expect.stringContaining("session amount_total is 1, the order's total 1200"),
+      });
+      expect(f.alerts.notices).toEqual([
+        {
+          title: "Payment does not match its order: not shipped",
+          fields: {
+            orderId: order.orderId,
+            stripeEvent: event.id,
+            type: "checkout.session.completed",
+            problems: "session amount_total is 1, the order's total 1200",
+            action: expect.stringContaining("refund or fulfil by hand"),
+          },
+        },
+      ]);
+      expect(f.publisher.attempts).toBe(0);
+      expect(f.transitions).toStrictEqual([]);
+
+      expect(await anotherReplica().handle(event)).toMatchObject({ outcome: "duplicate", announced: false });
+      expect(f.alerts.notices).toHaveLength(1);
+    });
+
+    it("joins several problems in the alert", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "requires_capture", { amountTotal: 1, currency: "eur" });
+
+      await intake.handle(completed(order));
+
+      expect(f.alerts.notices[0]?.fields.problems).toBe(
+        "session amount_total is 1, the order's total 1200; session currency is eur, the order's usd",
+      );
+    });
+  });
+
+  describe("orders that can no longer be paid give their stock back", () => {
+    it("an expired session expires the order and releases its hold; a redelivery releases again", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent("checkout.session.expired", checkoutSession({ id: order.checkoutSessionId }));
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId).status).toBe("expired");
+      expect(f.holds.released).toEqual([{ orderId: order.orderId, reason: "order is expired" }]);
+      expect(f.transitions).toEqual(["expired"]);
+
+      // A crash between recording and releasing is healed by Stripe's redelivery.
+      expect(await anotherReplica().handle(event)).toMatchObject({ outcome: "duplicate", announced: false });
+      expect(f.holds.released).toHaveLength(2);
+      expect(f.stripe.asked).toEqual([]);
+    });
+
+    it("a failed delayed payment fails the order and releases its hold", async () => {
+      const order = f.repository.addOrder({ status: "payment_processing" });
+      const event = stripeEvent(
+        "checkout.session.async_payment_failed",
+        checkoutSession({ id: order.checkoutSessionId, payment_intent: "pi_delayed" }),
+      );
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed", announced: false });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "payment_failed",
+        paymentIntentId: "pi_delayed",
+      });
+      expect(f.holds.released).toEqual([{ orderId: order.orderId, reason: "order is payment_failed" }]);
+    });
+
+    it("an order that is still payable or placed keeps its hold", async () => {
+      const pending = f.repository.addOrder();
+      await intake.handle(
+        stripeEvent(
+          "payment_intent.payment_failed",
+          paymentIntent({ id: "pi_declined", metadata: { orderId: pending.orderId } }),
+        ),
+      );
+      const placed = authorizedAtStripe();
+      await intake.handle(completed(placed));
+      await anotherReplica().handle(completed(placed));
+
+      expect(f.holds.released).toEqual([]);
+    });
+  });
+
+  describe("payment_intent events", () => {
+    it("a lapsed authorization flags the authorized order for ops without moving it", async () => {
+      const order = f.repository.addOrder({
+        status: "authorized",
+        paymentIntentId: "pi_lapsed",
+        placedEventSentAt: new Date(),
+      });
+      const event = stripeEvent(
+        "payment_intent.canceled",
+        paymentIntent({ id: "pi_lapsed", cancellation_reason: "expired" }),
+      );
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "authorized",
+        attentionReason: "The card authorization expired before it was captured",
+      });
+      expect(f.transitions).toStrictEqual([]);
+      expect(f.publisher.attempts).toBe(0);
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
+    });
+
+    it("a void after the money was captured is recorded and changes nothing", async () => {
+      const order = f.repository.addOrder({
+        status: "fulfilling",
+        placedEventSentAt: new Date(),
+        paymentIntentId: "pi_captured",
+        paymentStatuses: ["captured"],
+      });
+      const event = stripeEvent(
+        "payment_intent.canceled",
+        paymentIntent({ id: "pi_captured", cancellation_reason: "requested_by_customer" }),
+      );
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId).attentionReason).toBeNull();
+      expect(f.repository.events.has(event.id)).toBe(true);
+    });
+
+    it("a declined card at checkout is noted on the pending order, which stays payable", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent(
+        "payment_intent.payment_failed",
+        paymentIntent({
+          id: "pi_declined",
+          status: "requires_payment_method",
+          metadata: { orderId: order.orderId },
+          last_payment_error: {
+            code: "card_declined",
+            decline_code: "insufficient_funds",
+            message: "Your card has insufficient funds.",
+          } as never,
+        }),
+      );
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId).status).toBe("pending");
+      expect(f.repository.timelineOf(order.orderId)).toEqual([
+        {
+          orderId: order.orderId,
+          kind: "checkout-payment-declined",
+          detail: {
+            code: "card_declined",
+            declineCode: "insufficient_funds",
+            message: "Your card has insufficient funds.",
+            stripeEvent: event.id,
+          },
+        },
+      ]);
+      expect(f.holds.released).toEqual([]);
+      expect(f.transitions).toStrictEqual([]);
+    });
+
+    it("ignores a payment failure that names no order of ours", async () => {
+      f.repository.unreachable = true;
+      for (const metadata of [{}, { orderId: "not-a-uuid" }] as Record<string, string>[]) {
+        expect(
+          await intake.handle(
+            stripeEvent("payment_intent.payment_failed", paymentIntent({ id: "pi_other", metadata })),
+          ),
+        ).toEqual({ outcome: "ignored", announced: false });
+      }
+    });
+  });
+
+  describe("wiring", () => {
+    it("moves orders without an onTransition listener (it is optional)", async () => {
+      const { onTransition: _unused, ...deps } = f.deps;
+      const order = authorizedAtStripe();
+
+      expect(await createStripeIntake(deps).handle(completed(order))).toMatchObject({
+        outcome: "processed",
+        announced: true,
+      });
+      expect(f.repository.order(order.orderId).status).toBe("authorized");
+    });
+
+    it("leaves no deadline timer behind once the event API has answered", async () => {
+      // A forgotten timer per delivery would keep 5 s of timers alive under load, and the process
+      // from exiting at once on shutdown.
+      jest.useFakeTimers();
+      try {
+        const order = authorizedAtStripe();
+        expect(await intake.handle(completed(order))).toMatchObject({ announced: true });
+        expect(jest.getTimerCount()).toBe(0);
+      } finally {
+        jest.useRealTimers();
+      }
+    });
+  });
+
+  /**
+   * The log is how ops follow the intake (and what log-based alerts match on): the lines that say
+   * an order moved, was flagged or held, or that an event concerned no order of ours.
+   */
+  describe("what the intake logs", () => {
+    const linesSaying = (msg: string) => f.log.lines().filter((line) => line.msg === msg);
+    const debug = 20;
+    const info = 30;
+    const warn = 40;
+
+    it("an event for an order we do not know is a warning naming the event and its key", async () => {
+      const event = stripeEvent("checkout.session.expired", checkoutSession({ id: "cs_not_ours" }));
+      await intake.handle(event);
+
+      expect(linesSaying("Stripe event for an order we do not know")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          component: "stripe-intake",
+          eventId: event.id,
+          type: "checkout.session.expired",
+          checkoutSessionId: "cs_not_ours",
+        }),
+      ]);
+    });
+
+    it("events that change nothing are logged with the reason", async () => {
+      const order = f.repository.addOrder();
+      const unhandled = stripeEvent("charge.refunded", { id: "ch_1" });
+      const setup = stripeEvent(
+        "checkout.session.completed",
+        checkoutSession({ id: order.checkoutSessionId, mode: "setup" }),
+      );
+      await intake.handle(unhandled);
+      await intake.handle(setup);
+
+      expect(linesSaying("Stripe event ignored")).toEqual([
+        expect.objectContaining({
+          level: debug,
+          eventId: unhandled.id,
+          type: "charge.refunded",
+          reason: "event type charge.refunded is not handled",
+        }),
+      ]);
+      expect(linesSaying("Stripe event changes nothing")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          eventId: setup.id,
+          type: "checkout.session.completed",
+          reason: "mode setup",
+        }),
+      ]);
+    });
+
+    it("a move and its announcement are logged once, a move that changed nothing not at all", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      await intake.handle(event);
+      await intake.handle(completed(order, "checkout.session.async_payment_succeeded"));
+
+      expect(linesSaying("order moved by Stripe event")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          eventId: event.id,
+          type: "checkout.session.completed",
+          status: "authorized",
+        }),
+      ]);
+      expect(linesSaying("shop/order.placed sent")).toEqual([
+        expect.objectContaining({ level: info, orderId: order.orderId, eventId: event.id }),
+      ]);
+      expect(linesSaying("order flagged for ops")).toEqual([]);
+    });
+
+    it("a declined card is logged with its code, once it is noted", async () => {
+      const pending = f.repository.addOrder();
+      const placed = f.repository.addOrder({ status: "authorized", placedEventSentAt: new Date() });
+      const declined = (orderId: string) =>
+        stripeEvent(
+          "payment_intent.payment_failed",
+          paymentIntent({
+            id: "pi_declined",
+            metadata: { orderId },
+            last_payment_error: { code: "card_declined", message: "Declined." } as never,
+          }),
+        );
+      const event = declined(pending.orderId);
+      await intake.handle(event);
+      await intake.handle(declined(placed.orderId));
+
+      expect(linesSaying("payment declined at checkout")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: pending.orderId,
+          eventId: event.id,
+          code: "card_declined",
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+    });
+
+    it("an order flagged for a lost authorization is a warning; a void that flags nothing is not", async () => {
+      const flagged = f.repository.addOrder({
+        status: "authorized",
+        placedEventSentAt: new Date(),
+        paymentIntentId: "pi_lapsed",
+      });
+      f.repository.addOrder({
+        status: "fulfilling",
+        placedEventSentAt: new Date(),
+        paymentIntentId: "pi_captured",
+        paymentStatuses: ["captured"],
+      });
+      const lapsed = stripeEvent(
+        "payment_intent.canceled",
+        paymentIntent({ id: "pi_lapsed", cancellation_reason: "expired" }),
+      );
+      await intake.handle(lapsed);
+      await intake.handle(
+        stripeEvent(
+          "payment_intent.canceled",
+          paymentIntent({ id: "pi_captured", cancellation_reason: "expired" }),
+        ),
+      );
+
+      expect(linesSaying("order flagged for ops")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          orderId: flagged.orderId,
+          eventId: lapsed.id,
+          reason: "The card authorization expired before it was captured",
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+    });
+
+    it("a payment mismatch is a warning listing the problems", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "requires_capture", { amountTotal: 1 });
+      const event = completed(order);
+      await intake.handle(event);
+
+      expect(linesSaying("payment mismatch: order held for ops")).toEqual([
+        expect.objectContaining({
+          level: warn,
+          orderId: order.orderId,
+          eventId: event.id,
+          problems: ["session amount_total is 1, the order's total 1200"],
+        }),
+      ]);
+      expect(linesSaying("order moved by Stripe event")).toEqual([]);
+      expect(linesSaying("order flagged for ops")).toEqual([]);
+    });
+
+    it("stock given back is logged with its lines, and a release that gave nothing back is not", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent("checkout.session.expired", checkoutSession({ id: order.checkoutSessionId }));
+      await intake.handle(event);
+      await anotherReplica().handle(event);
+
+      expect(f.holds.released).toHaveLength(2);
+      expect(linesSaying("stock hold released")).toEqual([
+        expect.objectContaining({
+          level: info,
+          orderId: order.orderId,
+          released: [{ sku: "MUG", quantity: 1 }],
+        }),
+      ]);
+    });
+  });
+});

@@ -1,0 +1,665 @@
+import { randomUUID } from "node:crypto";
+import type { Alerter, OpsNotice, RunFailure } from "../../../src/alerts";
+import type {
+  ShipmentBooking,
+  WorkflowDependencies,
+  WorkflowSettings,
+} from "../../../src/inngest/dependencies";
+import type { InventoryRepository, ReservationLine, ReserveOutcome } from "../../../src/inventory/inventory";
+import type {
+  CustomerMessages,
+  EmailOutcome,
+  PaymentSettlement,
+  ShipmentNotice,
+} from "../../../src/notifications/customer-messages";
+import { emailKeys } from "../../../src/notifications/customer-messages";
+import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
+import type {
+  ClaimOutcome,
+  FulfilmentOrder,
+  OrderRepository,
+  OrderStatus,
+} from "../../../src/orders/order-repository";
+import { payableStatuses } from "../../../src/orders/order-repository";
+import type { Timeline, TimelineEntry } from "../../../src/orders/timeline";
+import {
+  PaymentRejectedError,
+  type AuthorizationState,
+  type PaymentGateway,
+  type PaymentIntentView,
+  type PaymentRejectionReason,
+} from "../../../src/payments/payment-gateway";
+import type { PaymentRecord, PaymentRepository } from "../../../src/payments/payment-repository";
+import type { CarrierBooking, VoidOutcome } from "../../../src/shipping/shipping-provider";
+
+/**
+ * In-memory fakes of every port fulfill-order uses (`WorkflowDependencies`), sharing one state, for
+ * the fast tier of workflow tests (test/workflow-fast) and mutation testing. Each follows its real
+ * implementation's contract, not just its signature:
+ * - the claim (src/orders/order-repository.ts): taken once, only from a payable or re-driven
+ *   `fulfilling` order with no cancel requested; a retried claim finds its own;
+ * - guarded writes (src/orders/fulfilment-records.ts, the inventory's guarded reserve): land only
+ *   while the claim owns the order, it is `fulfilling` and no cancel was requested; a write that
+ *   already landed answers as landed;
+ * - idempotency by key: a capture, void or refund repeated with its key changes nothing more
+ *   (Stripe), an e-mail key is sent once, a timeline entry with a run id is written once per
+ *   (order, kind, run), a shipment booked once per order;
+ * - Stripe's states: a capture of a canceled intent is rejected, a void of a captured one is
+ *   `not-voidable`.
+ * Failures are injected per call (`failNext`), the way the Stripe stand-in injects them.
+ */
+
+type Order = Omit<FulfilmentOrder, "hasShipment"> & { attentionReason: string | null };
+
+interface Intent {
+  id: string;
+  state: AuthorizationState;
+  cancellationReason: string | null;
+  amount: number;
+  amountCaptured: number;
+  amountRefunded: number;
+  currency: string;
+}
+
+interface Product {
+  stock: number;
+  digital: boolean;
+}
+
+type Call = { method: string; args: unknown[] };
+
+/** Calls that can be made to fail: `<port>.<method>`. */
+export type FailurePoint =
+  | "payments.capture"
+  | "payments.retrieve"
+  | "payments.voidAuthorization"
+  | "payments.refundInFull"
+  | "shipments.bookWithCarrier"
+  | "messages.shipped"
+  | "inventory.reserve"
+  | "orders.claim";
+
+const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
+const claimableStatuses: readonly OrderStatus[] = [...payableStatuses, "fulfilling"];
+const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_processing"];
+
+export const defaultSettings: WorkflowSettings = {
+  cancelWindow: "30d",
+  reviewDelay: "14d",
+  reviewAfterDelivery: "3d",
+};
+
+export class FakeWorkflowWorld {
+  readonly orders = new Map<string, Order>();
+  readonly products = new Map<string, Product>();
+  readonly reservations = new Map<string, { lines: ReservationLine[]; status: "reserved" | "released" }>();
+  readonly intents = new Map<string, Intent>();
+  readonly paymentRows = new Map<string, PaymentRecord & { currency: string }>();
+  readonly shipmentRows = new Map<string, CarrierBooking & { status: "booked" | "delivered" }>();
+  /** What the carrier booked, recorded or not (a carrier is idempotent per order). */
+  readonly carrierBookings = new Map<string, CarrierBooking>();
+  readonly voidedLabels: string[] = [];
+  readonly timelineEntries: (TimelineEntry & { orderId: string })[] = [];
+  readonly emails: { key: string; orderId: string; template: string; args: unknown[] }[] = [];
+  /** Every status change the ports made, in order (what the metrics' transition listener hears). */
+  readonly statusChanges: { orderId: string; status: OrderStatus }[] = [];
+  readonly runFailures: RunFailure[] = [];
+  readonly notices: OpsNotice[] = [];
+  /** Every Stripe call with its idempotency key, in order. */
+  readonly stripeCalls: Call[] = [];
+  /** What voidWithCarrier answers. */
+  carrierVoidOutcome: VoidOutcome = "voided";
+  private readonly stripeKeys = new Map<string, unknown>();
+  private readonly failures = new Map<FailurePoint, (Error | (() => void))[]>();
+  private refundCounter = 0;
+
+  /** Makes the next `times` calls to `point` throw `error`, or run `act` first (e.g. a cancel landing). */
+  failNext(point: FailurePoint, error: Error | (() => void), times = 1): void {
+    const queue = this.failures.get(point) ?? [];
+    for (let i = 0; i < times; i++) queue.push(error);
+    this.failures.set(point, queue);
+  }
+
+  private maybeFail(point: FailurePoint): void {
+    const next = this.failures.get(point)?.shift();
+    if (next === undefined) return;
+    if (next instanceof Error) throw next;
+    next();
+  }
+
+  addProduct(sku: string, stock: number, options: { digital?: boolean } = {}): void {
+    this.products.set(sku, { stock, digital: options.digital ?? false });
+  }
+
+  private moveTo(order: Order, status: OrderStatus): void {
+    order.status = status;
+    this.statusChanges.push({ orderId: order.id, status });
+  }
+
+  statusesOf(orderId: string): OrderStatus[] {
+    return this.statusChanges.filter((change) => change.orderId === orderId).map((change) => change.status);
+  }
+
+  private product(sku: string): Product {
+    const product = this.products.get(sku);
+    if (!product) throw new Error(`no product ${sku}`);
+    return product;
+  }
+
+  stockOf(sku: string): number | undefined {
+    return this.products.get(sku)?.stock;
+  }
+
+  /** A paid order (authorized card, uncaptured) as the intake leaves it. */
+  addPaidOrder(options: {
+    lines: { sku: string; quantity: number; unitPrice?: number }[];
+    status?: OrderStatus;
+    customerId?: string;
+    paymentIntentId?: string | null;
+    intentState?: AuthorizationState;
+  }): { orderId: string; paymentIntentId: string | null } {
+    const orderId = randomUUID();
+    const lines = options.lines.map(({ sku, quantity, unitPrice }) => ({
+      sku,
+      quantity,
+      unitPrice: unitPrice ?? 2500,
+      name: `Product ${sku}`,
+    }));
+    const total = lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+    const paymentIntentId =
+      options.paymentIntentId === undefined ? `pi_${orderId.slice(0, 8)}` : options.paymentIntentId;
+    this.orders.set(orderId, {
+      id: orderId,
+      customerId: options.customerId ?? "cus_fake",
+      email: "buyer@example.com",
+      status: options.status ?? "authorized",
+      currency: "eur",
+      total,
+      paymentIntentId,
+      claimId: null,
+      cancelRequestedAt: null,
+      createdAt: new Date(),
+      placedAt: new Date(),
+      lines,
+      attentionReason: null,
+    });
+    if (paymentIntentId) {
+      const state = options.intentState ?? "requires_capture";
+      this.intents.set(paymentIntentId, {
+        id: paymentIntentId,
+        state,
+        cancellationReason: null,
+        amount: total,
+        amountCaptured: state === "succeeded" ? total : 0,
+        amountRefunded: 0,
+        currency: "eur",
+      });
+    }
+    return { orderId, paymentIntentId };
+  }
+
+  order(orderId: string): Order {
+    const order = this.orders.get(orderId);
+    if (!order) throw new Error(`no order ${orderId}`);
+    return order;
+  }
+
+  intent(paymentIntentId: string): Intent {
+    const intent = this.intents.get(paymentIntentId);
+    if (!intent) throw new Error(`no PaymentIntent ${paymentIntentId}`);
+    return intent;
+  }
+
+  /** What the admin API's cancel does (requestCancellation); the cleanup run is not modelled here. */
+  requestCancel(orderId: string): void {
+    this.order(orderId).cancelRequestedAt = new Date();
+  }
+
+  /** A re-drive handing the order to another run: its claim changes. */
+  redriveTo(orderId: string, claimId: string): void {
+    this.order(orderId).claimId = claimId;
+  }
+
+  timelineKinds(orderId: string): string[] {
+    return this.timelineEntries.filter((entry) => entry.orderId === orderId).map((entry) => entry.kind);
+  }
+
+  timelineEntry(orderId: string, kind: string): TimelineEntry | undefined {
+    return this.timelineEntries.filter((entry) => entry.orderId === orderId && entry.kind === kind).at(-1);
+  }
+
+  stripeCallsOf(method: string): Call[] {
+    return this.stripeCalls.filter((call) => call.method === method);
+  }
+
+  /** The result an idempotency key first produced (Stripe replays it for a repeated key). */
+  private idempotent<T>(method: string, args: unknown[], key: string, act: () => T): T {
+    this.stripeCalls.push({ method, args });
+    const replayKey = `${method}:${key}`;
+    if (this.stripeKeys.has(replayKey)) return this.stripeKeys.get(replayKey) as T;
+    const result = act();
+    this.stripeKeys.set(replayKey, result);
+    return result;
+  }
+
+  private recordEntry(orderId: string, kind: string, detail: Record<string, unknown>, runId?: string): void {
+    // A unique (order, kind, run) index: a retried step records nothing more.
+    const duplicate =
+      runId !== undefined &&
+      this.timelineEntries.some((e) => e.orderId === orderId && e.kind === kind && e.runId === runId);
+    if (duplicate) return;
+    // JSON, as the jsonb column stores it.
+    const stored = JSON.parse(JSON.stringify(detail)) as Record<string, unknown>;
+    this.timelineEntries.push({ orderId, kind, detail: stored, runId: runId ?? null, at: new Date() });
+  }
+
+  private guarded<T>(
+    orderId: string,
+    claimId: string,
+    write: (order: Order) => T,
+    already?: { landedIn: readonly OrderStatus[]; written: T },
+  ): Guarded<T> {
+    const order = this.orders.get(orderId);
+    if (!order || order.claimId !== claimId) return { landed: false, reason: "superseded" };
+    if (already?.landedIn.includes(order.status)) return { landed: true, value: already.written };
+    if (order.cancelRequestedAt !== null || order.status !== "fulfilling")
+      return { landed: false, reason: "cancelled" };
+    return { landed: true, value: write(order) };
+  }
+
+  private upsertPayment(
+    orderId: string,
+    providerId: string,
+    currency: string,
+    data: Partial<PaymentRecord> & { status: PaymentRecord["status"] },
+  ): PaymentRecord {
+    const existing = this.paymentRows.get(orderId);
+    const row = existing
+      ? { ...existing, ...data }
+      : {
+          id: `pay_${orderId.slice(0, 8)}`,
+          orderId,
+          providerId,
+          currency,
+          amountAuthorized: 0,
+          amountCaptured: 0,
+          amountRefunded: 0,
+          ...data,
+        };
+    this.paymentRows.set(orderId, row);
+    return row;
+  }
+
+  private sendEmail(key: string, orderId: string, template: string, args: unknown[]): EmailOutcome {
+    const messageId = `<${key}@shop.test>`;
+    if (this.emails.some((email) => email.key === key))
+      return { idempotencyKey: key, status: "already-sent", messageId };
+    this.emails.push({ key, orderId, template, args });
+    return { idempotencyKey: key, status: "sent", messageId };
+  }
+
+  readonly ordersPort: OrderRepository = {
+    findForFulfilment: async (orderId) => {
+      const order = this.orders.get(orderId);
+      if (!order) return null;
+      const { attentionReason: _attention, ...view } = order;
+      return {
+        ...view,
+        lines: [...order.lines].sort((a, b) => a.sku.localeCompare(b.sku)).map((line) => ({ ...line })),
+        hasShipment: this.shipmentRows.has(orderId),
+      };
+    },
+    claim: async (orderId, claimId): Promise<ClaimOutcome> => {
+      this.maybeFail("orders.claim");
+      const order = this.orders.get(orderId);
+      if (!order) return { claimed: false, reason: "not-found" };
+      if (
+        order.claimId === null &&
+        order.cancelRequestedAt === null &&
+        claimableStatuses.includes(order.status)
+      ) {
+        order.claimId = claimId;
+        this.moveTo(order, "fulfilling");
+        return { claimed: true };
+      }
+      if (order.claimId === claimId) return { claimed: true };
+      if (order.claimId !== null) return { claimed: false, reason: "claimed-by-another-run" };
+      if (order.cancelRequestedAt !== null) return { claimed: false, reason: "cancel-requested" };
+      if (awaitingPaymentStatuses.includes(order.status)) return { claimed: false, reason: "not-paid-yet" };
+      return { claimed: false, reason: "not-payable" };
+    },
+    transition: async (orderId, from, to) => {
+      const order = this.orders.get(orderId);
+      if (!order || !from.includes(order.status)) return false;
+      this.moveTo(order, to);
+      return true;
+    },
+    flagForOps: async (orderId, reason) => {
+      const order = this.orders.get(orderId);
+      if (order) order.attentionReason = reason;
+    },
+    requestCancellation: async (orderId, cancellableFrom) => {
+      const order = this.orders.get(orderId);
+      if (!order || !cancellableFrom.includes(order.status) || this.shipmentRows.has(orderId)) return false;
+      order.cancelRequestedAt = new Date();
+      return true;
+    },
+  };
+
+  readonly fulfilmentPort: FulfilmentRecords = {
+    recordCapture: async (capture) => {
+      const { orderId, claimId, runId, paymentIntentId, amountCaptured, currency } = capture;
+      return this.guarded(orderId, claimId, () => {
+        const data = { status: "captured" as const, amountCaptured, amountAuthorized: amountCaptured };
+        const payment = this.upsertPayment(orderId, paymentIntentId, currency, data);
+        this.recordEntry(
+          orderId,
+          "payment-captured",
+          { paymentIntentId, amountCaptured, currency, alreadyCaptured: capture.alreadyCaptured },
+          runId,
+        );
+        return { paymentId: payment.id };
+      });
+    },
+    recordShipment: async ({ orderId, claimId, runId, booking }) =>
+      this.guarded(
+        orderId,
+        claimId,
+        (order) => {
+          if (booking === null) {
+            this.moveTo(order, "delivered");
+            this.recordEntry(orderId, "nothing-to-ship", {}, runId);
+          } else {
+            if (!this.shipmentRows.has(orderId))
+              this.shipmentRows.set(orderId, { ...booking, status: "booked" });
+            this.moveTo(order, "shipped");
+            const { carrier, trackingNumber, trackingUrl } = booking;
+            this.recordEntry(orderId, "shipment-booked", { carrier, trackingNumber, trackingUrl }, runId);
+          }
+          return null;
+        },
+        { landedIn: shippedStatuses, written: null },
+      ),
+    fenceForCancel: async (orderId): Promise<FenceOutcome> => {
+      const order = this.orders.get(orderId);
+      if (!order) return "not-found";
+      if (this.shipmentRows.has(orderId) || shippedStatuses.includes(order.status)) return "shipped";
+      order.cancelRequestedAt ??= new Date();
+      return "fenced";
+    },
+  };
+
+  readonly timelinePort: Timeline = {
+    record: async (orderId, kind, detail = {}, runId) => this.recordEntry(orderId, kind, detail, runId),
+    list: async (orderId) =>
+      this.timelineEntries
+        .filter((entry) => entry.orderId === orderId)
+        .map(({ kind, detail, runId, at }) => ({ kind, detail, runId, at })),
+    claimingRunOf: async (orderId) =>
+      this.timelineEntries.filter((e) => e.orderId === orderId && e.kind === "claimed").at(-1)?.runId ?? null,
+    orderOfRun: async (runId) => this.timelineEntries.find((e) => e.runId === runId)?.orderId ?? null,
+  };
+
+  readonly inventoryPort: InventoryRepository = {
+    listProducts: async () => this.productViews([...this.products.keys()]),
+    findProducts: async (skus) => this.productViews(skus.filter((sku) => this.products.has(sku))),
+    reserve: async (orderId, lines, guard): Promise<ReserveOutcome> => {
+      this.maybeFail("inventory.reserve");
+      const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
+      if (guard) {
+        const order = this.orders.get(orderId);
+        if (order?.claimId !== guard.claimId) return { ok: false, reason: "superseded" };
+        if (order.status !== "fulfilling" || order.cancelRequestedAt !== null)
+          return { ok: false, reason: "cancelled" };
+      }
+      const existing = this.reservations.get(orderId);
+      if (existing) return { ok: true, reserved: existing.lines.map((line) => ({ ...line })) };
+      const short = sorted.find((line) => (this.products.get(line.sku)?.stock ?? 0) < line.quantity);
+      if (short) {
+        return {
+          ok: false,
+          reason: "out_of_stock",
+          sku: short.sku,
+          requested: short.quantity,
+          available: this.products.get(short.sku)?.stock ?? 0,
+        };
+      }
+      for (const line of sorted) this.product(line.sku).stock -= line.quantity;
+      this.reservations.set(orderId, { lines: sorted.map((line) => ({ ...line })), status: "reserved" });
+      return { ok: true, reserved: sorted };
+    },
+    release: async (orderId) => {
+      const reservation = this.reservations.get(orderId);
+      if (!reservation || reservation.status !== "reserved") return [];
+      reservation.status = "released";
+      for (const line of reservation.lines) this.product(line.sku).stock += line.quantity;
+      return reservation.lines.map((line) => ({ ...line }));
+    },
+  };
+
+  private productViews(skus: string[]) {
+    return skus.map((sku) => {
+      const product = this.product(sku);
+      return {
+        sku,
+        name: `Product ${sku}`,
+        unitPrice: 2500,
+        currency: "eur",
+        quantityAvailable: product.stock,
+        ...(product.digital ? { digital: true } : {}),
+      };
+    });
+  }
+
+  readonly paymentsPort: PaymentGateway = {
+    retrieve: async (paymentIntentId): Promise<PaymentIntentView> => {
+      this.stripeCalls.push({ method: "retrieve", args: [paymentIntentId] });
+      this.maybeFail("payments.retrieve");
+      return { ...this.intent(paymentIntentId) };
+    },
+    capture: async (paymentIntentId, idempotencyKey) => {
+      this.maybeFail("payments.capture");
+      const intent = this.intent(paymentIntentId);
+      if (intent.state === "succeeded") {
+        this.stripeCalls.push({ method: "capture", args: [paymentIntentId, idempotencyKey] });
+        const { amountCaptured, currency } = intent;
+        return { paymentIntentId, amountCaptured, currency, alreadyCaptured: true };
+      }
+      if (intent.state !== "requires_capture") {
+        this.stripeCalls.push({ method: "capture", args: [paymentIntentId, idempotencyKey] });
+        throw new PaymentRejectedError(
+          "unexpected_state",
+          `PaymentIntent ${paymentIntentId} is ${intent.state}`,
+        );
+      }
+      return this.idempotent("capture", [paymentIntentId, idempotencyKey], idempotencyKey, () => {
+        intent.state = "succeeded";
+        intent.amountCaptured = intent.amount;
+        return {
+          paymentIntentId,
+          amountCaptured: intent.amount,
+          currency: intent.currency,
+          alreadyCaptured: false,
+        };
+      });
+    },
+    voidAuthorization: async (paymentIntentId, idempotencyKey) => {
+      this.maybeFail("payments.voidAuthorization");
+      const intent = this.intent(paymentIntentId);
+      return this.idempotent("voidAuthorization", [paymentIntentId, idempotencyKey], idempotencyKey, () => {
+        if (intent.state === "canceled")
+          return { paymentIntentId, outcome: "already-voided" as const, state: intent.state };
+        if (intent.state !== "requires_capture")
+          return { paymentIntentId, outcome: "not-voidable" as const, state: intent.state };
+        intent.state = "canceled";
+        intent.cancellationReason = "abandoned";
+        return { paymentIntentId, outcome: "voided" as const, state: intent.state };
+      });
+    },
+    refundInFull: async (paymentIntentId, idempotencyKey) => {
+      this.maybeFail("payments.refundInFull");
+      const intent = this.intent(paymentIntentId);
+      return this.idempotent("refundInFull", [paymentIntentId, idempotencyKey], idempotencyKey, () => {
+        // Stripe refunds what is left of the capture.
+        const amount = intent.amountCaptured - intent.amountRefunded;
+        intent.amountRefunded += amount;
+        this.refundCounter += 1;
+        return { paymentIntentId, refundId: `re_${this.refundCounter}`, amountRefunded: amount };
+      });
+    },
+  };
+
+  /** A partial refund made outside the workflow (the admin API). */
+  refundPartly(paymentIntentId: string, amount: number): void {
+    this.intent(paymentIntentId).amountRefunded += amount;
+  }
+
+  readonly paymentRecordsPort: PaymentRepository = {
+    recordCaptured: async (orderId, providerId, amount, currency) =>
+      this.upsertPayment(orderId, providerId, currency, {
+        status: "captured",
+        amountCaptured: amount,
+        amountAuthorized: amount,
+      }),
+    recordVoided: async (orderId, providerId, currency) => {
+      this.upsertPayment(orderId, providerId, currency, {
+        status: "voided",
+        amountAuthorized: this.orders.get(orderId)?.total ?? 0,
+      });
+    },
+    recordRefunded: async (orderId, amount) => {
+      const row = this.paymentRows.get(orderId);
+      if (!row) throw new Error(`no payment for ${orderId}`);
+      this.paymentRows.set(orderId, { ...row, status: "refunded", amountRefunded: amount });
+    },
+    recordRefund: async (orderId, providerId, currency, amounts) => {
+      this.upsertPayment(orderId, providerId, currency, {
+        status: "refunded",
+        amountCaptured: amounts.captured,
+        amountAuthorized: amounts.captured,
+        amountRefunded: amounts.refunded,
+      });
+    },
+    recordFailed: async (orderId, providerId, currency) => {
+      this.upsertPayment(orderId, providerId, currency, { status: "failed" });
+    },
+    findByOrder: async (orderId) => {
+      const row = this.paymentRows.get(orderId);
+      if (!row) return null;
+      const { currency: _currency, ...record } = row;
+      return record;
+    },
+  };
+
+  private isDigitalOnly(orderId: string): boolean {
+    return this.order(orderId).lines.every((line) => this.products.get(line.sku)?.digital === true);
+  }
+
+  private pick(booking: CarrierBooking): ShipmentNotice {
+    return {
+      carrier: booking.carrier,
+      trackingNumber: booking.trackingNumber,
+      trackingUrl: booking.trackingUrl,
+    };
+  }
+
+  private carrierBook(orderId: string): CarrierBooking {
+    const existing = this.carrierBookings.get(orderId);
+    if (existing) return existing;
+    const trackingNumber = `TRK${this.carrierBookings.size + 1}`;
+    const booking: CarrierBooking = {
+      carrier: "FakePost",
+      trackingNumber,
+      trackingUrl: `https://track.example/${trackingNumber}`,
+      service: "Ground",
+      labelUrl: `https://labels.example/${trackingNumber}.pdf`,
+      providerId: `shp_${trackingNumber}`,
+    };
+    this.carrierBookings.set(orderId, booking);
+    return booking;
+  }
+
+  readonly shipmentsPort: ShipmentBooking = {
+    book: async ({ orderId }) => {
+      const recorded = this.shipmentRows.get(orderId);
+      if (recorded) return this.pick(recorded);
+      if (this.isDigitalOnly(orderId)) return null;
+      const booking = this.carrierBook(orderId);
+      this.shipmentRows.set(orderId, { ...booking, status: "booked" });
+      return this.pick(booking);
+    },
+    bookWithCarrier: async ({ orderId }) => {
+      this.maybeFail("shipments.bookWithCarrier");
+      const recorded = this.shipmentRows.get(orderId);
+      if (recorded) return this.pick(recorded);
+      if (this.isDigitalOnly(orderId)) return null;
+      // The whole booking (label, service, the carrier's id), for the guarded record to store.
+      return { ...this.carrierBook(orderId) };
+    },
+    voidWithCarrier: async (_orderId, booking) => {
+      this.voidedLabels.push(booking.trackingNumber);
+      return this.carrierVoidOutcome;
+    },
+    findByOrder: async (orderId) => {
+      const recorded = this.shipmentRows.get(orderId);
+      return recorded ? { ...this.pick(recorded), status: recorded.status } : null;
+    },
+  };
+
+  readonly messagesPort: CustomerMessages = {
+    shipped: async (orderId, shipment) => {
+      this.maybeFail("messages.shipped");
+      return this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [shipment]);
+    },
+    reviewRequest: async (orderId) =>
+      this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []),
+    paymentFailed: async (orderId, reason) =>
+      this.sendEmail(emailKeys.paymentFailed(orderId), orderId, "payment-failed", [reason]),
+    outOfStock: async (orderId, sku, settlement: PaymentSettlement) =>
+      this.sendEmail(emailKeys.outOfStock(orderId), orderId, "out-of-stock", [sku, settlement]),
+    cancelled: async (orderId, settlement: PaymentSettlement) =>
+      this.sendEmail(emailKeys.cancelled(orderId), orderId, "cancelled", [settlement]),
+  };
+
+  readonly alertsPort: Alerter = {
+    runFailed: async (failure) => {
+      this.runFailures.push(failure);
+    },
+    notify: async (notice) => {
+      this.notices.push(notice);
+    },
+  };
+
+  emailsTo(orderId: string): string[] {
+    return this.emails.filter((email) => email.orderId === orderId).map((email) => email.template);
+  }
+
+  dependencies(settings: WorkflowSettings = defaultSettings): WorkflowDependencies {
+    return {
+      orders: this.ordersPort,
+      fulfilment: this.fulfilmentPort,
+      timeline: this.timelinePort,
+      inventory: this.inventoryPort,
+      payments: this.paymentsPort,
+      paymentRecords: this.paymentRecordsPort,
+      shipments: this.shipmentsPort,
+      messages: this.messagesPort,
+      emailOutbox: { drain: async () => unused("emailOutbox.drain") },
+      alerts: this.alertsPort,
+      settings,
+      recovery: new Proxy({} as WorkflowDependencies["recovery"], {
+        get: (_target, name) => unused(`recovery.${String(name)}`),
+      }),
+    };
+  }
+}
+
+/** fulfill-order uses neither the outbox nor the recovery ports; a call to them is a test bug. */
+function unused(what: string): never {
+  throw new Error(`${what} is not faked: fulfill-order should not call it`);
+}
+
+/** A Stripe decline as the gateway reports it. */
+export function declined(reason: PaymentRejectionReason = "declined"): PaymentRejectedError {
+  return new PaymentRejectedError(reason, "Your card was declined.", { code: "card_declined" });
+}

@@ -1,0 +1,193 @@
+import { Inngest } from "inngest";
+import { createCleanupCancelledOrder } from "../../src/inngest/functions/cleanup-cancelled-order";
+import type { OrderStatus } from "../../src/orders/order-repository";
+import type { AuthorizationState } from "../../src/payments/payment-gateway";
+import { defined } from "../support/defined";
+import { FakeWorkflowWorld } from "../support/fakes/workflow";
+import { runFunction } from "../support/fakes/step-driver";
+
+/**
+ * The fast tier of the cancel cleanup, which runs the same undo steps as fulfill-order's
+ * compensation (src/inngest/steps: compensate, release-stock, return-payment, finish-unfulfilled)
+ * from the other side of the race: after a fulfilment run was cancelled, whatever state it left.
+ */
+
+const cancelledRunId = "cancelled-fulfil-run";
+
+function setup() {
+  const world = new FakeWorkflowWorld();
+  const fn = createCleanupCancelledOrder(new Inngest({ id: "shop", isDev: true }), world.dependencies());
+  /** An order the cancelled run claimed and reserved stock for, left in `status`, cancel requested. */
+  const leftBehind = async (options: { status?: OrderStatus; intentState?: AuthorizationState } = {}) => {
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({
+      lines: [{ sku: "MUG", quantity: 2 }],
+      status: "fulfilling",
+      intentState: options.intentState,
+    });
+    const { orderId } = order;
+    world.redriveTo(orderId, "claim-of-cancelled-run");
+    await world.timelinePort.record(
+      orderId,
+      "claimed",
+      { claimId: "claim-of-cancelled-run" },
+      cancelledRunId,
+    );
+    await world.inventoryPort.reserve(orderId, [{ sku: "MUG", quantity: 2 }]);
+    world.order(orderId).status = options.status ?? "fulfilling";
+    world.requestCancel(orderId);
+    return { ...order, intentId: defined(order.paymentIntentId) };
+  };
+  const cleanUp = (orderId: string) =>
+    runFunction(fn, {
+      name: "inngest/function.cancelled",
+      data: { function_id: "shop-fulfill-order", run_id: cancelledRunId, event: { data: { orderId } } },
+    });
+  return { world, leftBehind, cleanUp };
+}
+
+const sentEmails = (world: FakeWorkflowWorld) =>
+  world.emails.map(({ template, args }) => ({ template, args }));
+
+describe("cleanup-cancelled-order (fast tier)", () => {
+  it("puts the stock back, voids the authorization, ends the order cancelled and e-mails once", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind();
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({
+      status: "completed",
+      result: { orderId: order.orderId, outcome: "cancelled", settlement: "voided" },
+    });
+    expect(world.stockOf("MUG")).toBe(5);
+    expect(world.intent(order.intentId).state).toBe("canceled");
+    expect(world.order(order.orderId).status).toBe("cancelled");
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["voided"] }]);
+  });
+
+  it("adopts payment_failed that the fulfilment marked before it was cancelled, and sends its e-mail with the recorded reason", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ status: "payment_failed" });
+    // The fulfilment voided and marked, then was cancelled before its e-mail step.
+    world.intent(order.intentId).state = "canceled";
+    await world.timelinePort.record(
+      order.orderId,
+      "payment-failed",
+      { status: "payment_failed", error: "declined: card declined", settlement: "voided" },
+      cancelledRunId,
+    );
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({
+      status: "completed",
+      result: { outcome: "payment_failed", settlement: "voided" },
+    });
+    expect(world.order(order.orderId).status).toBe("payment_failed");
+    expect(sentEmails(world)).toEqual([{ template: "payment-failed", args: ["declined: card declined"] }]);
+    // An authorization already voided is recorded as such, with no second void.
+    expect(world.stripeCallsOf("voidAuthorization")).toEqual([]);
+    expect(world.paymentRows.get(order.orderId)).toMatchObject({ status: "voided", amountAuthorized: 5000 });
+    expect(world.timelineEntries.at(-1)).toMatchObject({
+      kind: "authorization-voided",
+      detail: { outcome: "already-voided" },
+      runId: run.runId,
+    });
+  });
+
+  it("adopts cancelled_out_of_stock and sends the out-of-stock e-mail for the recorded SKU", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ status: "cancelled_out_of_stock" });
+    await world.timelinePort.record(
+      order.orderId,
+      "cancelled-out-of-stock",
+      { status: "cancelled_out_of_stock", sku: "MUG", settlement: "voided" },
+      cancelledRunId,
+    );
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({ status: "completed", result: { outcome: "cancelled_out_of_stock" } });
+    expect(sentEmails(world)).toEqual([{ template: "out-of-stock", args: ["MUG", "voided"] }]);
+  });
+
+  it("adopts an end whose timeline entry is missing with empty details rather than failing", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const outOfStock = await leftBehind({ status: "cancelled_out_of_stock" });
+    const paymentFailed = await leftBehind({ status: "payment_failed" });
+
+    expect((await cleanUp(outOfStock.orderId)).status).toBe("completed");
+    expect((await cleanUp(paymentFailed.orderId)).status).toBe("completed");
+
+    expect(sentEmails(world)).toEqual([
+      { template: "out-of-stock", args: ["", "voided"] },
+      { template: "payment-failed", args: [""] },
+    ]);
+  });
+
+  it("leaves an order that ended some other way (expired) as it is, with no e-mail", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ status: "expired" });
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({
+      status: "completed",
+      result: { outcome: "not-ended", settlement: "voided" },
+    });
+    expect(world.order(order.orderId).status).toBe("expired");
+    expect(world.emails).toEqual([]);
+  });
+
+  it("returns nothing for a payment still processing, says why, and tells the customer nothing was taken", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ intentState: "processing" });
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({ status: "completed", result: { outcome: "cancelled", settlement: "none" } });
+    expect(world.stripeCallsOf("refundInFull")).toEqual([]);
+    expect(world.stripeCallsOf("voidAuthorization")).toEqual([]);
+    expect(world.timelineEntry(order.orderId, "payment-not-returned")?.detail).toEqual({
+      state: "processing",
+    });
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["none"] }]);
+  });
+
+  it("refunds what is left of a partly refunded capture, and records the capture as refunded in full", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ intentState: "succeeded" });
+    world.refundPartly(order.intentId, 1000);
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({ status: "completed", result: { settlement: "refunded" } });
+    expect(world.intent(order.intentId).amountRefunded).toBe(5000);
+    expect(world.paymentRows.get(order.orderId)).toMatchObject({
+      status: "refunded",
+      amountCaptured: 5000,
+      amountRefunded: 5000,
+    });
+    expect(world.timelineEntry(order.orderId, "payment-refunded")?.detail).toEqual({
+      refundId: "re_1",
+      amount: 5000,
+    });
+  });
+
+  it("does not refund a capture already refunded in full again", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ intentState: "succeeded" });
+    world.refundPartly(order.intentId, 5000);
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({ status: "completed", result: { settlement: "refunded" } });
+    expect(world.stripeCallsOf("refundInFull")).toEqual([]);
+    expect(world.timelineEntry(order.orderId, "payment-refunded")?.detail).toEqual({
+      refundId: null,
+      amount: 5000,
+    });
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["refunded"] }]);
+  });
+});
