@@ -1,6 +1,7 @@
 /**
- * `npm run bench:orders [-- --orders 200 --database-url postgresql://... --apps 1]` (default: an
- * embedded PostgreSQL started for the run)
+ * `npm run bench:orders [-- --orders 200 --app-processes 1,2 --modes classic,checkpointing
+ * --cron-interval-ms 60000 --cpu-prof <dir> --database-url postgresql://...]` (default: an embedded
+ * PostgreSQL started for the run)
  *
  * Orders fulfilled per second, end to end: checkout through our API, the customer completing it
  * in the Stripe stand-in, the signed webhook, shop/order.placed, and every fulfil-order step
@@ -11,8 +12,14 @@
  * customer, so the per-customer concurrency limit does not serialise them.
  *
  * Both engine modes run in one invocation, one after the other on fresh databases: classic
- * (LOCAL_ENGINE_CHECKPOINTING=false) and checkpointing (the default, as on Inngest). The last
- * line is `orders/s: <n>` for the default mode.
+ * (LOCAL_ENGINE_CHECKPOINTING=false) and checkpointing (the default, as on Inngest), each with
+ * every count of app processes in `--app-processes` (default 1 and 2). With N > 1 the app runs
+ * as N processes on one database, as stateless replicas do in production: the engine spreads its
+ * serve() calls over them round-robin (what a load balancer in front of them does), and the
+ * driver spreads checkouts and the Stripe webhooks likewise. Per-order figures of the app are
+ * summed over its processes. Beside them: the load average, how busy the whole machine was, and
+ * the CPU of PostgreSQL and of this driver process, so a slow run can be told from a starved one.
+ * The last line is `orders/s: <n>` for the default mode with the most app processes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
@@ -24,6 +31,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { SMTPServer } from "smtp-server";
 import { migrate } from "../src/db/migrator";
 import { benchDatabaseServer } from "./bench/database-server";
+import { coreCount, loadAverage, machineCpuMs, processTreeCpuMs } from "./bench/process-cpu";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { PrismaClient } from "../src/generated/prisma/client";
 import { createLogger } from "../src/logger";
@@ -34,19 +42,41 @@ const { values: args } = parseArgs({
     "database-url": { type: "string" },
     // Checkouts at a time; above the app's pool (10) Prisma times out starting transactions (issue 14).
     concurrency: { type: "string", default: "10" },
-    // A folder: the app process runs with `node --cpu-prof` and writes one .cpuprofile per mode there.
+    // A folder: the app and engine processes run with `node --cpu-prof` and write their profiles
+    // in one folder per process and run there (app<i>-<mode>-n<N>/, engine-<mode>-n<N>/).
     "cpu-prof": { type: "string" },
+    // App processes behind the engine, one run per count (comma-separated).
+    "app-processes": { type: "string", default: "1,2" },
+    modes: { type: "string", default: "classic,checkpointing" },
+    // At a billion times real time every cron is due at every instant; the engine fires each at
+    // most once per this many real ms. Production's most frequent cron (drain-email-outbox)
+    // fires once a minute, hence the default: cron runs then cost per order what they cost in
+    // production, instead of growing with the run's length (1000, the engine's own default, was
+    // this benchmark's setting before 30 Nov 2026: ~5 cron runs per real second).
+    "cron-interval-ms": { type: "string", default: "60000" },
   },
 });
 const orderCount = Number(args.orders);
 const checkoutConcurrency = Number(args.concurrency);
+const cronIntervalMs = Number(args["cron-interval-ms"]);
+const appProcessCounts = args["app-processes"].split(",").map(Number);
+const modes = args.modes.split(",");
 if (
   !Number.isInteger(orderCount) ||
   orderCount < 1 ||
   !Number.isInteger(checkoutConcurrency) ||
-  checkoutConcurrency < 1
+  checkoutConcurrency < 1 ||
+  !Number.isInteger(cronIntervalMs) ||
+  cronIntervalMs < 0 ||
+  !appProcessCounts.every((n) => Number.isInteger(n) && n >= 1)
 ) {
-  process.stderr.write("bench:orders: --orders and --concurrency take positive whole numbers\n");
+  process.stderr.write(
+    "bench:orders: --orders, --concurrency and --app-processes (comma-separated) take positive whole numbers, --cron-interval-ms a whole number\n",
+  );
+  process.exit(2);
+}
+if (modes.length === 0 || !modes.every((mode) => mode === "classic" || mode === "checkpointing")) {
+  process.stderr.write("bench:orders: --modes takes classic, checkpointing or both (comma-separated)\n");
   process.exit(2);
 }
 
@@ -145,6 +175,7 @@ function spawnNode(args: string[], env?: Record<string, string>): Child {
 
 interface Figures {
   mode: string;
+  appProcesses: number;
   seconds: number;
   ordersPerSecond: number;
   serveCalls: number;
@@ -153,10 +184,48 @@ interface Figures {
   appStatements: number;
   appCpuMs: number;
   engineCpuMs: number;
+  /** This process: the driver, the Stripe stand-in and the SMTP sink. */
+  driverCpuMs: number;
+  /** The PostgreSQL server (every database on it); undefined with --database-url. */
+  postgresCpuMs: number | undefined;
+  /** Runs of functions other than fulfil-order (crons and their follow-ups) during the run. */
+  otherRuns: number;
+  loadBefore: number;
+  loadAfter: number;
+  /** Share of all cores busy (every process on the machine) during the run. */
+  machineBusy: number | undefined;
   emails: number;
+  /** Checkouts answered 503 (busy, retried with the same Idempotency-Key). */
+  checkoutRetries: number;
+  /** Engine statements per order by name, largest first. */
+  engineStatementsByName: [string, number][];
 }
 
-async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figures> {
+/** A checkout's Stripe events, signed as Stripe signs them, POSTed to one app process. */
+async function deliverWebhooks(
+  sandbox: ReturnType<typeof createStripeSandbox>,
+  events: { id: string }[],
+  appUrl: string,
+): Promise<void> {
+  for (const event of events) {
+    const { payload, header } = sandbox.signedDelivery(event.id);
+    const res = await fetch(`${appUrl}/api/stripe/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": header },
+      body: payload,
+    });
+    const text = await res.text();
+    if (res.status >= 300) throw new Error(`webhook answered ${res.status}: ${text}`);
+  }
+}
+
+async function runMode(
+  database: { url: string; pid?: number },
+  checkpointing: boolean,
+  appProcesses: number,
+): Promise<Figures> {
+  const adminUrl = database.url;
+  const mode = checkpointing ? "checkpointing" : "classic";
   const dbName = `of_bench_${Date.now()}`;
   await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
   const url = new URL(adminUrl);
@@ -178,75 +247,134 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
   const smtp = await startSmtpSink();
   const sandbox = createStripeSandbox({ webhookSecret, logger });
   const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+  const profileDir = args["cpu-prof"] ? path.resolve(args["cpu-prof"]) : undefined;
+  // One folder per process and run: tsx's loader thread writes a profile of its own beside the
+  // main thread's (the larger file), and --cpu-prof-name cannot tell them apart.
+  const profile = (name: string): string[] =>
+    profileDir
+      ? ["--cpu-prof", `--cpu-prof-dir=${path.join(profileDir, `${name}-${mode}-n${appProcesses}`)}`]
+      : [];
 
   const children: Child[] = [];
   try {
+    const ports: number[] = [];
+    for (let i = 0; i < appProcesses; i++) ports.push(await freePort());
+    const appUrls = ports.map((port) => `http://127.0.0.1:${port}`);
     const engine = spawnNode([
+      ...profile("engine"),
       "--import",
       "tsx",
       "scripts/bench/engine-process.ts",
-      JSON.stringify({ databaseUrl, checkpointing, timeScale: 1e9 }),
+      JSON.stringify({
+        databaseUrl,
+        checkpointing,
+        timeScale: 1e9,
+        cronMinRealIntervalMs: cronIntervalMs,
+        appReplicaOrigins: appProcesses > 1 ? appUrls : [],
+      }),
     ]);
     children.push(engine);
     const ready = await engine.next();
     const engineUrl = String(ready.url);
 
-    const port = await freePort();
-    const profile = args["cpu-prof"]
-      ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(args["cpu-prof"])}`]
-      : [];
     const appArgs = ["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"];
-    const app = spawnNode([...profile, ...appArgs], {
-      NODE_ENV: "test",
-      LOG_LEVEL: "warn",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATABASE_URL: databaseUrl,
-      STRIPE_SECRET_KEY: "sk_test_bench",
-      STRIPE_API_BASE: stripeUrl,
-      STRIPE_WEBHOOK_SECRET: webhookSecret,
-      INNGEST_DEV: engineUrl,
-      SMTP_URL: smtp.url,
-      ADMIN_API_TOKEN: "bench-admin-token-0123456789",
-      CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
-      PUBLIC_URL: "http://shop.test",
-      // Orders here have no checkout address: the built-in sandbox carrier books them.
-      SHIPPING_CARRIER: "sandbox",
+    const apps = ports.map((port, i) => {
+      const app = spawnNode([...profile(`app${i}`), ...appArgs], {
+        NODE_ENV: "test",
+        LOG_LEVEL: "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: databaseUrl,
+        STRIPE_SECRET_KEY: "sk_test_bench",
+        STRIPE_API_BASE: stripeUrl,
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+        INNGEST_DEV: engineUrl,
+        SMTP_URL: smtp.url,
+        ADMIN_API_TOKEN: "bench-admin-token-0123456789",
+        CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
+        PUBLIC_URL: "http://shop.test",
+        // Orders here have no checkout address: the built-in sandbox carrier books them.
+        SHIPPING_CARRIER: "sandbox",
+      });
+      children.push(app);
+      return app;
     });
-    children.push(app);
-    const appUrl = `http://127.0.0.1:${port}`;
-    for (let i = 0; ; i++) {
-      const up = await fetch(`${appUrl}/healthz`).then(
-        (res) => res.status < 500,
-        () => false,
-      );
-      if (up) break;
-      if (i > 600 || app.process.exitCode !== null) throw new Error(`the app did not start:\n${app.output}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    // One after the other: each migrates the database at start (a no-op after the first).
+    for (const [i, app] of apps.entries()) {
+      const appUrl = appUrls[i] ?? "";
+      for (let attempt = 0; ; attempt++) {
+        const up = await fetch(`${appUrl}/healthz`).then(
+          (res) => res.status < 500,
+          () => false,
+        );
+        if (up) break;
+        if (attempt > 600 || app.process.exitCode !== null)
+          throw new Error(`the app did not start:\n${app.output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
     }
-    sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`);
-    await engine.ask({ type: "sync", url: `${appUrl}/api/inngest` });
+    // The engine syncs one address; with replicas it spreads the calls to it over all of them.
+    await engine.ask({ type: "sync", url: `${appUrls[0]}/api/inngest` });
+
+    const appStats = async () => {
+      const answers = await Promise.all(apps.map((app) => app.ask({ type: "stats" })));
+      return {
+        statements: answers.reduce((sum, a) => sum + Number(a.statements), 0),
+        cpuMs: answers.reduce((sum, a) => sum + Number(a.cpuMs), 0),
+      };
+    };
+    const driverCpuMs = (): number => {
+      const cpu = process.cpuUsage();
+      return (cpu.user + cpu.system) / 1000;
+    };
+    const postgresCpuMs = (): number | undefined =>
+      database.pid === undefined ? undefined : processTreeCpuMs(database.pid);
 
     const engineBefore = await engine.ask({ type: "stats" });
-    const appBefore = await app.ask({ type: "stats" });
+    const appBefore = await appStats();
+    const driverBefore = driverCpuMs();
+    const postgresBefore = postgresCpuMs();
+    const machineBefore = machineCpuMs();
+    const loadBefore = loadAverage();
     const started = performance.now();
+    let checkoutRetries = 0;
     await pool(
       Array.from({ length: orderCount }, (_, i) => i),
       checkoutConcurrency,
       async (i) => {
-        const res = await fetch(`${appUrl}/api/checkout`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({
-            customerId: `cus_bench_${i}`,
-            email: `buyer${i}@example.com`,
-            items: [{ sku: "BENCH-1", quantity: 1 }],
-          }),
-        });
+        const appUrl = appUrls[i % appUrls.length] ?? "";
+        // On a loaded machine the checkout transaction can outlast Prisma's timeouts: the app
+        // answers 503 "retry with the same Idempotency-Key", or 409 "start a new one with a new
+        // key" once that checkout gave up. The bench does as it says, as a client would.
+        let res: Response;
+        let key = 0;
+        for (let attempt = 1; ; attempt++) {
+          res = await fetch(`${appUrl}/api/checkout`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": `bench-checkout-${i}-${key}` },
+            body: JSON.stringify({
+              customerId: `cus_bench_${i}`,
+              email: `buyer${i}@example.com`,
+              items: [{ sku: "BENCH-1", quantity: 1 }],
+            }),
+          });
+          if ((res.status !== 503 && res.status !== 409) || attempt >= 10) break;
+          if (res.status === 409) key++;
+          checkoutRetries++;
+          await res.arrayBuffer();
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
         if (res.status !== 201)
-          throw new Error(`checkout answered ${res.status}: ${await res.text()}\n${app.output.slice(-3000)}`);
+          throw new Error(
+            `checkout answered ${res.status}: ${await res.text()}\n${apps[i % apps.length]?.output.slice(-3000)}`,
+          );
         const { checkoutSessionId } = (await res.json()) as { checkoutSessionId: string };
-        await sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
+        // Delivered here rather than by the stand-in, so each order's webhook reaches the same
+        // app process as its checkout (any would do: the service is stateless).
+        const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
+          deliver: false,
+        });
+        await deliverWebhooks(sandbox, completed.events, appUrl);
       },
     );
     for (;;) {
@@ -258,28 +386,66 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
     }
     const seconds = (performance.now() - started) / 1000;
     const engineAfter = await engine.ask({ type: "stats" });
-    const appAfter = await app.ask({ type: "stats" });
+    const appAfter = await appStats();
+    const driverAfter = driverCpuMs();
+    const postgresAfter = postgresCpuMs();
+    const machineAfter = machineCpuMs();
+    const loadAfter = loadAverage();
     const stat = (m: Record<string, unknown>, key: string): number =>
       Number((m.stats as Record<string, number>)[key]);
+    const otherRuns = await withAdmin(databaseUrl, async (c) => {
+      const { rows } = await c.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM inngest_local.runs WHERE function_id NOT LIKE '%-fulfill-order'",
+      );
+      return rows[0]?.n ?? 0;
+    });
 
     const figures: Figures = {
-      mode: checkpointing ? "checkpointing" : "classic",
+      mode,
+      appProcesses,
       seconds,
       ordersPerSecond: orderCount / seconds,
       serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / orderCount,
       checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / orderCount,
       engineStatements: (stat(engineAfter, "statements") - stat(engineBefore, "statements")) / orderCount,
-      appStatements: (Number(appAfter.statements) - Number(appBefore.statements)) / orderCount,
-      appCpuMs: (Number(appAfter.cpuMs) - Number(appBefore.cpuMs)) / orderCount,
+      appStatements: (appAfter.statements - appBefore.statements) / orderCount,
+      appCpuMs: (appAfter.cpuMs - appBefore.cpuMs) / orderCount,
       engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / orderCount,
+      driverCpuMs: (driverAfter - driverBefore) / orderCount,
+      postgresCpuMs:
+        postgresBefore === undefined || postgresAfter === undefined
+          ? undefined
+          : (postgresAfter - postgresBefore) / orderCount,
+      otherRuns,
+      loadBefore,
+      loadAfter,
+      machineBusy:
+        machineBefore && machineAfter
+          ? (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)
+          : undefined,
       emails: smtp.received(),
+      checkoutRetries,
+      engineStatementsByName: Object.entries(
+        (engineAfter.stats as { statementsByName: Record<string, number> }).statementsByName,
+      )
+        .map(([name, count]): [string, number] => {
+          const before = (engineBefore.stats as { statementsByName: Record<string, number> })
+            .statementsByName[name];
+          return [name, (count - (before ?? 0)) / orderCount];
+        })
+        .filter(([, perOrder]) => perOrder > 0)
+        .sort((a, b) => b[1] - a[1]),
     };
     await engine.ask({ type: "close" }).catch(() => undefined);
-    if (profile.length > 0) {
-      // --cpu-prof writes its file only on a normal exit: let the app shut down on SIGTERM.
-      const exited = new Promise((resolve) => app.process.once("exit", resolve));
-      app.process.kill("SIGTERM");
-      await exited;
+    if (profileDir) {
+      // --cpu-prof writes its file only on a normal exit: let the apps shut down on SIGTERM.
+      await Promise.all(
+        apps.map((app) => {
+          const exited = new Promise((resolve) => app.process.once("exit", resolve));
+          app.process.kill("SIGTERM");
+          return exited;
+        }),
+      );
     }
     return figures;
   } finally {
@@ -294,14 +460,18 @@ async function runMode(adminUrl: string, checkpointing: boolean): Promise<Figure
 async function main(): Promise<void> {
   const databaseServer = await benchDatabaseServer(args["database-url"]);
   stopDatabaseServer = databaseServer.stop;
-  const adminUrl = databaseServer.url;
-  const classic = await runMode(adminUrl, false);
-  const checkpointing = await runMode(adminUrl, true);
+  const runs: Figures[] = [];
+  for (const mode of modes)
+    for (const appProcesses of appProcessCounts)
+      runs.push(await runMode(databaseServer, mode === "checkpointing", appProcesses));
   const row = (label: string, value: (f: Figures) => string) =>
-    `${label.padEnd(34)}${value(classic).padStart(12)}${value(checkpointing).padStart(16)}`;
+    `${label.padEnd(40)}${runs.map((f) => value(f).padStart(18)).join("")}`;
+  const perOrder = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(1));
+  const cores = coreCount();
   const lines = [
-    `orders: ${orderCount} (one customer each, ${checkoutConcurrency} checkouts at a time), 1 app process`,
+    `orders: ${orderCount} (one customer each, ${checkoutConcurrency} checkouts at a time), ${cores} cores, crons at most once per ${cronIntervalMs} real ms`,
     row("", (f) => f.mode),
+    row("app processes", (f) => String(f.appProcesses)),
     row("all orders completed (s)", (f) => f.seconds.toFixed(2)),
     row("orders/s", (f) => f.ordersPerSecond.toFixed(1)),
     row("serve() calls / order", (f) => f.serveCalls.toFixed(1)),
@@ -311,9 +481,29 @@ async function main(): Promise<void> {
     row("CPU ms / order: app", (f) => f.appCpuMs.toFixed(1)),
     row("CPU ms / order: engine", (f) => f.engineCpuMs.toFixed(1)),
     row("CPU ms / order: app + engine", (f) => (f.appCpuMs + f.engineCpuMs).toFixed(1)),
+    row("CPU ms / order: PostgreSQL", (f) => perOrder(f.postgresCpuMs)),
+    row("CPU ms / order: driver + stand-ins", (f) => f.driverCpuMs.toFixed(1)),
+    row("other runs (crons etc.) during the run", (f) => String(f.otherRuns)),
+    row("load average (1 min) start / end", (f) => `${f.loadBefore.toFixed(1)} / ${f.loadAfter.toFixed(1)}`),
+    row(`machine busy (all processes, ${cores} cores)`, (f) =>
+      f.machineBusy === undefined ? "n/a" : `${(f.machineBusy * 100).toFixed(0)} %`,
+    ),
+    row("our share of the machine's CPU", (f) => {
+      const ours = (f.appCpuMs + f.engineCpuMs + f.driverCpuMs + (f.postgresCpuMs ?? 0)) * orderCount;
+      return `${((ours / (f.seconds * 1000 * cores)) * 100).toFixed(0)} %`;
+    }),
     row("e-mails sent", (f) => String(f.emails)),
-    `orders/s: ${checkpointing.ordersPerSecond.toFixed(1)}`,
+    row("checkouts retried (503 busy, 409)", (f) => String(f.checkoutRetries)),
   ];
+  lines.push("engine SQL statements / order, by statement:");
+  for (const f of runs)
+    lines.push(
+      `  ${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}: ${f.engineStatementsByName
+        .map(([name, perOrder]) => `${name} ${perOrder.toFixed(2)}`)
+        .join(", ")}`,
+    );
+  const headline = runs.filter((f) => f.mode === "checkpointing").at(-1) ?? runs.at(-1);
+  if (headline) lines.push(`orders/s: ${headline.ordersPerSecond.toFixed(1)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

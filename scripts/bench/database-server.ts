@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -10,7 +11,12 @@ import { createLogger } from "../../src/logger";
  * TEST_DATABASE_URL as in the tests), or by default an embedded PostgreSQL in a temporary folder,
  * started for the run and removed after it (default durability settings, as a real server has).
  */
-export async function benchDatabaseServer(given?: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function benchDatabaseServer(given?: string): Promise<{
+  url: string;
+  /** The postmaster's pid, for reading the server's CPU time; undefined for a given server. */
+  pid?: number;
+  stop(): Promise<void>;
+}> {
   if (given) return { url: given, stop: async () => undefined };
   const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-bench-pg-"));
   const server = await startEmbeddedPostgres({
@@ -18,8 +24,10 @@ export async function benchDatabaseServer(given?: string): Promise<{ url: string
     password: randomBytes(12).toString("hex"),
     logger: createLogger({ level: "warn" }),
   });
+  const pidLine = readFileSync(path.join(folder, "postgres", "postmaster.pid"), "utf8").split("\n")[0];
   return {
     url: server.url,
+    pid: Number(pidLine) || undefined,
     async stop() {
       await server.stop();
       await rm(folder, { recursive: true, force: true });

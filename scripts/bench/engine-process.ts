@@ -10,6 +10,8 @@ interface Options {
   databaseUrl: string;
   checkpointing: boolean;
   timeScale: number;
+  cronMinRealIntervalMs: number;
+  appReplicaOrigins: string[];
 }
 
 type Message = { type: "stats" } | { type: "sync"; url: string } | { type: "close" };
@@ -22,6 +24,8 @@ async function main(): Promise<void> {
     clock: createEngineClock({ timeScale: options.timeScale }),
     checkpointing: options.checkpointing,
     poolSize: 16,
+    cronMinRealIntervalMs: options.cronMinRealIntervalMs,
+    appReplicaOrigins: options.appReplicaOrigins,
   });
   const { url } = await engine.listen(0, "127.0.0.1");
   const send = (message: unknown): void => {

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type ErrorRequestHandler, type Request } from "express";
 import { AppError, isAppError } from "../../errors";
 import type { Logger } from "../../logger";
@@ -208,6 +209,90 @@ export function createApi(deps: ApiDeps): express.Express {
   // Unknown paths fall through (next), so the engine can be mounted inside another app.
   app.use(errorHandler(deps.logger));
   return app;
+}
+
+const checkpointPath = /^\/v1\/(?:checkpoint|http\/runs)\/([^/?]+)\/async(?:\?.*)?$/;
+/** Larger checkpoints (or chunked, compressed, non-JSON ones) take the express route. */
+const fastCheckpointMaxBytes = 1_000_000;
+
+/**
+ * `POST /v1/checkpoint/:runId/async` on the engine's own server, without express: the SDK
+ * POSTs one per step (several per run), and express's router and body parser cost more CPU
+ * than the checkpoint itself. Same answers as the express route (which still serves the engine
+ * when it is mounted in another app, and every request this one declines); returns false, having
+ * touched nothing, for a request it leaves to express.
+ */
+export function checkpointFastPath(deps: {
+  checkpoints: Checkpoints;
+  clock: EngineClock;
+  logger: Logger;
+}): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const reply = (res: ServerResponse, status: number, body: unknown): void => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  };
+  const fail = (req: IncomingMessage, res: ServerResponse, error: unknown): void => {
+    if (isAppError(error) && error.httpStatus < 500) {
+      reply(res, error.httpStatus, { error: { code: error.code, message: error.message } });
+      return;
+    }
+    deps.logger.error({ err: error, method: req.method, path: req.url }, "local engine request failed");
+    reply(res, isAppError(error) ? error.httpStatus : 500, {
+      error: {
+        code: isAppError(error) ? error.code : "internal_error",
+        message: "The local engine failed; see its log",
+      },
+    });
+  };
+  return (req, res) => {
+    if (req.method !== "POST") return false;
+    const match = checkpointPath.exec(req.url ?? "");
+    const length = Number(req.headers["content-length"]);
+    const type = req.headers["content-type"];
+    const encoding = req.headers["content-encoding"];
+    if (
+      !match?.[1] ||
+      !Number.isInteger(length) ||
+      length > fastCheckpointMaxBytes ||
+      (encoding !== undefined && encoding !== "identity") ||
+      (type !== undefined && !/^application\/json\s*(;\s*charset=utf-8\s*)?$/i.test(type))
+    )
+      return false;
+    let runId: string;
+    try {
+      runId = decodeURIComponent(match[1]);
+    } catch {
+      return false;
+    }
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => {
+      void (async () => {
+        // As express.json (strict): an empty body is {}, anything but an object or array is refused.
+        const text = Buffer.concat(chunks).toString("utf8");
+        let body: unknown = {};
+        if (text.trim() !== "") {
+          try {
+            body = JSON.parse(text);
+          } catch {
+            body = undefined;
+          }
+          if (typeof body !== "object" || body === null) {
+            reply(res, 400, { error: { code: "invalid_json", message: "Request body is not valid JSON" } });
+            return;
+          }
+        }
+        deps.checkpoints.authorize(req.headers.authorization);
+        await deps.checkpoints.accept(runId, body as CheckpointBody, Date.now(), deps.clock.now());
+        reply(res, 200, {});
+      })().catch((error: unknown) => fail(req, res, error));
+    });
+    return true;
+  };
 }
 
 /** For the engine's own server: unknown paths get a JSON 404 instead of falling through. */

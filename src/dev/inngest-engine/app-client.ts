@@ -27,8 +27,31 @@ export class AppClient {
   private readonly inFlight = new Set<http.ClientRequest>();
   /** Requests sent since start. */
   calls = 0;
+  private readonly replicas: string[];
+  private nextReplica = 0;
 
-  constructor(private readonly options: { signingKey?: string; timeoutMs: number }) {}
+  constructor(
+    private readonly options: {
+      signingKey?: string;
+      timeoutMs: number;
+      /** Origins of processes serving one app: calls to any of them go to each in turn. */
+      replicaOrigins?: string[];
+    },
+  ) {
+    this.replicas = (options.replicaOrigins ?? []).map((origin) => new URL(origin).origin);
+  }
+
+  /**
+   * Where a call goes: with replicas, function calls (POST) to any of them are spread over all
+   * of them round-robin, as a load balancer in front of stateless replicas does in production.
+   * A sync (PUT) goes where it was asked to: it registers the app's one address.
+   */
+  private route(url: string, method: "POST" | "PUT"): URL {
+    const target = new URL(url);
+    if (method !== "POST" || !this.replicas.includes(target.origin)) return target;
+    const origin = this.replicas[this.nextReplica++ % this.replicas.length] ?? target.origin;
+    return new URL(`${target.pathname}${target.search}`, origin);
+  }
 
   request(
     method: "POST" | "PUT",
@@ -39,7 +62,7 @@ export class AppClient {
     this.calls++;
     // Canonical JSON only matters for the signature; plain stringify is much cheaper.
     const payload = this.options.signingKey ? canonicalJson(body) : JSON.stringify(body);
-    const target = new URL(url);
+    const target = this.route(url, method);
     const headers: Record<string, string> = {
       "content-type": "application/json",
       "content-length": Buffer.byteLength(payload).toString(),

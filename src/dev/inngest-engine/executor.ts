@@ -28,7 +28,8 @@ export interface ExecutorOptions {
 
 interface Next {
   continueWith?: Job;
-  reload?: boolean;
+  /** The run as it stands for `continueWith`; undefined: keep the current context. */
+  run?: RunContext;
   emit?: InternalEvent[];
 }
 
@@ -61,31 +62,37 @@ export class Executor {
       checkpoints: Checkpoints;
       lifecycle: RunLifecycle;
       intake: EventIntake;
+      /** New work is due now: claim it. */
       wake: () => void;
+      /** A job stopped counting against maxConcurrentJobs. */
+      capacityFreed: () => void;
       noteTimer: (at: Date) => void;
     },
     private readonly options: ExecutorOptions,
   ) {}
 
   get capacity(): number {
-    return this.options.maxConcurrentJobs - this.active;
+    return this.stopping ? 0 : this.options.maxConcurrentJobs - this.active;
   }
 
   get busy(): boolean {
     return this.tasks.size > 0;
   }
 
-  start(job: Job): void {
+  /** Executes a claimed job; a call job may come with its run, loaded when it was claimed. */
+  start(job: Job, run?: RunContext): void {
     this.active++;
-    const task: Promise<void> = this.execute(job)
+    const task: Promise<void> = this.execute(job, run)
       .catch(async (error: unknown) => {
         if (this.stopping) return;
         this.deps.logger.error(
           { err: error, jobId: job.id, runId: job.runId },
           "job failed unexpectedly; retrying later",
         );
+        const retryAt = new Date(this.deps.clock.nowMs() + 5_000);
         await this.deps.runs
-          .releaseJob(job.id, new Date(this.deps.clock.nowMs() + 5_000))
+          .releaseJob(job.id, retryAt)
+          .then(() => this.deps.noteTimer(retryAt))
           .catch((releaseError: unknown) =>
             this.deps.logger.error({ err: releaseError }, "could not release job"),
           );
@@ -93,7 +100,7 @@ export class Executor {
       .finally(() => {
         this.tasks.delete(task);
         this.active--;
-        this.deps.wake();
+        this.deps.capacityFreed();
       });
     this.tasks.add(task);
   }
@@ -106,10 +113,11 @@ export class Executor {
     await Promise.allSettled([...this.tasks]);
   }
 
-  private async execute(job: Job): Promise<void> {
+  private async execute(job: Job, claimedRun: RunContext | undefined): Promise<void> {
     let current: Job | undefined = job;
-    if (job.kind !== "call") current = await this.resolveTimer(job);
-    let run = current ? await this.deps.runs.loadRun(current.runId) : undefined;
+    let run: RunContext | undefined = claimedRun;
+    if (job.kind !== "call") ({ discovery: current, run } = await this.resolveTimer(job));
+    else run ??= await this.deps.runs.loadRun(job.runId);
     while (current && !this.stopping) {
       if (!run || run.status !== "Running") {
         await this.deps.runs.deleteJob(current.id);
@@ -122,13 +130,13 @@ export class Executor {
       const next: Next = await this.deps.runLocks.run(run.id, () => this.apply(runNow, jobNow, outcome));
       if (next.emit) await this.deps.intake.emit(next.emit);
       current = next.continueWith;
-      if (current && next.reload) run = await this.deps.runs.loadRun(current.runId);
+      if (next.run) run = next.run;
     }
   }
 
   /** A sleep ended or a wait timed out: memoise `null` and continue the run. */
-  private async resolveTimer(job: Job): Promise<Job | undefined> {
-    const result = await this.deps.runLocks.run(job.runId, () =>
+  private async resolveTimer(job: Job): Promise<{ discovery?: Job; run?: RunContext }> {
+    return this.deps.runLocks.run(job.runId, () =>
       this.deps.runs.advanceRun({
         jobId: job.id,
         runId: job.runId,
@@ -143,9 +151,9 @@ export class Executor {
         newJobs: [],
         now: this.deps.clock.now(),
         claimDiscovery: true,
+        loadRunWithDiscovery: true,
       }),
     );
-    return result.discovery;
   }
 
   private async call(run: RunContext, job: Job): Promise<CallOutcome> {
@@ -215,7 +223,7 @@ export class Executor {
     if (run.concurrency.length === 0) return () => undefined;
     // Waiting for a slot does not count against maxConcurrentJobs, so other keys keep flowing.
     this.active--;
-    this.deps.wake();
+    this.deps.capacityFreed();
     try {
       return await this.deps.limiter.acquire(run.concurrency);
     } finally {
@@ -384,22 +392,25 @@ export class Executor {
 
   private async advance(run: RunContext, job: Job, results: StepRecord[], newJobs: NewJob[]): Promise<Next> {
     const now = this.deps.clock.now();
-    const { found, discovery, queued } = await this.deps.runs.advanceRun({
+    // After a planned step, siblings may have written results this context has not seen: the
+    // discovery that follows gets the run as stored.
+    const sequential = job.stepId === "step";
+    const advanced = await this.deps.runs.advanceRun({
       jobId: job.id,
       runId: run.id,
       results,
       newJobs,
       now,
       claimDiscovery: true,
+      loadRunWithDiscovery: !sequential,
     });
-    if (!found) return {};
+    if (!advanced.found) return {};
     for (const result of results) run.steps.set(result.id, result.result);
-    for (const queuedJob of queued) {
+    for (const queuedJob of advanced.queued) {
       if (queuedJob.runAt.getTime() <= now.getTime()) this.deps.wake();
       else this.deps.noteTimer(queuedJob.runAt);
     }
-    // After a planned step, siblings may have written results this context has not seen.
-    return { continueWith: discovery, reload: job.stepId !== "step" };
+    return { continueWith: advanced.discovery, run: advanced.run };
   }
 }
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import expressApp from "express";
 import type express from "express";
 import type { Logger } from "../../logger";
-import { createApi, standaloneServer } from "./api";
+import { checkpointFastPath, createApi, standaloneServer } from "./api";
 import { AppClient } from "./app-client";
 import { createEngineClock, type EngineClock } from "./clock";
 import { KeyedMutex } from "../../shared/keyed-mutex";
@@ -19,6 +19,7 @@ import { RunStore } from "./run-store";
 import { Scheduler } from "./scheduler";
 import { Sql } from "./sql";
 import { AppSync } from "./sync";
+import type { Job, RunContext } from "./types";
 
 export { createEngineClock, type EngineClock } from "./clock";
 export { ExpressionError } from "./expressions";
@@ -53,6 +54,12 @@ export interface LocalEngineOptions {
   checkpointing?: boolean;
   /** On a clock faster than real time, one cron fires at most once per this many real ms (default 1 s). */
   cronMinRealIntervalMs?: number;
+  /**
+   * Origins (`http://host:port`) of several processes serving the same app, as replicas behind
+   * one address are in production: function calls to any of them are spread over all of them,
+   * round-robin (benchmarks with more than one app process). Default: none.
+   */
+  appReplicaOrigins?: string[];
 }
 
 /** Counters since start, for benchmarks and tests. */
@@ -63,6 +70,8 @@ export interface EngineStats {
   checkpoints: number;
   /** SQL statements run by the engine. */
   statements: number;
+  /** The same, by statement name (`claimDue`, `checkpointSteps`, ...). */
+  statementsByName: Record<string, number>;
 }
 
 export interface LocalEngine {
@@ -115,6 +124,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
   const app = new AppClient({
     signingKey: options.signingKey,
     timeoutMs: options.requestTimeoutMs ?? 300_000,
+    replicaOrigins: options.appReplicaOrigins,
   });
   let server: http.Server | undefined;
   let closed = false;
@@ -133,10 +143,25 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     const lifecycle = new RunLifecycle(runs, clock, logger);
     const checkpoints = new Checkpoints({ logger, runs, runLocks, signingKey: options.signingKey });
     // The scheduler needs the executor and the executor wakes the scheduler: late-bound.
-    const late: { scheduler?: Scheduler } = {};
+    const late: { scheduler?: Scheduler; executor?: Executor } = {};
     const wake = (): void => late.scheduler?.wake();
+    const capacityFreed = (): void => late.scheduler?.capacityFreed();
     const noteTimer = (at: Date): void => late.scheduler?.noteTimer(at);
-    const intake = new EventIntake({ logger, clock, runs, events, registry, lifecycle, runLocks, wake });
+    const executeNow = {
+      hasRoom: (): boolean => (late.executor?.capacity ?? 0) > 0,
+      start: (job: Job, run: RunContext): void => late.executor?.start(job, run),
+    };
+    const intake = new EventIntake({
+      logger,
+      clock,
+      runs,
+      events,
+      registry,
+      lifecycle,
+      runLocks,
+      wake,
+      executeNow,
+    });
     const executor = new Executor(
       {
         logger,
@@ -150,6 +175,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         lifecycle,
         intake,
         wake,
+        capacityFreed,
         noteTimer,
       },
       {
@@ -159,6 +185,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
         unreachableGraceMs: options.appUnreachableGraceMs ?? 60_000,
       },
     );
+    late.executor = executor;
     const scheduler = new Scheduler(
       { logger, clock, runs, events, registry, intake, executor },
       {
@@ -243,12 +270,17 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       calls: app.calls,
       checkpoints: core?.checkpoints.accepted ?? 0,
       statements: core?.sql.statements ?? 0,
+      statementsByName: Object.fromEntries(core?.sql.statementsByName ?? []),
     }),
     ready: () => readyPromise,
     handler,
     async listen(port, host = "127.0.0.1") {
-      await corePromise;
-      const listening = http.createServer(standaloneServer(handler, logger));
+      const core = await corePromise;
+      const routes = standaloneServer(handler, logger);
+      const checkpoint = checkpointFastPath({ checkpoints: core.checkpoints, clock, logger });
+      const listening = http.createServer((req, res) => {
+        if (!checkpoint(req, res)) routes(req, res);
+      });
       await new Promise<void>((resolve, reject) => {
         listening.once("error", reject);
         listening.listen(port, host, () => resolve());

@@ -8,7 +8,7 @@ import { eventIdFromSeed, ulid } from "./ids";
 import type { InternalEvent, RunLifecycle } from "./lifecycle";
 import { concurrencySlots, type EngineFunction, type FunctionRegistry } from "./registry";
 import type { RunStore } from "./run-store";
-import type { EngineEvent } from "./types";
+import type { EngineEvent, Job, RunContext } from "./types";
 
 /** Event ids and function idempotency keys deduplicate for 24 hours, like Inngest. */
 export const dedupeWindowMs = 24 * 3_600_000;
@@ -72,6 +72,11 @@ export class EventIntake {
       lifecycle: RunLifecycle;
       runLocks: KeyedMutex;
       wake: () => void;
+      /**
+       * The executor, for a new run's first call: when it has room, the run is created with
+       * that job already claimed and handed over, instead of being claimed and loaded again.
+       */
+      executeNow: { hasRoom(): boolean; start(job: Job, run: RunContext): void };
     },
   ) {}
 
@@ -145,7 +150,10 @@ export class EventIntake {
     const nowMs = this.deps.clock.nowMs();
     const runId = ulid(nowMs);
     const idempotencyKey = fn.idempotency?.key({ event });
-    const created = await this.deps.runs.createRun(
+    const concurrency = concurrencySlots(fn, event);
+    const executeNow = this.deps.executeNow.hasRoom();
+    const now = new Date(nowMs);
+    const { created, jobId } = await this.deps.runs.createRun(
       {
         id: runId,
         functionId: fn.id,
@@ -153,7 +161,7 @@ export class EventIntake {
         event,
         events: [event],
         maxAttempts: fn.maxAttempts,
-        concurrency: concurrencySlots(fn, event),
+        concurrency,
         idempotency:
           idempotencyKey === undefined
             ? undefined
@@ -164,7 +172,8 @@ export class EventIntake {
           expiresAt: cancel.timeoutMs === undefined ? null : new Date(nowMs + cancel.timeoutMs),
         })),
       },
-      new Date(nowMs),
+      now,
+      executeNow,
     );
     if (!created) {
       this.deps.logger.debug(
@@ -174,7 +183,31 @@ export class EventIntake {
       return undefined;
     }
     this.deps.logger.debug({ runId, functionId: fn.id, event: event.name }, "run started");
-    this.deps.wake();
+    if (executeNow && jobId) {
+      this.deps.executeNow.start(
+        {
+          id: jobId,
+          runId,
+          kind: "call",
+          stepId: "step",
+          stepName: null,
+          attempt: 0,
+          runAt: now,
+          eventName: null,
+          expression: null,
+        },
+        {
+          id: runId,
+          functionId: fn.id,
+          status: "Running",
+          event,
+          events: [event],
+          maxAttempts: fn.maxAttempts,
+          concurrency,
+          steps: new Map(),
+        },
+      );
+    } else this.deps.wake();
     return runId;
   }
 

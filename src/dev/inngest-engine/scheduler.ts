@@ -13,15 +13,23 @@ const maxTimerDelayMs = 2 ** 31 - 1;
  * Feeds the executor. Enqueued work wakes it in-process (no polling on the hot path); future
  * work (sleeps, wait timeouts, retries, cron) arms one timer for the earliest due time, and a
  * slow poll covers anything else. With a frozen clock only `clock.shift` moves things.
+ *
+ * Every claim also reads when the earliest job left unclaimed comes due, so the timer needs no
+ * statement of its own; freed executor capacity leads to a claim only when the last claim left
+ * due work behind (a claim that finds nothing costs a statement per finished call otherwise).
  */
 export class Scheduler {
   private pumping = false;
   private pumpAgain = false;
   private pumpScheduled = false;
+  /** Real time (Date.now) of the last claim. */
+  private lastClaimAt = 0;
+  /** The last claim filled the executor (or found it full): due work may be waiting for room. */
+  private backlogged = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private poller: NodeJS.Timeout | undefined;
-  /** Earliest known run_at of an unclaimed job (virtual ms); undefined = ask the database. */
+  /** Earliest known run_at of an unclaimed job (virtual ms): from the last claim and jobs queued since. */
   private earliestJobAt: number | undefined;
   private readonly cronLastFire = new Map<string, number>();
   /** Real time (Date.now) of each cron's last fire in this process, for coalescing. */
@@ -52,7 +60,11 @@ export class Scheduler {
   async start(): Promise<void> {
     await this.refreshCrons();
     this.unsubscribeClock = this.deps.clock.onShift(() => this.onTimer());
-    this.poller = setInterval(() => this.onTimer(), this.options.pollIntervalMs);
+    // The fallback poll claims only when no claim ran for a whole interval: each claim already
+    // reads the earliest due time, so a busy engine needs no extra statement per second.
+    this.poller = setInterval(() => {
+      if (Date.now() - this.lastClaimAt >= this.options.pollIntervalMs) this.onTimer();
+    }, this.options.pollIntervalMs);
     this.poller.unref();
     this.onTimer();
   }
@@ -72,6 +84,11 @@ export class Scheduler {
       this.pumpScheduled = false;
       void this.pump();
     });
+  };
+
+  /** The executor has room again: claim only if due work may have been left behind. */
+  capacityFreed = (): void => {
+    if (this.backlogged) this.wake();
   };
 
   /** A job was queued for later. */
@@ -100,21 +117,7 @@ export class Scheduler {
 
   private onTimer(): void {
     if (this.stopped) return;
-    this.earliestJobAt = undefined;
-    void this.pump().then(() => this.refreshEarliest());
-  }
-
-  private async refreshEarliest(): Promise<void> {
-    if (this.stopped) return;
-    try {
-      const next = await this.deps.runs.nextDueAt();
-      const nextMs = next?.getTime();
-      if (nextMs !== undefined && (this.earliestJobAt === undefined || nextMs < this.earliestJobAt))
-        this.earliestJobAt = nextMs;
-      this.armTimer();
-    } catch (error) {
-      if (!this.stopped) this.deps.logger.error({ err: error }, "could not read the next timer");
-    }
+    void this.pump();
   }
 
   /** Real ms until the next cron may fire (its due time, and the coalescing interval). */
@@ -169,10 +172,22 @@ export class Scheduler {
         await this.fireDueCrons();
         const executor = this.deps.executor;
         const capacity = executor.capacity;
-        if (capacity <= 0) break;
-        const jobs = await this.deps.runs.claimDue(this.deps.clock.now(), capacity);
-        for (const job of jobs) executor.start(job);
-        if (jobs.length === capacity) this.pumpAgain = true;
+        if (capacity <= 0) {
+          this.backlogged = true;
+          break;
+        }
+        // Jobs queued for later while the claim runs note themselves here (noteTimer); the
+        // claim reports every job it could see.
+        this.earliestJobAt = undefined;
+        this.lastClaimAt = Date.now();
+        const { claimed, nextDueAt } = await this.deps.runs.claimDue(this.deps.clock.now(), capacity);
+        for (const { job, run } of claimed) executor.start(job, run);
+        this.backlogged = claimed.length === capacity;
+        if (this.backlogged) this.pumpAgain = true;
+        const nextMs = nextDueAt?.getTime();
+        if (nextMs !== undefined && (this.earliestJobAt === undefined || nextMs < this.earliestJobAt))
+          this.earliestJobAt = nextMs;
+        this.armTimer();
       } while (this.pumpAgain);
     } catch (error) {
       if (!this.stopped) this.deps.logger.error({ err: error }, "claiming jobs failed");
