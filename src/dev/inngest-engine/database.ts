@@ -31,6 +31,8 @@ CREATE TABLE IF NOT EXISTS ${s}.events (
   deduplicated boolean NOT NULL
 );
 CREATE INDEX IF NOT EXISTS events_name_idx ON ${s}.events (name, seq);
+-- False from when an event is stored until every run it triggers exists (see EventIntake).
+ALTER TABLE ${s}.events ADD COLUMN IF NOT EXISTS triggered boolean NOT NULL DEFAULT true;
 CREATE TABLE IF NOT EXISTS ${s}.event_ids (
   id text PRIMARY KEY,
   internal_id text NOT NULL,

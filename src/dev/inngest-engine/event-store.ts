@@ -27,7 +27,10 @@ export class EventStore {
   /**
    * Records a received event. With a user `id`, a second event with that id inside the
    * dedupe window is stored as deduplicated (counted, never triggers anything). The same
-   * internal id twice is the SDK retrying one send: "redelivered", ignored.
+   * internal id twice is the SDK retrying one send: "redelivered", ignored once the first
+   * delivery finished its work (`triggered`); until then the retry is that delivery again
+   * (its answer may have been an error after the event was stored), so it is "accepted"
+   * again and does what is still undone.
    */
   async saveEvent(input: {
     internalId: string;
@@ -35,6 +38,8 @@ export class EventStore {
     payload: EngineEvent;
     now: Date;
     dedupeUntil: Date;
+    /** False when the event still has work to do (runs to start, runs to cancel or resume). */
+    triggered: boolean;
   }): Promise<EventIntake> {
     const s = this.s;
     const { rows } = await this.sql.query<{ deduplicated: boolean }>(
@@ -46,9 +51,11 @@ export class EventStore {
            WHERE ${s}.event_ids.expires_at <= $4
          RETURNING 1
        )
-       INSERT INTO ${s}.events (internal_id, id, name, payload, received_at, deduplicated)
-       VALUES ($1, $2::text, $3, $6, $4, $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dedupe))
-       ON CONFLICT (internal_id) DO NOTHING
+       INSERT INTO ${s}.events (internal_id, id, name, payload, received_at, deduplicated, triggered)
+       VALUES ($1, $2::text, $3, $6, $4, $2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dedupe),
+               $7 OR ($2::text IS NOT NULL AND NOT EXISTS (SELECT 1 FROM dedupe)))
+       ON CONFLICT (internal_id) DO UPDATE SET triggered = ${s}.events.triggered
+         WHERE NOT ${s}.events.triggered
        RETURNING deduplicated`,
       [
         input.internalId,
@@ -57,11 +64,21 @@ export class EventStore {
         input.now,
         input.dedupeUntil,
         JSON.stringify(input.payload),
+        input.triggered,
       ],
     );
     const row = rows[0];
     if (!row) return "redelivered";
     return row.deduplicated ? "deduplicated" : "accepted";
+  }
+
+  /** Every run the event triggers exists (and its cancellations and resumptions are done). */
+  async markTriggered(internalId: string): Promise<void> {
+    await this.sql.query(
+      "markEventTriggered",
+      `UPDATE ${this.s}.events SET triggered = true WHERE internal_id = $1 AND NOT triggered`,
+      [internalId],
+    );
   }
 
   async listEvents(filter: {

@@ -82,16 +82,22 @@ export class Executor {
   /** Executes a claimed job; a call job may come with its run, loaded when it was claimed. */
   start(job: Job, run?: RunContext): void {
     this.active++;
-    const task: Promise<void> = this.execute(job, run)
+    // The job this task is executing: a call job moves on to the run's next call (created
+    // claimed by the statement that consumed the previous one), so after an unexpected error
+    // it is this one, not the job the task started with (long deleted), that must go back to
+    // the queue. Releasing the wrong one left the current call claimed by nothing, forever.
+    const executing = { job };
+    const task: Promise<void> = this.execute(executing, run)
       .catch(async (error: unknown) => {
         if (this.stopping) return;
+        const failed = executing.job;
         this.deps.logger.error(
-          { err: error, jobId: job.id, runId: job.runId },
+          { err: error, jobId: failed.id, runId: failed.runId },
           "job failed unexpectedly; retrying later",
         );
         const retryAt = new Date(this.deps.clock.nowMs() + 5_000);
         await this.deps.runs
-          .releaseJob(job.id, retryAt)
+          .releaseJob(failed.id, retryAt)
           .then(() => this.deps.noteTimer(retryAt))
           .catch((releaseError: unknown) =>
             this.deps.logger.error({ err: releaseError }, "could not release job"),
@@ -113,12 +119,14 @@ export class Executor {
     await Promise.allSettled([...this.tasks]);
   }
 
-  private async execute(job: Job, claimedRun: RunContext | undefined): Promise<void> {
+  private async execute(executing: { job: Job }, claimedRun: RunContext | undefined): Promise<void> {
+    const job = executing.job;
     let current: Job | undefined = job;
     let run: RunContext | undefined = claimedRun;
     if (job.kind !== "call") ({ discovery: current, run } = await this.resolveTimer(job));
     else run ??= await this.deps.runs.loadRun(job.runId);
     while (current && !this.stopping) {
+      executing.job = current;
       if (!run || run.status !== "Running") {
         await this.deps.runs.deleteJob(current.id);
         return;

@@ -119,12 +119,25 @@ export class EventIntake {
       ts: incoming.ts ?? nowMs,
       ...(incoming.v ? { v: incoming.v } : {}),
     };
+    const toStart = this.deps.registry
+      .triggeredBy(event.name)
+      .filter((fn) =>
+        fn.eventTriggers.some(
+          (trigger) =>
+            trigger.event === event.name && (!trigger.expression || trigger.expression.matches({ event })),
+        ),
+      );
+    const matchesRuns = this.deps.registry.cancelsOn(event.name) || this.waitedNames.has(event.name);
+    // Stored as untriggered while it has work to do: if this delivery fails half-way (its
+    // sender sees an error and retries with the same ids), the retry does the rest, so every
+    // stored event gets its runs, as on Inngest, where an accepted event is always processed.
     const intake = await events.saveEvent({
       internalId,
       userId: incoming.id,
       payload: event,
       now,
       dedupeUntil: new Date(nowMs + dedupeWindowMs),
+      triggered: toStart.length === 0 && !matchesRuns,
     });
     if (intake !== "accepted") {
       logger.debug({ name: event.name, id: incoming.id, intake }, "event not processed again");
@@ -132,13 +145,10 @@ export class EventIntake {
     }
     await this.applyCancellations(event);
     await this.resumeWaits(event);
-    for (const fn of this.deps.registry.triggeredBy(event.name)) {
-      const triggered = fn.eventTriggers.some(
-        (trigger) =>
-          trigger.event === event.name && (!trigger.expression || trigger.expression.matches({ event })),
-      );
-      if (triggered) await this.startRun(fn, event, internalId);
-    }
+    // The last run's statement also marks the event done (no statement of its own).
+    for (const [index, fn] of toStart.entries())
+      await this.startRun(fn, event, internalId, index === toStart.length - 1);
+    if (toStart.length === 0 && matchesRuns) await events.markTriggered(internalId);
     return internalId;
   }
 
@@ -146,6 +156,7 @@ export class EventIntake {
     fn: EngineFunction,
     event: EngineEvent,
     eventInternalId: string,
+    markEventTriggered = false,
   ): Promise<string | undefined> {
     const nowMs = this.deps.clock.nowMs();
     const runId = ulid(nowMs);
@@ -174,6 +185,7 @@ export class EventIntake {
       },
       now,
       executeNow,
+      markEventTriggered,
     );
     if (!created) {
       this.deps.logger.debug(

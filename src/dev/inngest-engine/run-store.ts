@@ -182,8 +182,16 @@ export class RunStore {
    * Creates the run, its first job and its cancellation hooks, unless the idempotency key is
    * taken. With `claimed`, the first job is created claimed: the caller executes it at once
    * (no claim statement, no run to load); a restart releases it like any claimed job.
+   * A function gets one run per triggering event: an event delivered again after a failed
+   * first delivery (see EventStore.saveEvent) starts only the runs still missing. With
+   * `markEventTriggered`, the same statement records that the event's work is done.
    */
-  async createRun(run: NewRun, now: Date, claimed = false): Promise<{ created: boolean; jobId?: string }> {
+  async createRun(
+    run: NewRun,
+    now: Date,
+    claimed = false,
+    markEventTriggered = false,
+  ): Promise<{ created: boolean; jobId?: string }> {
     const s = this.s;
     const { rows } = await this.sql.query(
       "createRun",
@@ -197,7 +205,8 @@ export class RunStore {
        ), run AS (
          INSERT INTO ${s}.runs (id, function_id, event_id, event, events, status, max_attempts, concurrency, started_at)
          SELECT $1, $2, $3, $4, $5, 'Running', $6, $7, $10
-         WHERE $8::text IS NULL OR EXISTS (SELECT 1 FROM idem)
+         WHERE ($8::text IS NULL OR EXISTS (SELECT 1 FROM idem))
+           AND NOT EXISTS (SELECT 1 FROM ${s}.runs WHERE event_id = $3 AND function_id = $2)
          RETURNING id
        ), job AS (
          INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed)
@@ -207,6 +216,8 @@ export class RunStore {
          INSERT INTO ${s}.cancellations (run_id, function_id, event_name, expression, expires_at)
          SELECT run.id, $2, c.event_name, c.expression, c.expires_at
          FROM run, jsonb_to_recordset($11::jsonb) AS c(event_name text, expression text, expires_at timestamptz)
+       ), marked AS (
+         UPDATE ${s}.events SET triggered = true WHERE $13::boolean AND internal_id = $3 AND NOT triggered
        )
        SELECT (SELECT count(*)::int FROM run) AS created, (SELECT id FROM job) AS job_id`,
       [
@@ -228,6 +239,7 @@ export class RunStore {
           })),
         ),
         claimed,
+        markEventTriggered,
       ],
     );
     const row = rows[0] as { created: number; job_id: string | null } | undefined;
