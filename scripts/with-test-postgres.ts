@@ -4,12 +4,8 @@
 // StrykerJS runs jest once per mutant, so a mutation group paid PostgreSQL's start-up (~15 s on the
 // shared machine) for every mutant. With the variable set, the global setup only rebuilds the template.
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { startEmbeddedPostgres } from "../src/dev/embedded-postgres";
-import { createLogger } from "../src/logger";
+import { rm } from "node:fs/promises";
+import { startScratchPostgres } from "../test/support/test-postgres";
 
 async function main(): Promise<number> {
   const [command, ...args] = process.argv.slice(2);
@@ -17,13 +13,7 @@ async function main(): Promise<number> {
     console.error("usage: tsx scripts/with-test-postgres.ts <command> [args...]");
     return 2;
   }
-  const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-test-pg-"));
-  const server = await startEmbeddedPostgres({
-    dir: path.join(folder, "postgres"),
-    password: randomBytes(12).toString("hex"),
-    logger: createLogger({ level: "warn" }),
-    ephemeral: true,
-  });
+  const { folder, server } = await startScratchPostgres();
   try {
     const child = spawn(command, args, {
       stdio: "inherit",

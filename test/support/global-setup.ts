@@ -1,13 +1,7 @@
-import { randomBytes } from "node:crypto";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { Client } from "pg";
 import { migrate } from "../../src/db/migrator";
-import { startEmbeddedPostgres } from "../../src/dev/embedded-postgres";
-import { createLogger } from "../../src/logger";
 import { adminDatabaseUrl, databaseUrl, templateDatabaseName } from "./env";
-import { testPostgres } from "./test-postgres";
+import { startScratchPostgres, testPostgres } from "./test-postgres";
 
 /**
  * Once per jest run: with TEST_DATABASE_URL unset, start one embedded PostgreSQL (a real server, in a
@@ -17,16 +11,10 @@ import { testPostgres } from "./test-postgres";
 export default async function globalSetup(): Promise<void> {
   // eslint-disable-next-line no-restricted-properties -- tests are configured by the environment too
   if (!process.env.TEST_DATABASE_URL) {
-    const folder = await mkdtemp(path.join(tmpdir(), "order-fulfillment-test-pg-"));
-    const server = await startEmbeddedPostgres({
-      dir: path.join(folder, "postgres"),
-      password: randomBytes(12).toString("hex"),
-      logger: createLogger({ level: "warn" }),
-      ephemeral: true,
-    });
-    testPostgres.set({ folder, server });
+    const started = await startScratchPostgres();
+    testPostgres.set(started);
     // eslint-disable-next-line no-restricted-properties -- handed to the workers, which start after this
-    process.env.TEST_DATABASE_URL = server.url;
+    process.env.TEST_DATABASE_URL = started.server.url;
   }
 
   const admin = new Client({ connectionString: adminDatabaseUrl() });

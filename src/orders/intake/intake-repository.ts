@@ -162,6 +162,22 @@ const peekSql = (where: string) => `
   FROM orders o WHERE ${where}
   ORDER BY o.created_at DESC LIMIT 1`;
 
+// Every recording statement starts the same way: the event id is inserted once (its unique index
+// is the deduplication), for the order found in `target`; $2 and $3 are the event's id and type.
+// The caller closes the parenthesis.
+const recordEventCte = `recorded AS (
+    INSERT INTO stripe_events (id, type, order_id, processed_at)
+    SELECT $2, $3, target.id, now() FROM target
+    ON CONFLICT (id) DO NOTHING
+    RETURNING order_id`;
+
+/** The target order as the CTE named `changedBy` left it, and whether this delivery changed it. */
+const changedOrderResult = (changedBy: string): string => `
+  SELECT ${orderColumns("target", changedBy)},
+         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
+         ${changedBy}.id IS NOT NULL AS changed
+  FROM target LEFT JOIN ${changedBy} ON ${changedBy}.id = target.id`;
+
 // One data-modifying CTE is one statement: the event row, the status change and the timeline
 // entry commit together or not at all. A concurrent duplicate blocks on the event id's unique
 // index until the first commits, then inserts nothing (ON CONFLICT DO NOTHING) and so changes
@@ -172,11 +188,7 @@ const peekSql = (where: string) => `
 const recordTransitionSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
-  ), recorded AS (
-    INSERT INTO stripe_events (id, type, order_id, processed_at)
-    SELECT $2, $3, target.id, now() FROM target
-    ON CONFLICT (id) DO NOTHING
-    RETURNING order_id
+  ), ${recordEventCte}
   ), moved AS (
     UPDATE orders o
     SET status = $4::order_status,
@@ -191,20 +203,13 @@ const recordTransitionSql = `
     SELECT moved.id, $8, jsonb_build_object('stripeEvent', $2::text, 'type', $3::text)
     FROM moved
   )
-  SELECT ${orderColumns("target", "moved")},
-         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-         moved.id IS NOT NULL AS changed
-  FROM target LEFT JOIN moved ON moved.id = target.id`;
+  ${changedOrderResult("moved")}`;
 
 const recordAuthorizationLostSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE payment_intent_id = $1
     ORDER BY created_at DESC LIMIT 1
-  ), recorded AS (
-    INSERT INTO stripe_events (id, type, order_id, processed_at)
-    SELECT $2, $3, target.id, now() FROM target
-    ON CONFLICT (id) DO NOTHING
-    RETURNING order_id
+  ), ${recordEventCte}
   ), flagged AS (
     UPDATE orders o
     SET attention_reason = $4, updated_at = now()
@@ -222,19 +227,12 @@ const recordAuthorizationLostSql = `
     SELECT flagged.id, 'authorization-lost', jsonb_build_object('stripeEvent', $2::text, 'reason', $4::text)
     FROM flagged
   )
-  SELECT ${orderColumns("target", "flagged")},
-         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-         flagged.id IS NOT NULL AS changed
-  FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+  ${changedOrderResult("flagged")}`;
 
 const recordMismatchSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
-  ), recorded AS (
-    INSERT INTO stripe_events (id, type, order_id, processed_at)
-    SELECT $2, $3, target.id, now() FROM target
-    ON CONFLICT (id) DO NOTHING
-    RETURNING order_id
+  ), ${recordEventCte}
   ), flagged AS (
     UPDATE orders o
     SET attention_reason = COALESCE(o.attention_reason, $4), updated_at = now()
@@ -247,19 +245,12 @@ const recordMismatchSql = `
            jsonb_build_object('stripeEvent', $2::text, 'type', $3::text, 'problems', $5::jsonb)
     FROM flagged
   )
-  SELECT ${orderColumns("target", "flagged")},
-         EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-         flagged.id IS NOT NULL AS changed
-  FROM target LEFT JOIN flagged ON flagged.id = target.id`;
+  ${changedOrderResult("flagged")}`;
 
 const recordDeclineSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE id = $1::uuid
-  ), recorded AS (
-    INSERT INTO stripe_events (id, type, order_id, processed_at)
-    SELECT $2, $3, target.id, now() FROM target
-    ON CONFLICT (id) DO NOTHING
-    RETURNING order_id
+  ), ${recordEventCte}
   ), noted AS (
     INSERT INTO order_timeline (order_id, kind, detail)
     SELECT target.id, 'checkout-payment-declined', $4::jsonb || jsonb_build_object('stripeEvent', $2::text)
