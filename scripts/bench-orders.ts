@@ -19,7 +19,8 @@
  * driver spreads checkouts and the Stripe webhooks likewise. Per-order figures of the app are
  * summed over its processes. Beside them: the load average, how busy the whole machine was, and
  * the CPU of PostgreSQL and of this driver process, so a slow run can be told from a starved one.
- * The last line is `orders/s: <n>` for the default mode with the most app processes.
+ * The last line is `orders/s: <n>` for the default mode (checkpointing), the best of its app-process
+ * counts (on two cores a second process adds scheduling and no core, so it may well be the lower).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
@@ -502,8 +503,17 @@ async function main(): Promise<void> {
         .map(([name, perOrder]) => `${name} ${perOrder.toFixed(2)}`)
         .join(", ")}`,
     );
-  const headline = runs.filter((f) => f.mode === "checkpointing").at(-1) ?? runs.at(-1);
-  if (headline) lines.push(`orders/s: ${headline.ordersPerSecond.toFixed(1)}`);
+  const defaultMode = runs.filter((f) => f.mode === "checkpointing");
+  const headline = (defaultMode.length > 0 ? defaultMode : runs).reduce<(typeof runs)[number] | undefined>(
+    (best, f) => (best === undefined || f.ordersPerSecond > best.ordersPerSecond ? f : best),
+    undefined,
+  );
+  if (headline) {
+    lines.push(
+      `headline: ${headline.mode}, ${headline.appProcesses} app process${headline.appProcesses > 1 ? "es" : ""} (the best of the default mode)`,
+    );
+    lines.push(`orders/s: ${headline.ordersPerSecond.toFixed(1)}`);
+  }
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
