@@ -41,8 +41,8 @@ const easyPostEvent = z.object({
     .passthrough(),
 });
 
-/** EasyPost's tracker statuses, and what each means for our shipment. */
-const easyPostStatuses = new Set([
+/** EasyPost's tracker statuses (the development stand-in speaks the same list). */
+export const easyPostTrackerStatuses = [
   "unknown",
   "pre_transit",
   "in_transit",
@@ -53,7 +53,8 @@ const easyPostStatuses = new Set([
   "failure",
   "cancelled",
   "error",
-]);
+] as const;
+const easyPostStatuses = new Set<string>(easyPostTrackerStatuses);
 /** Statuses ops should hear about: the parcel will not arrive by itself. */
 const troubleStatuses = new Set(["return_to_sender", "failure", "cancelled", "error"]);
 

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { easyPostTrackerStatuses } from "../../shipping/carrier-webhook";
 
 /**
  * EasyPost's objects, as its API documents them (docs.easypost.com, and the `@easypost/api`
@@ -78,18 +79,8 @@ export interface EasyPostTrackingDetail {
   };
 }
 
-export const trackerStatuses = [
-  "unknown",
-  "pre_transit",
-  "in_transit",
-  "out_for_delivery",
-  "delivered",
-  "available_for_pickup",
-  "return_to_sender",
-  "failure",
-  "cancelled",
-  "error",
-] as const;
+// The stand-in answers with exactly the statuses our webhook handler accepts from EasyPost.
+export const trackerStatuses = easyPostTrackerStatuses;
 export type TrackerStatus = (typeof trackerStatuses)[number];
 
 export interface EasyPostTracker {
