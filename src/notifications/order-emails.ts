@@ -8,6 +8,7 @@ import {
   type PaymentSettlement,
 } from "./customer-messages";
 import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
+import { orderLinesJsonSql, type OrderLineJson } from "../orders/order-lines-sql";
 
 /** CustomerMessages on top of the idempotent sender: loads the order, renders, sends once per key. */
 export function createOrderEmails(deps: {
@@ -32,12 +33,10 @@ export function createOrderEmails(deps: {
       email: string;
       currency: string;
       total: number;
-      lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
+      lines: OrderLineJson[];
     }>(
       `SELECT o.id, o.email, o.currency, o.total,
-              COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'name', l.name,
-                                 'unitPrice', l.unit_price, 'quantity', l.quantity) ORDER BY l.sku)
-                        FROM order_lines l WHERE l.order_id = o.id), '[]') AS lines
+              ${orderLinesJsonSql("o")} AS lines
        FROM orders o WHERE o.id = $1::uuid`,
       [orderId],
     );

@@ -1,5 +1,6 @@
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
+import { orderLinesJsonSql } from "./order-lines-sql";
 
 export type { OrderStatus };
 
@@ -92,9 +93,7 @@ export function createOrderRepository(
         `SELECT o.id, o.customer_id, o.email, o.status::text AS status, o.currency, o.total,
                 o.payment_intent_id, o.claim_id, o.cancel_requested_at, o.created_at,
                 o.placed_event_sent_at,
-                COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'name', l.name,
-                                   'unitPrice', l.unit_price, 'quantity', l.quantity) ORDER BY l.sku)
-                          FROM order_lines l WHERE l.order_id = o.id), '[]') AS lines,
+                ${orderLinesJsonSql("o")} AS lines,
                 EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) AS has_shipment
          FROM orders o WHERE o.id = $1::uuid`,
         [orderId],
