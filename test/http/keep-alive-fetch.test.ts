@@ -49,9 +49,13 @@ describe("keep-alive fetch for the Inngest client", () => {
     server = await startServer((req, res, body) => {
       switch (req.url) {
         case "/e/key":
-          res
-            .writeHead(200, { "content-type": "application/json", "x-echo": "yes" })
-            .end(JSON.stringify({ ids: ["a"], status: 200, received: JSON.parse(body) as unknown }));
+          res.writeHead(200, { "content-type": "application/json", "x-echo": "yes" }).end(
+            JSON.stringify({
+              ids: ["a"],
+              status: 200,
+              received: body ? (JSON.parse(body) as unknown) : null,
+            }),
+          );
           return;
         case "/missing":
           res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
@@ -66,6 +70,15 @@ describe("keep-alive fetch for the Inngest client", () => {
           return;
         case "/moved":
           res.writeHead(307, { location: "/e/key" }).end();
+          return;
+        case "/bom":
+          // A byte order mark, a multi-byte character split nowhere special, and a form body type.
+          res
+            .writeHead(200, { "content-type": "application/x-www-form-urlencoded" })
+            .end(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from("caf%C3%A9=cr%C3%A8me&n=1 ✓")]));
+          return;
+        case "/not-json":
+          res.writeHead(200, { "content-type": "application/json" }).end("{nope");
           return;
         case "/slow":
           return; // never answers
@@ -173,5 +186,87 @@ describe("keep-alive fetch for the Inngest client", () => {
     expect(((await res.json()) as { received: unknown }).received).toEqual([2]);
     // The global fetch lives in another realm under jest: compare the name, not the class.
     await expect(keepAliveFetch("not a url")).rejects.toMatchObject({ name: "TypeError" });
+  });
+
+  describe("its Response, which keeps the body as bytes (issue 10)", () => {
+    /** What a sequence of reads gives: each read's value, or the name of the error it rejected with. */
+    async function reads(res: Response, ...steps: ((r: Response) => Promise<unknown> | unknown)[]) {
+      const outcomes: unknown[] = [];
+      for (const step of steps) {
+        try {
+          outcomes.push(await step(res));
+        } catch (error) {
+          outcomes.push(`${(error as Error).name}`);
+        }
+      }
+      return outcomes;
+    }
+    /** The platform's Response over the same answer, built as node's fetch would. */
+    async function platform(path: string): Promise<Response> {
+      const res = await fetch(`${server.url}${path}`);
+      return new Response(await res.arrayBuffer(), {
+        status: res.status,
+        statusText: res.statusText,
+        headers: res.headers,
+      });
+    }
+    const text = (r: Response) => r.text();
+    const json = (r: Response) => r.json();
+    const bytes = async (r: Response) => [...new Uint8Array(await r.arrayBuffer())];
+    const used = (r: Response) => r.bodyUsed;
+    const streamed = async (r: Response) => {
+      const chunks: number[] = [];
+      for await (const chunk of r.body as unknown as AsyncIterable<Uint8Array>) chunks.push(...chunk);
+      return chunks;
+    };
+
+    it("reads as the platform's Response does, once, with the same errors", async () => {
+      const sequences: [string, ((r: Response) => unknown)[]][] = [
+        ["/e/key", [used, json, used, text, bytes, (r) => r.clone()]],
+        ["/e/key", [text, json]],
+        ["/bom", [text, used]],
+        ["/bom", [bytes]],
+        [
+          "/bom",
+          [
+            async (r) => {
+              const form = await r.formData();
+              return [form.get("\uFEFFcafé"), form.get("n")];
+            },
+            text,
+          ],
+        ],
+        ["/bom", [async (r) => (await r.blob()).type, (r) => r.bytes()]],
+        ["/bom", [streamed, used, text]],
+        ["/bom", [text, (r) => r.body?.locked, streamed]],
+        ["/not-json", [json, text]],
+        ["/missing", [(r) => [r.status, r.statusText, r.ok, r.headers.get("content-type")], json]],
+      ];
+      for (const [path, steps] of sequences) {
+        const ours = await keepAliveFetch(`${server.url}${path}`);
+        expect(ours).toBeInstanceOf(Response);
+        expect([path, await reads(ours, ...steps)]).toEqual([
+          path,
+          await reads(await platform(path), ...steps),
+        ]);
+      }
+    });
+
+    it("gives each clone its own read, and a copy of the bytes to each reader", async () => {
+      const res = await keepAliveFetch(`${server.url}/e/key`, { method: "POST", body: "[7]" });
+      const copy = res.clone();
+      const first = new Uint8Array(await res.arrayBuffer());
+      first.fill(0);
+      expect(((await copy.json()) as { received: unknown }).received).toEqual([7]);
+      expect([res.bodyUsed, copy.bodyUsed]).toEqual([true, true]);
+      expect(() => res.clone()).toThrow(TypeError);
+
+      // A clone taken after the stream was asked for is the platform's own.
+      const streamedFirst = await keepAliveFetch(`${server.url}/e/key`, { method: "POST", body: "[8]" });
+      expect(streamedFirst.body).not.toBeNull();
+      const second = streamedFirst.clone();
+      expect(((await second.json()) as { received: unknown }).received).toEqual([8]);
+      expect(((await streamedFirst.json()) as { received: unknown }).received).toEqual([8]);
+    });
   });
 });
