@@ -22,6 +22,11 @@ export interface StripeClientOptions {
  *   the SDK as well would multiply the worst-case latency (attempts × timeout) and hide failures
  *   from the layer that counts them. stripe-node still retries a connection that closed before any
  *   answer once (hard-coded), which is the one case where an immediate retry is clearly right.
+ * - telemetry off. With it on, every request carries the previous request's latency to Stripe
+ *   (X-Stripe-Client-Telemetry) and rebuilds a client user agent with the OS release (a system call
+ *   per request) and an install id the SDK writes under ~/.config/stripe. We measure our own
+ *   latencies; leaving it off changes nothing in what a request asks Stripe to do (no retry or
+ *   idempotency change) and saves that per-request work on the webhook's lookup (docs/benchmarks.md).
  */
 export function createStripeClient(options: StripeClientOptions): StripeClient {
   const base = options.apiBase ? new URL(options.apiBase) : undefined;
@@ -29,6 +34,7 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
   return new Stripe(options.secretKey, {
     timeout: options.timeoutMs ?? 8_000,
     maxNetworkRetries: options.maxNetworkRetries ?? 0,
+    telemetry: false,
     appInfo: { name: "order-fulfillment" },
     ...(base
       ? {
@@ -38,4 +44,25 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
         }
       : {}),
   });
+}
+
+/**
+ * Makes a stripe-node call without the caller's stack trace that stripe-node 23 takes for every
+ * request (`new Error().stack` in StripeResource._makeRequest, appended to a failed call's error as
+ * "Originating from:"). Formatting those frames was the largest single cost of the SDK's request
+ * machinery in the webhook's Stripe lookup (profiles in docs/benchmarks.md), and stripe-node has
+ * no option to skip it. The request is otherwise the SDK's own (API version, authentication,
+ * retries, typed errors); a failed call's error keeps its message, type and its own stack, and
+ * loses only the caller's frames, which the caller's log line replaces. The capture happens in
+ * the synchronous part of the call, before any await, so the limit is lowered and restored around
+ * that part only: no other code runs while it is lowered.
+ */
+export function withoutCallerStack<T>(call: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return call();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
