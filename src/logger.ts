@@ -88,15 +88,8 @@ export function skipRedactionWalkForPrimitives(logger: Logger): boolean {
   const stringifiers = state[stringifiersSym];
   const walk = stringifiers?.[wildcardFirstSym];
   if (!stringifiers || typeof walk !== "function") return false;
-  const keys: (string | symbol)[] = [
-    ...Object.keys(stringifiers),
-    ...Object.getOwnPropertySymbols(stringifiers),
-  ];
-  const replaced: Record<string | symbol, Stringifier> = Object.create(null) as Record<
-    string | symbol,
-    Stringifier
-  >;
-  for (const key of keys) replaced[key] = stringifiers[key] as Stringifier;
+  // Prototype-less like pino's own: a key such as `constructor` must not find a stringifier.
+  const replaced = Object.assign(Object.create(null), stringifiers) as Record<string | symbol, Stringifier>;
   replaced[wildcardFirstSym] = (value, ...rest) =>
     typeof value === "string" || typeof value === "number" || typeof value === "boolean" || value === null
       ? JSON.stringify(value)
