@@ -1,6 +1,7 @@
 import type { QueryResultRow } from "pg";
 import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
+import type { OrderTerms } from "./stripe-event-plan";
 
 /** A Stripe event as the intake records it. */
 export interface RecordedEvent {
@@ -42,6 +43,14 @@ export interface StatusChange {
 
 export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string };
 
+export interface PlacementOutcome extends RecordOutcome {
+  /**
+   * False when the order keyed on the session is not `terms` (another id, total or currency):
+   * nothing was written, and `order` is the order as it is.
+   */
+  termsMatch: boolean;
+}
+
 export interface IntakeRepository {
   /**
    * A read before anything else: the order an event points at, and whether the event id is
@@ -58,6 +67,18 @@ export interface IntakeRepository {
     checkoutSessionId: string,
     change: StatusChange,
   ): Promise<RecordOutcome>;
+  /**
+   * `recordTransition` for a payment the webhook's payload says is `terms` (the order its
+   * Checkout Session names), in the same one statement: only if the order keyed on the session is
+   * that order, for that total and currency, is anything written. It spares the first delivery
+   * of a payment the read (`peek`) that would otherwise check the order before the move.
+   */
+  recordPlacement(
+    event: RecordedEvent,
+    checkoutSessionId: string,
+    change: StatusChange,
+    terms: OrderTerms,
+  ): Promise<PlacementOutcome>;
   /**
    * Same for `payment_intent.canceled`: records the event and flags the order keyed on its
    * PaymentIntent for ops, if it is authorized and its money was neither captured nor voided by us.
@@ -163,19 +184,19 @@ const peekSql = (where: string) => `
   ORDER BY o.created_at DESC LIMIT 1`;
 
 // Every recording statement starts the same way: the event id is inserted once (its unique index
-// is the deduplication), for the order found in `target`; $2 and $3 are the event's id and type.
-// The caller closes the parenthesis.
-const recordEventCte = `recorded AS (
+// is the deduplication), for the order found in `target` (if `condition` holds of it); $2 and $3
+// are the event's id and type. The caller closes the parenthesis.
+const recordEventCte = (condition = "true") => `recorded AS (
     INSERT INTO stripe_events (id, type, order_id, processed_at)
-    SELECT $2, $3, target.id, now() FROM target
+    SELECT $2, $3, target.id, now() FROM target WHERE ${condition}
     ON CONFLICT (id) DO NOTHING
     RETURNING order_id`;
 
 /** The target order as the CTE named `changedBy` left it, and whether this delivery changed it. */
-const changedOrderResult = (changedBy: string): string => `
+const changedOrderResult = (changedBy: string, extraColumns = ""): string => `
   SELECT ${orderColumns("target", changedBy)},
          EXISTS (SELECT 1 FROM recorded) AS first_delivery,
-         ${changedBy}.id IS NOT NULL AS changed
+         ${changedBy}.id IS NOT NULL AS changed${extraColumns}
   FROM target LEFT JOIN ${changedBy} ON ${changedBy}.id = target.id`;
 
 // One data-modifying CTE is one statement: the event row, the status change and the timeline
@@ -185,10 +206,10 @@ const changedOrderResult = (changedBy: string): string => `
 // committed row, so racing events for one order cannot both move it. The moved row is returned
 // as the UPDATE left it (its `placed_event_sent_at` included), so the caller that moved an order
 // knows without another read whether its announcement is owed.
-const recordTransitionSql = `
+const transitionSql = (terms: string) => `
   WITH target AS (
-    SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
-  ), ${recordEventCte}
+    SELECT ${targetColumns}, ${terms} AS terms_match FROM orders WHERE checkout_session_id = $1
+  ), ${recordEventCte("target.terms_match")}
   ), moved AS (
     UPDATE orders o
     SET status = $4::order_status,
@@ -203,13 +224,21 @@ const recordTransitionSql = `
     SELECT moved.id, $8, jsonb_build_object('stripeEvent', $2::text, 'type', $3::text)
     FROM moved
   )
-  ${changedOrderResult("moved")}`;
+  ${changedOrderResult("moved", ", target.terms_match")}`;
+
+const recordTransitionSql = transitionSql("true");
+
+// The terms are compared as the intake's ownership check compares them (src/orders/intake/
+// stripe-event-plan.ts, ownershipProblems): the same id, the same total, the currency in any case.
+const recordPlacementSql = transitionSql(
+  "(id = $9::uuid AND total = $10::integer AND lower(currency) = lower($11::text))",
+);
 
 const recordAuthorizationLostSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE payment_intent_id = $1
     ORDER BY created_at DESC LIMIT 1
-  ), ${recordEventCte}
+  ), ${recordEventCte()}
   ), flagged AS (
     UPDATE orders o
     SET attention_reason = $4, updated_at = now()
@@ -232,7 +261,7 @@ const recordAuthorizationLostSql = `
 const recordMismatchSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE checkout_session_id = $1
-  ), ${recordEventCte}
+  ), ${recordEventCte()}
   ), flagged AS (
     UPDATE orders o
     SET attention_reason = COALESCE(o.attention_reason, $4), updated_at = now()
@@ -250,7 +279,7 @@ const recordMismatchSql = `
 const recordDeclineSql = `
   WITH target AS (
     SELECT ${targetColumns} FROM orders WHERE id = $1::uuid
-  ), ${recordEventCte}
+  ), ${recordEventCte()}
   ), noted AS (
     INSERT INTO order_timeline (order_id, kind, detail)
     SELECT target.id, 'checkout-payment-declined', $4::jsonb || jsonb_build_object('stripeEvent', $2::text)
@@ -274,6 +303,18 @@ const markAnnouncedSql = `
   )
   INSERT INTO order_timeline (order_id, kind, detail)
   SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', $2::text) FROM marked`;
+
+/** $1–$8 of the transition statements. */
+const transitionValues = (event: RecordedEvent, checkoutSessionId: string, change: StatusChange) => [
+  checkoutSessionId,
+  event.id,
+  event.type,
+  change.to,
+  change.paymentIntentId,
+  change.shippingAddress ? JSON.stringify(change.shippingAddress) : null,
+  [...change.from],
+  change.timelineKind,
+];
 
 /**
  * The intake's statements in raw SQL on the `pg` pool under Prisma (sqlPool): a webhook's first
@@ -303,17 +344,18 @@ export function createIntakeRepository(db: Database): IntakeRepository {
     },
 
     async recordTransition(event, checkoutSessionId, change) {
-      const rows = await query<Row>("record-transition", recordTransitionSql, [
-        checkoutSessionId,
-        event.id,
-        event.type,
-        change.to,
-        change.paymentIntentId,
-        change.shippingAddress ? JSON.stringify(change.shippingAddress) : null,
-        [...change.from],
-        change.timelineKind,
+      const values = transitionValues(event, checkoutSessionId, change);
+      return outcomeOf(await query<Row>("record-transition", recordTransitionSql, values));
+    },
+
+    async recordPlacement(event, checkoutSessionId, change, terms) {
+      const rows = await query<Row & { terms_match: boolean }>("record-placement", recordPlacementSql, [
+        ...transitionValues(event, checkoutSessionId, change),
+        terms.orderId,
+        terms.total,
+        terms.currency,
       ]);
-      return outcomeOf(rows);
+      return { ...outcomeOf(rows), termsMatch: rows[0]?.terms_match ?? false };
     },
 
     async recordAuthorizationLost(event, paymentIntentId, reason) {

@@ -245,6 +245,24 @@ export function orderKeyOf(
 const uuidPattern = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * The order a payment event says it pays for, from the payload alone: the Checkout Session's
+ * `client_reference_id`, which src/payments/stripe-checkout.ts sets to the order id. A claim, not
+ * a fact: the intake checks it against Stripe's record and against the order itself before it
+ * writes anything. Null for every other event, and for sessions that name no order of this kind.
+ */
+export function claimedPayment(event: Stripe.Event): { checkoutSessionId: string; orderId: string } | null {
+  if (
+    event.type !== "checkout.session.completed" &&
+    event.type !== "checkout.session.async_payment_succeeded"
+  )
+    return null;
+  const session = event.data.object;
+  const orderId = session.client_reference_id;
+  if (session.mode !== "payment" || typeof orderId !== "string" || !uuidPattern.test(orderId)) return null;
+  return { checkoutSessionId: session.id, orderId: orderId.toLowerCase() };
+}
+
+/**
  * Decides what an event means for the order it names. The events that can place an order
  * (completed, async_payment_succeeded) ask Stripe for the session and check it against `order`.
  */

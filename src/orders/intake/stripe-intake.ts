@@ -12,10 +12,19 @@ import {
   type OrderKey,
   type OrderSnapshot,
   type PlacedOrder,
+  type RecordOutcome,
 } from "./intake-repository";
 import { KeyedMutex } from "../../shared/keyed-mutex";
 import { RecentIds } from "./recent-ids";
-import { orderKeyOf, planFor, type CheckoutLookup, type IntakePlan } from "./stripe-event-plan";
+import {
+  claimedPayment,
+  orderKeyOf,
+  planFor,
+  type CheckoutFacts,
+  type CheckoutLookup,
+  type IntakePlan,
+  type OrderTerms,
+} from "./stripe-event-plan";
 import type { Alerter } from "../../alerts";
 import type { StockHolds } from "../../inventory/stock-holds";
 
@@ -60,7 +69,9 @@ async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
  * Turns verified Stripe events into order transitions, and a placed order into exactly one
  * shop/order.placed (id `order-placed-<orderId>`):
  * 1. the event id is recorded (unique) and the order moved by a conditional update in one
- *    statement; a redelivery finds its id taken and changes nothing;
+ *    statement; a redelivery finds its id taken and changes nothing. A payment's first delivery
+ *    asks Stripe first and checks the order inside that statement (placeAsClaimed); every other
+ *    event reads the order first (handleFromOrder);
  * 2. once that has committed, the delivery that finds the order placed and not yet announced
  *    sends the event, then marks the order announced (`placed_event_sent_at`). Deliveries for
  *    one order take turns here (a per-order mutex, no database lock held across the call), so
@@ -96,10 +107,10 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
 
   /**
    * Sends shop/order.placed if the order still owes it, then marks it; the caller holds the
-   * order's turn (`announcing`). `current` is the order as this delivery's own statement left it,
-   * taken while holding the turn: nothing in this process can have announced it since, so it
-   * spares a read. Without it, the order is read again (the delivery before us may have
-   * announced it while we waited).
+   * order's turn (`announcing`) and logs the announcement. `current` is the order as this
+   * delivery's own statement left it, taken while holding the turn: nothing in this process can
+   * have announced it since, so it spares a read. Without it, the order is read again (the
+   * delivery before us may have announced it while we waited).
    */
   const announceInTurn = async (
     orderId: string,
@@ -118,12 +129,19 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       });
     }
     await deps.repository.markAnnounced(orderId, event.id);
-    logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
     return true;
   };
 
+  const logAnnounced = (orderId: string, event: Stripe.Event) =>
+    logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
+
+  /** Takes the order's turn to send an announcement still owed (a redelivery's, usually). */
   const announce = (orderId: string, event: Stripe.Event): Promise<boolean> =>
-    announcing.run(orderId, () => announceInTurn(orderId, event));
+    announcing.run(orderId, async () => {
+      const sent = await announceInTurn(orderId, event);
+      if (sent) logAnnounced(orderId, event);
+      return sent;
+    });
 
   /** Answering an error would make Stripe retry for three days, and it would never succeed. */
   const unknownOrder = (event: Stripe.Event, key: OrderKey): IntakeResult => {
@@ -138,30 +156,30 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     if (released.length > 0) logger.info({ orderId, released }, "stock hold released");
   };
 
-  /** Records what `plan` asks, then releases a hold or announces as the order now needs. */
-  async function recordAndSettle(
+  type RecordingPlan = Exclude<IntakePlan, { kind: "ignore" }>;
+
+  /** Records what `plan` asks, in one statement. */
+  const record = (event: Stripe.Event, plan: RecordingPlan, orderId: string): Promise<RecordOutcome> =>
+    plan.kind === "transition"
+      ? deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
+      : plan.kind === "mismatch"
+        ? deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
+        : plan.kind === "declined"
+          ? deps.repository.recordDecline(event, orderId, plan.detail)
+          : deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
+
+  /** After the record: tells ops, releases a hold or announces as the order now needs. */
+  async function settle(
     event: Stripe.Event,
-    plan: Exclude<IntakePlan, { kind: "ignore" }>,
+    plan: RecordingPlan,
     orderId: string,
     key: OrderKey,
     inTurn: boolean,
+    recorded: RecordOutcome,
   ): Promise<IntakeResult> {
-    const recorded =
-      plan.kind === "transition"
-        ? await deps.repository.recordTransition(event, plan.checkoutSessionId, plan)
-        : plan.kind === "mismatch"
-          ? await deps.repository.recordMismatch(event, plan.checkoutSessionId, plan.reason, plan.problems)
-          : plan.kind === "declined"
-            ? await deps.repository.recordDecline(event, orderId, plan.detail)
-            : await deps.repository.recordAuthorizationLost(event, plan.paymentIntentId, plan.reason);
     if (!recorded.order) return unknownOrder(event, key);
-    if (recorded.changed && plan.kind === "transition") {
-      deps.onTransition?.(plan.to);
-      logger.info(
-        { orderId, eventId: event.id, type: event.type, status: recorded.order.status },
-        "order moved by Stripe event",
-      );
-    }
+    const moved = recorded.changed && plan.kind === "transition";
+    if (moved) deps.onTransition?.(plan.to);
     if (recorded.changed && plan.kind === "declined") {
       logger.info({ orderId, eventId: event.id, code: plan.detail.code }, "payment declined at checkout");
     }
@@ -185,14 +203,106 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
         },
       });
     }
-    await releaseHoldIfUnpayable(orderId, recorded.order.status);
-    const announced = !owesAnnouncement(recorded.order)
-      ? false
-      : inTurn
-        ? await announceInTurn(orderId, event, recorded.changed ? recorded.order : undefined)
-        : await announce(orderId, event);
+    let announced = false;
+    try {
+      await releaseHoldIfUnpayable(orderId, recorded.order.status);
+      if (owesAnnouncement(recorded.order)) {
+        announced = inTurn
+          ? await announceInTurn(orderId, event, recorded.changed ? recorded.order : undefined)
+          : await announce(orderId, event);
+      }
+    } finally {
+      // A move and the announcement it led to make one line (the webhook's hottest path), logged
+      // even when the announcement failed: the move itself is committed.
+      if (moved) {
+        logger.info(
+          {
+            orderId,
+            eventId: event.id,
+            type: event.type,
+            status: recorded.order.status,
+            ...(announced ? { placedEventSent: true } : {}),
+          },
+          "order moved by Stripe event",
+        );
+      } else if (announced && inTurn) {
+        logAnnounced(orderId, event);
+      }
+    }
     settled.add(event.id);
     return { outcome: recorded.firstDelivery ? "processed" : "duplicate", orderId, announced };
+  }
+
+  const recordAndSettle = async (
+    event: Stripe.Event,
+    plan: RecordingPlan,
+    orderId: string,
+    key: OrderKey,
+    inTurn: boolean,
+  ): Promise<IntakeResult> => settle(event, plan, orderId, key, inTurn, await record(event, plan, orderId));
+
+  /**
+   * The common first delivery of a payment, in two statements rather than three. Stripe's record
+   * is asked first, and the statement that records the event and moves the order also checks that
+   * the order is the one the payment is for (the id the payload names, Stripe's total and
+   * currency), where the general path reads the order before asking Stripe. The price: a
+   * redelivery this process has not seen (after a restart, or on another replica) and a session
+   * naming an order id that is not in this database (another deployment on the same Stripe
+   * account) each cost one Stripe lookup that the general path would have spared.
+   * Undefined when the claim does not hold or the payment does not place the order: the caller
+   * then decides from the order, with Stripe's answer in hand.
+   */
+  async function placeAsClaimed(
+    event: Stripe.Event,
+    orderId: string,
+    facts: CheckoutFacts,
+    key: OrderKey,
+  ): Promise<IntakeResult | undefined> {
+    if (facts.amountTotal === null || facts.currency === null) return undefined;
+    const terms: OrderTerms = { orderId, total: facts.amountTotal, currency: facts.currency };
+    const plan = await planFor(event, async () => facts, terms);
+    if (plan.kind !== "transition" || !placedStatuses.includes(plan.to)) return undefined;
+    return announcing.run(orderId, async () => {
+      const recorded = await deps.repository.recordPlacement(event, plan.checkoutSessionId, plan, terms);
+      if (!recorded.order) return unknownOrder(event, key);
+      if (!recorded.termsMatch) return undefined;
+      return settle(event, plan, orderId, key, true, recorded);
+    });
+  }
+
+  /** The general path: the order first (which also finds a redelivery), then the plan. */
+  async function handleFromOrder(
+    event: Stripe.Event,
+    key: OrderKey,
+    lookup: CheckoutLookup,
+  ): Promise<IntakeResult> {
+    const seen = await deps.repository.peek(event.id, key);
+    if (!seen.order) return unknownOrder(event, key);
+    const { orderId } = seen.order;
+    if (seen.recorded) {
+      // A redelivery: its change is on record; only an announcement may still be owed
+      // (the earlier attempt failed to send it).
+      await releaseHoldIfUnpayable(orderId, seen.order.status);
+      const announced = owesAnnouncement(seen.order) ? await announce(orderId, event) : false;
+      settled.add(event.id);
+      return { outcome: "duplicate", orderId, announced };
+    }
+
+    const plan = await planFor(event, lookup, seen.order);
+    if (plan.kind === "ignore") {
+      logger.info(
+        { orderId, eventId: event.id, type: event.type, reason: plan.reason },
+        "Stripe event changes nothing",
+      );
+      return { outcome: "ignored", orderId, announced: false };
+    }
+    // An event that can place the order takes the order's turn before it records the change,
+    // and keeps it until the announcement is marked: no other delivery in this process can
+    // announce the order in between, so the delivery that placed it announces from what its
+    // own statement returned (no re-read).
+    return plan.kind === "transition" && placedStatuses.includes(plan.to)
+      ? announcing.run(orderId, () => recordAndSettle(event, plan, orderId, key, true))
+      : recordAndSettle(event, plan, orderId, key, false);
   }
 
   return {
@@ -204,33 +314,14 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       }
       if (settled.has(event.id)) return { outcome: "duplicate", announced: false };
 
-      const seen = await deps.repository.peek(event.id, key);
-      if (!seen.order) return unknownOrder(event, key);
-      const { orderId } = seen.order;
-      if (seen.recorded) {
-        // A redelivery: its change is on record; only an announcement may still be owed
-        // (the earlier attempt failed to send it).
-        await releaseHoldIfUnpayable(orderId, seen.order.status);
-        const announced = owesAnnouncement(seen.order) ? await announce(orderId, event) : false;
-        settled.add(event.id);
-        return { outcome: "duplicate", orderId, announced };
-      }
-
-      const plan = await planFor(event, deps.lookupCheckout, seen.order);
-      if (plan.kind === "ignore") {
-        logger.info(
-          { orderId, eventId: event.id, type: event.type, reason: plan.reason },
-          "Stripe event changes nothing",
-        );
-        return { outcome: "ignored", orderId, announced: false };
-      }
-      // An event that can place the order takes the order's turn before it records the change,
-      // and keeps it until the announcement is marked: no other delivery in this process can
-      // announce the order in between, so the delivery that placed it announces from what its
-      // own statement returned (three statements for a first delivery, not four).
-      return plan.kind === "transition" && placedStatuses.includes(plan.to)
-        ? announcing.run(orderId, () => recordAndSettle(event, plan, orderId, key, true))
-        : recordAndSettle(event, plan, orderId, key, false);
+      const claim = claimedPayment(event);
+      if (!claim) return handleFromOrder(event, key, deps.lookupCheckout);
+      const facts = await deps.lookupCheckout(claim.checkoutSessionId);
+      const placed = await placeAsClaimed(event, claim.orderId, facts, key);
+      if (placed) return placed;
+      // The claim did not hold (or there is nothing to place): decide from the order, without
+      // asking Stripe twice.
+      return handleFromOrder(event, key, async (id) => (id === facts.id ? facts : deps.lookupCheckout(id)));
     },
   };
 }

@@ -151,6 +151,51 @@ describe.each([
     });
   });
 
+  it("places an order only when it is the order the payment names: its id (any case), total and currency (any case)", async () => {
+    const { orderId, checkoutSessionId } = await w.addOrder();
+    const terms = { orderId, total: 1200, currency: "usd" };
+    for (const wrong of [
+      { ...terms, orderId: randomUUID() },
+      { ...terms, total: 1100 },
+      { ...terms, currency: "eur" },
+    ]) {
+      const refused = event();
+      expect(await w.repository.recordPlacement(refused, checkoutSessionId, authorize, wrong)).toEqual({
+        order: expect.objectContaining({ orderId, status: "pending", total: 1200 }),
+        firstDelivery: false,
+        changed: false,
+        termsMatch: false,
+      });
+      // Nothing written: not even the event id, so the general path can still record it.
+      expect(await w.repository.peek(refused.id, { checkoutSessionId })).toMatchObject({ recorded: false });
+    }
+    expect(await w.timelineKinds(orderId)).toEqual([]);
+
+    const first = event();
+    const asStripeSaysIt = { orderId: orderId.toUpperCase(), total: 1200, currency: "USD" };
+    expect(
+      await w.repository.recordPlacement(first, checkoutSessionId, authorize, asStripeSaysIt),
+    ).toMatchObject({
+      order: { orderId, status: "authorized", paymentIntentId: "pi_new", placedEventSentAt: null },
+      firstDelivery: true,
+      changed: true,
+      termsMatch: true,
+    });
+    expect(await w.repository.recordPlacement(first, checkoutSessionId, authorize, terms)).toMatchObject({
+      order: { orderId, status: "authorized" },
+      firstDelivery: false,
+      changed: false,
+      termsMatch: true,
+    });
+    expect(await w.timelineKinds(orderId)).toEqual(["payment-authorized"]);
+    expect(await w.repository.recordPlacement(event(), "cs_unknown", authorize, terms)).toEqual({
+      order: null,
+      firstDelivery: false,
+      changed: false,
+      termsMatch: false,
+    });
+  });
+
   it("keeps the PaymentIntent and address when the change brings none, and stores them when it does", async () => {
     const { orderId, checkoutSessionId } = await w.addOrder({ paymentIntentId: "pi_kept" });
     await w.repository.recordTransition(event(), checkoutSessionId, {

@@ -23,10 +23,15 @@ describe("Stripe intake (in-memory ports)", () => {
     intake = createStripeIntake(f.deps);
   });
 
+  /** As Stripe sends it: the session names its order (client_reference_id), as ours always do. */
   const completed = (order: FakeOrder, type = "checkout.session.completed", id?: string) =>
     stripeEvent(
       type,
-      checkoutSession({ id: order.checkoutSessionId, payment_intent: `pi_${order.orderId.slice(0, 8)}` }),
+      checkoutSession({
+        id: order.checkoutSessionId,
+        client_reference_id: order.orderId,
+        payment_intent: `pi_${order.orderId.slice(0, 8)}`,
+      }),
       id,
     );
 
@@ -93,8 +98,68 @@ describe("Stripe intake (in-memory ports)", () => {
       });
       expect(placedEvents(order.orderId)).toHaveLength(1);
       expect(f.publisher.attempts).toBe(1);
-      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+      // This process answers from memory; another asks Stripe first (the price of the two-statement
+      // first delivery, see placeAsClaimed), then finds the event recorded.
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId, order.checkoutSessionId]);
       expect(f.transitions).toEqual(["authorized"]);
+    });
+
+    it("places an order in two statements: no read before the one that records and moves it", async () => {
+      const order = authorizedAtStripe();
+      const calls: string[] = [];
+      for (const method of [
+        "peek",
+        "findOrder",
+        "recordTransition",
+        "recordPlacement",
+        "markAnnounced",
+      ] as const) {
+        const real = f.repository[method].bind(f.repository) as (...args: unknown[]) => Promise<unknown>;
+        jest.spyOn(f.repository, method).mockImplementation((...args: unknown[]) => {
+          calls.push(method);
+          return real(...args) as never;
+        });
+      }
+
+      expect(await intake.handle(completed(order))).toMatchObject({ outcome: "processed", announced: true });
+      expect(calls).toEqual(["recordPlacement", "markAnnounced"]);
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+    });
+
+    it("a payment for another total than the order's is held for ops, whatever the payload claims", async () => {
+      const order = f.repository.addOrder({ total: 1200 });
+      // Stripe's session and PaymentIntent agree with each other, for 1100: only the order knows.
+      f.stripe.paid({ ...order, total: 1100 }, "requires_capture");
+      const event = completed(order);
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "pending",
+        attentionReason: expect.any(String),
+      });
+      expect(f.alerts.notices).toHaveLength(1);
+      expect(f.publisher.attempts).toBe(0);
+      // Stripe was asked once, though the payment took the general path after the claim failed.
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
+    });
+
+    it("a session naming an order id this database does not have changes nothing (after asking Stripe)", async () => {
+      const stranger = f.repository.addOrder();
+      f.stripe.paid(stranger, "requires_capture");
+      f.repository.orders.delete(stranger.orderId);
+
+      expect(await intake.handle(completed(stranger))).toEqual({
+        outcome: "unknown-order",
+        announced: false,
+      });
+      expect(f.repository.events.size).toBe(0);
+      expect(f.publisher.attempts).toBe(0);
+      expect(f.stripe.asked).toEqual([stranger.checkoutSessionId]);
     });
 
     it("answers a redelivery of a settled event from memory, even with the database unreachable", async () => {
@@ -641,12 +706,28 @@ describe("Stripe intake (in-memory ports)", () => {
           eventId: event.id,
           type: "checkout.session.completed",
           status: "authorized",
+          placedEventSent: true,
         }),
       ]);
+      // The announcement rides on the move's line: one line per first delivery.
+      expect(linesSaying("shop/order.placed sent")).toEqual([]);
+      expect(linesSaying("order flagged for ops")).toEqual([]);
+    });
+
+    it("a move whose announcement failed says so, and the redelivery that sends it logs the send", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      f.publisher.refuseNext();
+      await expect(intake.handle(event)).rejects.toThrow(AppError);
+
+      expect(linesSaying("order moved by Stripe event")).toEqual([
+        expect.not.objectContaining({ placedEventSent: true }),
+      ]);
+      await intake.handle(event);
       expect(linesSaying("shop/order.placed sent")).toEqual([
         expect.objectContaining({ level: info, orderId: order.orderId, eventId: event.id }),
       ]);
-      expect(linesSaying("order flagged for ops")).toEqual([]);
+      expect(linesSaying("order moved by Stripe event")).toHaveLength(1);
     });
 
     it("a declined card is logged with its code, once it is noted", async () => {

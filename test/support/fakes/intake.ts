@@ -137,6 +137,15 @@ export class FakeIntakeRepository implements IntakeRepository {
     change: Parameters<IntakeRepository["recordTransition"]>[2],
   ) {
     this.connect();
+    return this.transition(event, checkoutSessionId, change);
+  }
+
+  /** The transition statement's body, shared by recordTransition and recordPlacement. */
+  private transition(
+    event: { id: string; type: string },
+    checkoutSessionId: string,
+    change: Parameters<IntakeRepository["recordTransition"]>[2],
+  ): RecordOutcome {
     const order = this.find((o) => o.checkoutSessionId === checkoutSessionId);
     if (!order) return this.outcome(undefined, false, false);
     const firstDelivery = this.record(event, order);
@@ -153,6 +162,24 @@ export class FakeIntakeRepository implements IntakeRepository {
       });
     }
     return this.outcome(order, firstDelivery, moved);
+  }
+
+  async recordPlacement(
+    event: { id: string; type: string },
+    checkoutSessionId: string,
+    change: Parameters<IntakeRepository["recordPlacement"]>[2],
+    terms: Parameters<IntakeRepository["recordPlacement"]>[3],
+  ) {
+    this.connect();
+    const order = this.find((o) => o.checkoutSessionId === checkoutSessionId);
+    // As the statement compares them: a uuid in any case, the currency in any case.
+    const termsMatch =
+      order !== undefined &&
+      order.orderId === terms.orderId.toLowerCase() &&
+      order.total === terms.total &&
+      order.currency.toLowerCase() === terms.currency.toLowerCase();
+    if (!termsMatch) return { ...this.outcome(order, false, false), termsMatch };
+    return { ...this.transition(event, checkoutSessionId, change), termsMatch };
   }
 
   async recordAuthorizationLost(
