@@ -42,6 +42,8 @@ const lines: [unknown, ...unknown[]][] = [
       none: null,
     },
   ],
+  // Keys named like Object.prototype's members: pino's stringifiers have no prototype.
+  [{ constructor: "c", toString: 1, hasOwnProperty: { email: address } }, "prototype names"],
   [{ undef: undefined, fn: () => 1, date: new Date(0), bigint: 10n }, "odd values"],
   // Secret keys at the top, holding primitives, objects and arrays.
   [{ token: secret, password: 42, email: address, to: [address], secret: { nested: secret }, cookie: null }],
