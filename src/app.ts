@@ -116,9 +116,10 @@ type DeliveryRequest = IncomingMessage & { [failedDelivery]?: { error: unknown }
 
 /**
  * Answers POST /api/stripe/webhook before express: express's set-up of each request (its request
- * and response prototypes swapped in, the router's walk) cost about as much CPU as the delivery's
- * own HTTP work, measured by issue 10's bench. Only the exact URL: anything else, query strings
- * and trailing slashes included, goes to express, which has the same endpoint as a route.
+ * and response prototypes swapped in, the router's walk) cost more CPU than all the rest of a
+ * delivery's HTTP handling (docs/benchmarks.md, "Webhook: the HTTP side"). Only the exact URL:
+ * anything else, query strings and trailing slashes included, goes to express, which has the
+ * same endpoint as a route.
  *
  * A delivery that fails is handed to express with its error, and the middleware installed here
  * (the app's first) passes it on: the app's error handler answers it as it answers the route's
