@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type Express, type RequestHandler, type Router } from "express";
 import { AppError } from "./errors";
 import type { Logger } from "./logger";
@@ -5,6 +6,7 @@ import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
 import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
+import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
 export interface AppDependencies {
@@ -23,7 +25,7 @@ export interface AppDependencies {
   /** GET /metrics (src/metrics/metrics-route.ts). */
   metricsRoute?: Router;
   /** POST /api/stripe/webhook (src/orders/order-intake.ts); reads its body raw. */
-  stripeWebhook?: Router;
+  stripeWebhook?: StripeWebhookEndpoint;
   /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
   checkout?: Router;
   /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
@@ -51,14 +53,26 @@ const requireJsonBody: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** Builds the Express app from its dependencies. It never listens: src/server.ts does. */
+/** Headers on every response, including the Stripe webhook's answers served before express. */
+function setCommonHeaders(res: ServerResponse): void {
+  // No response is to be sniffed into another type than the one it declares.
+  res.setHeader("X-Content-Type-Options", "nosniff");
+}
+
+/**
+ * Builds the Express app from its dependencies. It never listens: src/server.ts does.
+ *
+ * One exception to "every request goes through express": POST /api/stripe/webhook, exactly that
+ * URL, is answered before express sets the request up (see serveStripeWebhookFirst). Middleware
+ * added below with app.use() does not run for it: what a delivery needs, it does itself.
+ */
 export function buildApp(deps: AppDependencies): Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", deps.trustProxy ?? false);
-  // No response is to be sniffed into another type than the one it declares.
+  if (deps.stripeWebhook) serveStripeWebhookFirst(app, deps.stripeWebhook);
   app.use((_req, res, next) => {
-    res.setHeader("X-Content-Type-Options", "nosniff");
+    setCommonHeaders(res);
     next();
   });
 
@@ -66,7 +80,7 @@ export function buildApp(deps: AppDependencies): Express {
   // Stripe webhook, the service's hottest route, also comes before the access log: it logs its
   // own rejections and failures, the intake logs what a delivery changed, and metrics count every
   // delivery, so a per-request child logger and access line would only add cost (issue 10).
-  if (deps.stripeWebhook) app.use(deps.stripeWebhook);
+  if (deps.stripeWebhook) app.use(deps.stripeWebhook.router);
 
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));
@@ -92,6 +106,45 @@ export function buildApp(deps: AppDependencies): Express {
   app.use(notFound);
   app.use(errorHandler);
   return app;
+}
+
+/** Express's entry for each request: the app function, app.listen()'s server and supertest call it. */
+type ExpressEntry = (req: IncomingMessage, res: ServerResponse, callback?: (error?: unknown) => void) => void;
+
+const failedDelivery = Symbol("stripe webhook delivery failed");
+type DeliveryRequest = IncomingMessage & { [failedDelivery]?: { error: unknown } };
+
+/**
+ * Answers POST /api/stripe/webhook before express: express's set-up of each request (its request
+ * and response prototypes swapped in, the router's walk) cost more CPU than all the rest of a
+ * delivery's HTTP handling (docs/benchmarks.md, "Webhook: the HTTP side"). Only the exact URL:
+ * anything else, query strings and trailing slashes included, goes to express, which has the
+ * same endpoint as a route.
+ *
+ * A delivery that fails is handed to express with its error, and the middleware installed here
+ * (the app's first) passes it on: the app's error handler answers it as it answers the route's
+ * errors. If express stopped calling `app.handle` for each request, deliveries would simply all
+ * take the route: test/http/stripe-webhook-first.test.ts checks that this one does.
+ */
+function serveStripeWebhookFirst(app: Express, endpoint: StripeWebhookEndpoint): void {
+  const entry = app as Express & { handle: ExpressEntry };
+  const expressHandle: ExpressEntry = entry.handle.bind(app);
+  entry.handle = (req: DeliveryRequest, res, callback) => {
+    if (req.method !== "POST" || req.url !== stripeWebhookPath) {
+      expressHandle(req, res, callback);
+      return;
+    }
+    setCommonHeaders(res);
+    endpoint.serve(req, res, (error) => {
+      req[failedDelivery] = { error };
+      expressHandle(req, res, callback);
+    });
+  };
+  app.use((req: DeliveryRequest, _res, next) => {
+    const failed = req[failedDelivery];
+    if (failed) next(failed.error);
+    else next();
+  });
 }
 
 const noStore: RequestHandler = (_req, res, next) => {

@@ -16,14 +16,18 @@ import type { Alerter } from "../alerts";
 import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
-import { stripeWebhookRouter, type WebhookObserver } from "./intake/stripe-webhook-route";
+import {
+  stripeWebhookEndpoint,
+  type StripeWebhookEndpoint,
+  type WebhookObserver,
+} from "./intake/stripe-webhook-route";
 
 /** CHECKOUT_SESSION_TTL's default, 1 hour. */
 const defaultSessionTtlMs = 3600_000;
 
 export interface OrderIntake {
-  /** POST /api/stripe/webhook: mount before any JSON body parser (it reads the raw body). */
-  stripeWebhook: Router;
+  /** POST /api/stripe/webhook, for buildApp (src/app.ts): it reads the raw body. */
+  stripeWebhook: StripeWebhookEndpoint;
   /** GET /api/products, POST /api/checkout: mount after express.json(). */
   checkout: Router;
   intake: StripeIntake;
@@ -87,7 +91,7 @@ export function createOrderIntake(deps: {
       sessions,
       logger: deps.logger,
     }),
-    stripeWebhook: stripeWebhookRouter({
+    stripeWebhook: stripeWebhookEndpoint({
       intake,
       webhookSecret: deps.webhookSecret,
       logger: deps.logger,
