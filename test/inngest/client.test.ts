@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { Inngest } from "inngest";
 import { parseConfig } from "../../src/config";
 import { createInngestClient } from "../../src/inngest/client";
+import { listenOnLoopback } from "../support/loopback-server";
 
 /** Inngest's event API, recording each request's headers and events. */
 async function startEventApi() {
@@ -18,16 +18,7 @@ async function startEventApi() {
         .end(JSON.stringify({ ids: events.map((e) => e.id ?? "x"), status: 200 }));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), requests };
 }
 
 /** What identifies the SDK and environment; the seed header differs per send by design. */

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import Stripe from "stripe";
 import { createStripeClient, withoutCallerStack } from "../../src/payments/stripe-client";
+import { listenOnLoopback } from "../support/loopback-server";
 
 /** Stripe's API as stripe-node sees it: a session for `cs_known`, Stripe's 404 for anything else. */
 async function startStripeApi() {
@@ -31,16 +31,7 @@ async function startStripeApi() {
         );
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { ...(await listenOnLoopback(server)), requests };
 }
 
 describe("the Stripe client (issue 10: a cheaper webhook lookup)", () => {

@@ -126,28 +126,6 @@ describe("Stripe intake (in-memory ports)", () => {
       expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
     });
 
-    it("a payment for another total than the order's is held for ops, whatever the payload claims", async () => {
-      const order = f.repository.addOrder({ total: 1200 });
-      // Stripe's session and PaymentIntent agree with each other, for 1100: only the order knows.
-      f.stripe.paid({ ...order, total: 1100 }, "requires_capture");
-      const event = completed(order);
-
-      expect(await intake.handle(event)).toEqual({
-        outcome: "processed",
-        orderId: order.orderId,
-        announced: false,
-      });
-      expect(f.repository.order(order.orderId)).toMatchObject({
-        status: "pending",
-        attentionReason: expect.any(String),
-      });
-      expect(f.alerts.notices).toHaveLength(1);
-      expect(f.publisher.attempts).toBe(0);
-      // Stripe was asked once, though the payment took the general path after the claim failed.
-      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
-      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
-    });
-
     it("a session naming an order id this database does not have changes nothing (after asking Stripe)", async () => {
       const stranger = f.repository.addOrder();
       f.stripe.paid(stranger, "requires_capture");
@@ -451,6 +429,28 @@ describe("Stripe intake (in-memory ports)", () => {
 
       expect(await anotherReplica().handle(event)).toMatchObject({ outcome: "duplicate", announced: false });
       expect(f.alerts.notices).toHaveLength(1);
+    });
+
+    it("a payment for another total than the order's is held for ops, whatever the payload claims", async () => {
+      const order = f.repository.addOrder({ total: 1200 });
+      // Stripe's session and PaymentIntent agree with each other, for 1100: only the order knows.
+      f.stripe.paid({ ...order, total: 1100 }, "requires_capture");
+      const event = completed(order);
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "processed",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.order(order.orderId)).toMatchObject({
+        status: "pending",
+        attentionReason: expect.any(String),
+      });
+      expect(f.alerts.notices).toHaveLength(1);
+      expect(f.publisher.attempts).toBe(0);
+      // Stripe was asked once, though the payment took the general path after the claim failed.
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+      expect(await intake.handle(event)).toEqual({ outcome: "duplicate", announced: false });
     });
 
     it("joins several problems in the alert", async () => {
