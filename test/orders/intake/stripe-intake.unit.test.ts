@@ -106,23 +106,9 @@ describe("Stripe intake (in-memory ports)", () => {
 
     it("places an order in two statements: no read before the one that records and moves it", async () => {
       const order = authorizedAtStripe();
-      const calls: string[] = [];
-      for (const method of [
-        "peek",
-        "findOrder",
-        "recordTransition",
-        "recordPlacement",
-        "markAnnounced",
-      ] as const) {
-        const real = f.repository[method].bind(f.repository) as (...args: unknown[]) => Promise<unknown>;
-        jest.spyOn(f.repository, method).mockImplementation((...args: unknown[]) => {
-          calls.push(method);
-          return real(...args) as never;
-        });
-      }
 
       expect(await intake.handle(completed(order))).toMatchObject({ outcome: "processed", announced: true });
-      expect(calls).toEqual(["recordPlacement", "markAnnounced"]);
+      expect(f.repository.calls).toEqual(["recordPlacement", "markAnnounced"]);
       expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
     });
 
@@ -224,6 +210,156 @@ describe("Stripe intake (in-memory ports)", () => {
       });
       expect(placedEvents(order.orderId)).toHaveLength(1);
       expect(f.transitions).toEqual(["payment_processing", "paid"]);
+    });
+  });
+
+  /**
+   * Which statements a delivery asks for (FakeIntakeRepository.calls) and whether it asks Stripe:
+   * the two-statement path (placeAsClaimed) for a payment whose session names its order, the
+   * general path (read first) for everything else, and the way back from one to the other.
+   */
+  describe("the path a delivery takes", () => {
+    const session = (order: FakeOrder, fields: Record<string, unknown> = {}) =>
+      checkoutSession({
+        id: order.checkoutSessionId,
+        client_reference_id: order.orderId,
+        payment_intent: `pi_${order.orderId.slice(0, 8)}`,
+        ...fields,
+      });
+
+    it("async_payment_succeeded names its order as completed does: two statements", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "succeeded");
+      const event = stripeEvent("checkout.session.async_payment_succeeded", session(order));
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed", announced: true });
+      expect(f.repository.order(order.orderId).status).toBe("paid");
+      expect(f.repository.calls).toEqual(["recordPlacement", "markAnnounced"]);
+    });
+
+    it("an order id in capitals is the same order", async () => {
+      const order = authorizedAtStripe();
+      const event = stripeEvent(
+        "checkout.session.completed",
+        session(order, {
+          client_reference_id: order.orderId.toUpperCase(),
+        }),
+      );
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed", announced: true });
+      expect(f.repository.calls).toEqual(["recordPlacement", "markAnnounced"]);
+    });
+
+    it.each([
+      ["names no order", { client_reference_id: null }],
+      ["names something that is not an order id", { client_reference_id: "order-42" }],
+    ])("a session that %s is placed by the general path, the order read first", async (_case, fields) => {
+      const order = authorizedAtStripe();
+      const event = stripeEvent("checkout.session.completed", session(order, fields));
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed", announced: true });
+      expect(f.repository.calls).toEqual(["peek", "recordTransition", "markAnnounced"]);
+      // Another replica finds the redelivery in that read, and asks Stripe nothing more.
+      expect(await anotherReplica().handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.calls.slice(3)).toEqual(["peek"]);
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+    });
+
+    it("a redelivery another replica has not seen: Stripe, then the one statement, which changes nothing", async () => {
+      const order = authorizedAtStripe();
+      const event = completed(order);
+      await intake.handle(event);
+
+      expect(await anotherReplica().handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: false,
+      });
+      expect(f.repository.calls.slice(2)).toEqual(["recordPlacement"]);
+    });
+
+    it("a payment that does not place the order (still processing) goes the general path, asking Stripe once", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "processing");
+
+      expect(await intake.handle(completed(order))).toMatchObject({ outcome: "processed", announced: false });
+      expect(f.repository.order(order.orderId).status).toBe("payment_processing");
+      expect(f.repository.calls).toEqual(["peek", "recordTransition"]);
+      expect(f.stripe.asked).toEqual([order.checkoutSessionId]);
+    });
+
+    it("a session that is not a payment is not taken for one, whatever it names", async () => {
+      const order = authorizedAtStripe();
+      const event = stripeEvent("checkout.session.completed", session(order, { mode: "subscription" }));
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "ignored" });
+      expect(f.repository.calls).toEqual(["peek"]);
+      expect(f.stripe.asked).toEqual([]);
+    });
+
+    it("an expired session naming its order asks Stripe nothing", async () => {
+      const order = f.repository.addOrder();
+      const event = stripeEvent("checkout.session.expired", session(order, { payment_intent: null }));
+
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed" });
+      expect(f.repository.order(order.orderId).status).toBe("expired");
+      expect(f.repository.calls).toEqual(["peek", "recordTransition"]);
+      expect(f.stripe.asked).toEqual([]);
+    });
+
+    it("an order this database does not have: one statement, which writes nothing", async () => {
+      const stranger = authorizedAtStripe();
+      f.repository.orders.delete(stranger.orderId);
+
+      expect(await intake.handle(completed(stranger))).toEqual({
+        outcome: "unknown-order",
+        announced: false,
+      });
+      expect(f.repository.calls).toEqual(["recordPlacement"]);
+    });
+
+    it("Stripe's answer without a total cannot be checked in the statement: the general path holds it for ops", async () => {
+      const order = f.repository.addOrder();
+      f.stripe.paid(order, "succeeded", {
+        amountTotal: null,
+        paymentIntent: null,
+        paymentStatus: "no_payment_required",
+      });
+
+      // A session paid in full by a discount: no PaymentIntent, in the payload or at Stripe.
+      const event = stripeEvent("checkout.session.completed", session(order, { payment_intent: null }));
+      expect(await intake.handle(event)).toMatchObject({ outcome: "processed", announced: false });
+      expect(f.repository.calls).toEqual(["peek", "recordMismatch"]);
+      expect(f.repository.order(order.orderId).attentionReason).toContain("session amount_total is unset");
+    });
+
+    it("a payment that does not match the order is recorded by the general path after the statement refused it", async () => {
+      const order = f.repository.addOrder({ total: 1200 });
+      f.stripe.paid({ ...order, total: 1100 }, "requires_capture");
+
+      await intake.handle(completed(order));
+      expect(f.repository.calls).toEqual(["recordPlacement", "peek", "recordMismatch"]);
+    });
+
+    it("the general path's redelivery sends an announcement still owed, and logs it", async () => {
+      const order = authorizedAtStripe();
+      const event = stripeEvent("checkout.session.completed", session(order, { client_reference_id: null }));
+      f.publisher.refuseNext();
+      await expect(intake.handle(event)).rejects.toThrow(AppError);
+
+      expect(await intake.handle(event)).toEqual({
+        outcome: "duplicate",
+        orderId: order.orderId,
+        announced: true,
+      });
+      expect(f.repository.calls.slice(2)).toEqual(["peek", "findOrder", "markAnnounced"]);
+      expect(f.log.lines().filter((line) => line.msg === "shop/order.placed sent")).toEqual([
+        expect.objectContaining({ orderId: order.orderId, eventId: event.id }),
+      ]);
     });
   });
 

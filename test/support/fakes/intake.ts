@@ -56,9 +56,12 @@ export class FakeIntakeRepository implements IntakeRepository {
   readonly timeline: FakeTimelineEntry[] = [];
   /** While true, every call fails as a lost connection to PostgreSQL does. */
   unreachable = false;
+  /** Every statement asked for, by method name, in order: which path a delivery took. */
+  readonly calls: string[] = [];
   private clock = 0;
 
-  private connect(): void {
+  private connect(method: keyof IntakeRepository): void {
+    this.calls.push(method);
     if (this.unreachable) throw new Error("database unreachable");
   }
 
@@ -124,7 +127,7 @@ export class FakeIntakeRepository implements IntakeRepository {
   }
 
   async peek(eventId: string, key: OrderKey) {
-    this.connect();
+    this.connect("peek");
     const order = this.findByKey(key);
     return order
       ? { order: snapshotOf(order), recorded: this.events.has(eventId) }
@@ -136,7 +139,7 @@ export class FakeIntakeRepository implements IntakeRepository {
     checkoutSessionId: string,
     change: Parameters<IntakeRepository["recordTransition"]>[2],
   ) {
-    this.connect();
+    this.connect("recordTransition");
     return this.transition(event, checkoutSessionId, change);
   }
 
@@ -170,7 +173,7 @@ export class FakeIntakeRepository implements IntakeRepository {
     change: Parameters<IntakeRepository["recordPlacement"]>[2],
     terms: Parameters<IntakeRepository["recordPlacement"]>[3],
   ) {
-    this.connect();
+    this.connect("recordPlacement");
     const order = this.find((o) => o.checkoutSessionId === checkoutSessionId);
     // As the statement compares them: a uuid in any case, the currency in any case.
     const termsMatch =
@@ -187,7 +190,7 @@ export class FakeIntakeRepository implements IntakeRepository {
     paymentIntentId: string,
     reason: string,
   ) {
-    this.connect();
+    this.connect("recordAuthorizationLost");
     const order = this.find((o) => o.paymentIntentId === paymentIntentId);
     if (!order) return this.outcome(undefined, false, false);
     const firstDelivery = this.record(event, order);
@@ -213,7 +216,7 @@ export class FakeIntakeRepository implements IntakeRepository {
     reason: string,
     problems: string[],
   ) {
-    this.connect();
+    this.connect("recordMismatch");
     const order = this.find((o) => o.checkoutSessionId === checkoutSessionId);
     if (!order) return this.outcome(undefined, false, false);
     const firstDelivery = this.record(event, order);
@@ -229,7 +232,7 @@ export class FakeIntakeRepository implements IntakeRepository {
   }
 
   async recordDecline(event: { id: string; type: string }, orderId: string, detail: Record<string, string>) {
-    this.connect();
+    this.connect("recordDecline");
     const order = this.byId(orderId);
     if (!order) return this.outcome(undefined, false, false);
     const firstDelivery = this.record(event, order);
@@ -245,13 +248,13 @@ export class FakeIntakeRepository implements IntakeRepository {
   }
 
   async findOrder(orderId: string) {
-    this.connect();
+    this.connect("findOrder");
     const order = this.byId(orderId);
     return order ? snapshotOf(order) : null;
   }
 
   async markAnnounced(orderId: string, eventId: string) {
-    this.connect();
+    this.connect("markAnnounced");
     const order = this.byId(orderId);
     if (!order || order.placedEventSentAt !== null) return false;
     order.placedEventSentAt = new Date();
