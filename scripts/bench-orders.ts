@@ -41,7 +41,7 @@ const { values: args } = parseArgs({
   options: {
     orders: { type: "string", default: "200" },
     "database-url": { type: "string" },
-    // Checkouts at a time; above the app's pool (10) Prisma times out starting transactions (issue 14).
+    // Checkouts at a time; above the app's pool (10) they queue for a connection (503 past its timeout).
     concurrency: { type: "string", default: "10" },
     // A folder: the app and engine processes run with `node --cpu-prof` and write their profiles
     // in one folder per process and run there (app<i>-<mode>-n<N>/, engine-<mode>-n<N>/).

@@ -39,7 +39,7 @@ function flag(name: string, fallback: number): number {
 }
 
 /**
- * Connections kept busy by the load generator. At 50 (the issue's figure) the latency is mostly
+ * Connections kept busy by the load generator. At 50 (the goal's figure) the latency is mostly
  * queueing: by Little's law a request waits about connections / throughput on average.
  */
 const connections = ((): number => {

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:checkout [-- --requests 200 --stock 20 --pool 10]`: the issue-14 load test. That
+ * `npm run bench:checkout [-- --requests 200 --stock 20 --pool 10]`: checkout under load. That
  * many checkouts at once (each its own customer and Idempotency-Key, one unit each) for one
  * product with `--stock` units, against PostgreSQL (TEST_DATABASE_URL as in the tests, or by default
  * an embedded PostgreSQL started for the run; loopback only), in a scratch database dropped at the end. Prints how many got 201,

@@ -79,7 +79,8 @@ export function buildApp(deps: AppDependencies): Express {
   // Routes that verify signatures over the raw body are mounted before any JSON parser. The
   // Stripe webhook, the service's hottest route, also comes before the access log: it logs its
   // own rejections and failures, the intake logs what a delivery changed, and metrics count every
-  // delivery, so a per-request child logger and access line would only add cost (issue 10).
+  // delivery, so a per-request child logger and access line would only add cost
+  // (docs/decisions/0009-stripe-webhook-served-before-express.md).
   if (deps.stripeWebhook) app.use(deps.stripeWebhook.router);
 
   app.use(requestLogging(deps.logger));
@@ -117,7 +118,7 @@ type DeliveryRequest = IncomingMessage & { [failedDelivery]?: { error: unknown }
 /**
  * Answers POST /api/stripe/webhook before express: express's set-up of each request (its request
  * and response prototypes swapped in, the router's walk) cost more CPU than all the rest of a
- * delivery's HTTP handling (docs/benchmarks.md, "Webhook: the HTTP side"). Only the exact URL:
+ * delivery's HTTP handling (docs/decisions/0009-stripe-webhook-served-before-express.md). Only the exact URL:
  * anything else, query strings and trailing slashes included, goes to express, which has the
  * same endpoint as a route.
  *

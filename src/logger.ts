@@ -71,7 +71,8 @@ type Stringifier = (value: unknown, ...rest: unknown[]) => string;
  * With a path starting with `*` (all of ours but three), pino hands every value of every line,
  * ids and the message included, to the @pinojs/redact instance for those paths, and that instance
  * parses all 48 of them again on each call, only to find that a string has no keys: about 35 µs a
- * line, most of the CPU a webhook delivery spends on its two info lines (issue 10). A string,
+ * line, most of the CPU a webhook delivery spends on its two info lines
+ * (docs/decisions/0010-cheaper-logging-on-hot-paths.md). A string,
  * number, boolean or null cannot hold a key, so for them the result is known without the walk: the
  * JSON of the value, which is what the redactor returns for them too (it serializes with
  * JSON.stringify, through pino's stringify). Objects and arrays still go through it, unchanged.

@@ -1,5 +1,5 @@
 /**
- * The reference for `npm run bench:webhook` (issue 10): the first delivery of
+ * The reference for `npm run bench:webhook`: the first delivery of
  * `checkout.session.completed` handled with the thinnest stack that does the same I/O as our
  * intake — node:http, one `pg` pool, Stripe's own signature check, the statements the intake needs
  * at minimum (one CTE recording the event and moving the order, one marking it announced), the

@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   const urls = {
     bare: await listen(bare),
     service: await listen(service),
-    // Same process and database, the thinnest stack doing the same I/O (issue 10).
+    // Same process and database, the thinnest stack doing the same I/O.
     reference: (await startReference(options)).url,
   };
   process.send?.(urls);

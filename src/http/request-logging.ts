@@ -24,7 +24,7 @@ export function requestLogging(logger: Logger) {
     customLogLevel: (req, res, error) => {
       if (error || res.statusCode >= 500) return "error";
       if (res.statusCode >= 400) return "warn";
-      // The engine calls serve() several times per order (issue 10): a successful call is debug.
+      // The engine calls serve() several times per order: a successful call is debug.
       return (req.url ?? "").startsWith("/api/inngest") ? "debug" : "info";
     },
     serializers: {

@@ -20,7 +20,7 @@ import type {
 
 /**
  * Books a shipment for an order once; repeating it returns the same booking. Null: every product
- * of the order is digital, there is nothing to ship (issue 13).
+ * of the order is digital, there is nothing to ship.
  */
 export interface ShipmentBooking {
   /** Null when every product of the order is digital: nothing to ship, nothing booked. */

@@ -16,7 +16,7 @@ export interface ProductView {
   unitPrice: number;
   currency: string;
   quantityAvailable: number;
-  /** Nothing to ship: no address is asked for at checkout (issue 13). */
+  /** Nothing to ship: no address is asked for at checkout. */
   digital?: boolean;
 }
 

@@ -3,7 +3,7 @@ import type { OrderStatus } from "../generated/prisma/enums";
 import type { ReservationLine, ReserveOutcome } from "./inventory";
 
 /**
- * Stock held at checkout (issue 11, part 3). `stock_on_hand` is what nobody holds or reserves:
+ * Stock held at checkout. `stock_on_hand` is what nobody holds or reserves:
  * a hold takes the units from it when the Checkout Session is created, so two customers can
  * never both be offered the last unit. A hold ends exactly once, by a conditional status change:
  * `converted` into the order's reservation by the fulfilment run (no stock moves), or `released`

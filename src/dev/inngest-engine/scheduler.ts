@@ -206,7 +206,8 @@ export class Scheduler {
         if (last === undefined) continue;
         if (cron.nextAfter(last) > nowMs || this.coalescingDelay(key) > 0) continue;
         // The latest due fire, computed directly: walking every missed fire one by one cost
-        // more CPU per pass than real time allowed at a large time scale (issue 10).
+        // more CPU per pass than real time allowed at a large time scale
+        // (docs/decisions/0007-cron-computes-its-latest-due-fire.md).
         const due = cron.latestAtOrBefore(nowMs);
         if (due === undefined || due <= last) continue;
         this.cronLastRealFire.set(key, Date.now());

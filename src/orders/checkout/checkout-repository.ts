@@ -103,8 +103,9 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
       const total = input.lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
       const orderId = randomUUID();
       const lines = [...input.lines].sort((a, b) => a.sku.localeCompare(b.sku));
-      // One statement instead of an interactive transaction (issue 10: under load, its ~10 round
-      // trips outlasted Prisma's 5 s transaction limit while the hot product row stayed locked).
+      // One statement instead of an interactive transaction: under load, its ~10 round trips
+      // outlasted Prisma's 5 s transaction limit while the hot product row stayed locked
+      // (docs/decisions/0004-checkout-in-one-statement.md).
       // The product rows are locked first, in SKU order (two checkouts never deadlock), and read at
       // their latest committed stock; the verdict gates every write, so the order, its lines, its
       // checkout request, its timeline entry, the stock taken and the holds land together or not at

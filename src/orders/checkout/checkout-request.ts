@@ -19,7 +19,7 @@ const item = z.object({ sku: z.string().trim().min(1).max(100), quantity: z.unkn
 const email = z.email().max(254);
 
 /**
- * Validates `POST /api/checkout` with a specific code per problem (the issue's contract):
+ * Validates `POST /api/checkout` with a specific code per problem (the API's contract):
  * `empty_order`, `invalid_quantity` (not an integer in 1..100), `invalid_email`, and
  * `validation_failed` for anything malformed. Unknown SKUs need the catalog: see the service.
  */

@@ -88,7 +88,7 @@ export function createCheckoutService(deps: {
   sessionTtlMs: number;
   logger: Logger;
   now?: () => number;
-  /** Address collection for orders with something to ship (issue 13). */
+  /** Address collection for orders with something to ship. */
   shipping?: ShippingCollection;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
@@ -109,7 +109,7 @@ export function createCheckoutService(deps: {
   });
 
   /**
-   * The session request, asking for an address unless every product is digital (issue 13).
+   * The session request, asking for an address unless every product is digital.
    * `digitalOnly`: known when the caller just priced the order; otherwise read from the catalog.
    */
   async function sessionRequestFor(order: CheckoutOrder, digitalOnly?: boolean) {

@@ -13,7 +13,7 @@ export type IntakePlan =
       to: OrderStatus;
       paymentIntentId: string | null;
       timelineKind: string;
-      /** The address Checkout collected, stored on the order with the transition (issue 13). */
+      /** The address Checkout collected, stored on the order with the transition. */
       shippingAddress?: StoredShippingAddress | null;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }

@@ -50,7 +50,8 @@ function verifiedEvent(raw: Buffer, signature: string | undefined, secret: strin
 /**
  * Answers 200 with `value` as JSON, with node's response alone. res.json() would also hash the body
  * into an ETag (SHA-1) and re-derive the charset on every delivery: work for caching, and nothing
- * caches or revalidates a webhook's answer (issue 10). Same body and Content-Type as res.json().
+ * caches or revalidates a webhook's answer. Same body and Content-Type as res.json()
+ * (docs/decisions/0009-stripe-webhook-served-before-express.md).
  */
 function answerJson(res: ServerResponse, value: unknown): void {
   const body = JSON.stringify(value);
@@ -65,8 +66,9 @@ const rejectionReason = (error: unknown): string => (error instanceof Error ? er
 
 /**
  * POST /api/stripe/webhook, served with node's own request and response: src/app.ts answers the
- * route's exact URL before express sets a request up (issue 10), and `router` serves what express
- * also matches (a query string, a trailing slash, other letter case) the same way.
+ * route's exact URL before express sets a request up, and `router` serves what express also
+ * matches (a query string, a trailing slash, other letter case) the same way
+ * (docs/decisions/0009-stripe-webhook-served-before-express.md).
  */
 export interface StripeWebhookEndpoint {
   /**

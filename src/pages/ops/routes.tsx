@@ -23,9 +23,9 @@ import type { OpsSessions } from "./session";
 export interface OpsActions {
   cancel(orderId: string, reason: string | undefined): Promise<unknown>;
   resendEmail(orderId: string, emailId: string): Promise<unknown>;
-  /** POST /api/orders/:id/refund (issue 13); the button is shown only when wired. */
+  /** What POST /api/orders/:id/refund does; the button is shown only when wired. */
   refund?(orderId: string, amount: number | undefined, reason: string | undefined): Promise<unknown>;
-  /** POST /api/orders/:id/redrive (issue 11); the button is shown only when wired. */
+  /** What POST /api/orders/:id/redrive does; the button is shown only when wired. */
   redrive?(orderId: string): Promise<unknown>;
 }
 
