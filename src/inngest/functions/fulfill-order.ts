@@ -65,8 +65,10 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       if (!claim.claimed) {
         if (claim.reason === "not-found") throw new OrderVanishedError(orderId);
         if (claim.reason === "cancel-requested") {
-          // Cancelled before this run started, so no cancelOn fired and no cleanup run exists.
+          // Cancelled before this run started, so no cancelOn fired and no cleanup run exists: this
+          // run gives back what the checkout took, the authorization and the stock hold.
           undo.add(returnPaymentStepId, () => returnPayment(ctx));
+          undo.add(releaseStockStepId, () => releaseStock(ctx));
           await compensate(ctx, undo, () => ({
             status: "cancelled",
             reason: "cancelled before fulfilment started",
