@@ -10,7 +10,7 @@ import { customerDataEncryption } from "./inngest/encryption";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
-import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
+import { createInngestPublisher, type EventPublisher } from "./events/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";

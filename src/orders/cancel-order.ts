@@ -1,6 +1,6 @@
 import { AppError } from "../errors";
-import { orderCancelled } from "../inngest/events";
-import type { EventPublisher } from "../inngest/publisher";
+import { orderCancelled } from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
 import type { OrderRepository, OrderStatus } from "./order-repository";
 
 /** Paid orders whose parcel is not booked yet; after that only ops can stop it. */

@@ -1,7 +1,7 @@
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
-import { fulfilmentKey, orderPlaced, orderPlacedEventId, type OrderPlacedData } from "../inngest/events";
-import type { EventPublisher } from "../inngest/publisher";
+import { fulfilmentKey, orderPlaced, orderPlacedEventId, type OrderPlacedData } from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
 
 export interface RedriveEvent {
   generation: number;

@@ -9,7 +9,7 @@ import {
   type LocalEngine,
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
-import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
+import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/events/contracts";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";

@@ -1,5 +1,5 @@
 import request from "supertest";
-import { orderCancelled } from "../../src/inngest/events";
+import { orderCancelled } from "../../src/events/contracts";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);

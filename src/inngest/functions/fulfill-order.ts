@@ -1,6 +1,6 @@
 import { NonRetriableError, StepError, type Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
-import { orderCancelled, orderPlaced, shipmentDelivered } from "../events";
+import { orderCancelled, orderPlaced, shipmentDelivered } from "../../events/contracts";
 import { chargeCard } from "../steps/charge-card";
 import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";

@@ -1,8 +1,8 @@
 import type Stripe from "stripe";
 import { AppError } from "../../errors";
 import type { OrderStatus } from "../../generated/prisma/enums";
-import { fulfilmentKey, orderPlacedEventId, type OrderPlacedData } from "../../inngest/events";
-import type { EventPublisher } from "../../inngest/publisher";
+import { fulfilmentKey, orderPlacedEventId, type OrderPlacedData } from "../../events/contracts";
+import type { EventPublisher } from "../../events/publisher";
 import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
 import {
