@@ -1,6 +1,6 @@
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
-import { orderLinesJsonSql } from "./order-lines-sql";
+import { orderLinesJsonSql } from "../db/order-lines-sql";
 
 export type { OrderStatus };
 

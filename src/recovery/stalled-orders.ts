@@ -1,5 +1,8 @@
 import type { Database } from "../db/client";
 
+/** A placed order whose row and timeline have not moved for this long is presumed stuck. */
+export const stalledAfterMs = 15 * 60_000;
+
 export interface StalledOrders {
   /**
    * Orders that are placed (`authorized` or `paid`, or `fulfilling` with no claim: a re-drive
