@@ -2,8 +2,11 @@ import { eventType } from "inngest";
 import { z } from "zod";
 
 /**
- * The events this service sends and reacts to. Each is validated with its schema before a
- * function's handler runs, so handlers can trust `event.data`.
+ * The events this service sends and reacts to: each one's name, data schema and event id, in one
+ * place below the domains that send them and the Inngest functions that react to them. Each is
+ * validated with its schema before a function's handler runs, so handlers can trust `event.data`;
+ * the sending side builds them with the `...Event` functions below, which give each its id (Inngest
+ * drops a second event with the same id within 24 hours).
  */
 
 export const orderPlaced = eventType("shop/order.placed", {
@@ -30,6 +33,15 @@ export const orderPlacedEventId = (orderId: string, generation = 0): string =>
 export const fulfilmentKey = (orderId: string, generation = 0): string =>
   generation === 0 ? orderId : `${orderId}/redrive-${generation}`;
 
+/** shop/order.placed for the order's fulfilment, generation 0 or a re-drive's. */
+export const orderPlacedEvent = (data: OrderPlacedData, generation = 0) => ({
+  name: orderPlaced.name,
+  id: orderPlacedEventId(data.orderId, generation),
+  // A copy: the encryption middleware rewrites the data of an event being sent.
+  data: { ...data },
+});
+export type OrderPlacedEvent = ReturnType<typeof orderPlacedEvent>;
+
 export const orderCancelled = eventType("shop/order.cancelled", {
   schema: z.object({
     orderId: z.uuid(),
@@ -37,6 +49,13 @@ export const orderCancelled = eventType("shop/order.cancelled", {
   }),
 });
 export type OrderCancelledData = z.infer<typeof orderCancelled.schema>;
+
+/** One cancellation per order: a second request (the API and the console, say) wakes no one twice. */
+export const orderCancelledEvent = (data: OrderCancelledData) => ({
+  name: orderCancelled.name,
+  id: `order-cancelled-${data.orderId}`,
+  data: { ...data },
+});
 
 export const shipmentDelivered = eventType("shop/shipment.delivered", {
   schema: z.object({
@@ -46,3 +65,31 @@ export const shipmentDelivered = eventType("shop/shipment.delivered", {
   }),
 });
 export type ShipmentDeliveredData = z.infer<typeof shipmentDelivered.schema>;
+
+/** A repeated delivery notice (the carrier retries) publishes the same id, so no run wakes twice. */
+export const shipmentDeliveredEvent = (data: ShipmentDeliveredData) => ({
+  name: shipmentDelivered.name,
+  id: `shipment-delivered-${data.orderId}`,
+  data: { ...data },
+});
+export type ShipmentDeliveredEvent = ReturnType<typeof shipmentDeliveredEvent>;
+
+/** Every event this service sends, as the publisher takes it. */
+export type OutgoingEvent =
+  OrderPlacedEvent | ReturnType<typeof orderCancelledEvent> | ShipmentDeliveredEvent;
+
+/**
+ * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the
+ * cancelled run's function and run ids and its triggering event (checked against Inngest's Go
+ * executor). The cleanup after a cancelled fulfilment is triggered by it.
+ */
+export const functionCancelled = eventType("inngest/function.cancelled", {
+  schema: z.object({
+    function_id: z.string(),
+    run_id: z.string(),
+    event: z
+      .object({ data: z.object({ orderId: z.string() }).partial() })
+      .partial()
+      .optional(),
+  }),
+});

@@ -1,5 +1,5 @@
 import { AppError } from "../errors";
-import { orderCancelled } from "../events/contracts";
+import { orderCancelledEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
 import type { OrderRepository, OrderStatus } from "./order-repository";
 
@@ -42,7 +42,6 @@ export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: s
     const marked = await deps.orders.requestCancellation(orderId, cancellableStatuses);
     if (!marked) throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
   }
-  const event = orderCancelled.create({ orderId, ...(reason ? { reason } : {}) });
-  await deps.publisher.publish({ name: event.name, data: event.data, id: `order-cancelled-${orderId}` });
+  await deps.publisher.publish(orderCancelledEvent({ orderId, ...(reason ? { reason } : {}) }));
   return { orderId, status: "cancellation_requested" as const };
 }

@@ -1,14 +1,10 @@
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
-import { fulfilmentKey, orderPlaced, orderPlacedEventId, type OrderPlacedData } from "../events/contracts";
+import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
 
-export interface RedriveEvent {
-  generation: number;
-  id: string;
-  name: typeof orderPlaced.name;
-  data: OrderPlacedData;
-}
+/** shop/order.placed for the re-drive, with the generation its id and key carry. */
+export type RedriveEvent = OrderPlacedEvent & { generation: number };
 
 export interface OrderRedrive {
   /**
@@ -46,11 +42,8 @@ export function createOrderRedrive(db: Database): OrderRedrive {
       await db.orderTimelineEntry.create({
         data: { orderId, kind: "redriven", detail: { generation, by } },
       });
-      return {
-        generation,
-        id: orderPlacedEventId(orderId, generation),
-        name: orderPlaced.name,
-        data: {
+      const event = orderPlacedEvent(
+        {
           orderId,
           customerId: row.customer_id,
           email: row.email,
@@ -60,7 +53,9 @@ export function createOrderRedrive(db: Database): OrderRedrive {
           paymentIntentId: row.payment_intent_id,
           fulfilmentKey: fulfilmentKey(orderId, generation),
         },
-      };
+        generation,
+      );
+      return { ...event, generation };
     },
   };
 }
@@ -83,7 +78,7 @@ export async function redriveOrder(
       `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, or is already shipped or ended`,
     );
   }
-  await deps.publisher.publish({ id: event.id, name: event.name, data: { ...event.data } });
+  await deps.publisher.publish(orderPlacedEvent(event.data, event.generation));
   return {
     orderId,
     status: "redrive_requested" as const,

@@ -1,5 +1,5 @@
 import type { Inngest } from "inngest";
-import { z } from "zod";
+import { functionCancelled } from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
 import { inngestAppId } from "../client";
 import { compensate } from "../steps/compensate";
@@ -9,15 +9,6 @@ import { returnPayment, returnPaymentStepId } from "../steps/return-payment";
 import { fulfillOrderFunctionId } from "./fulfill-order";
 
 const cancelledRunFunctionId = `${inngestAppId}-${fulfillOrderFunctionId}`;
-
-const cancelledRun = z.object({
-  function_id: z.string(),
-  run_id: z.string(),
-  event: z
-    .object({ data: z.object({ orderId: z.string() }).partial() })
-    .partial()
-    .optional(),
-});
 
 /**
  * A cancelled run emits inngest/function.cancelled and never inngest/function.failed, so this
@@ -34,12 +25,12 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
       id: "cleanup-cancelled-order",
       name: "Clean up after a cancelled fulfilment",
       triggers: [
-        { event: "inngest/function.cancelled", if: `event.data.function_id == '${cancelledRunFunctionId}'` },
+        { event: functionCancelled.name, if: `event.data.function_id == '${cancelledRunFunctionId}'` },
       ],
       retries: 5,
     },
     async ({ event, step, runId }) => {
-      const data = cancelledRun.parse(event.data);
+      const data = functionCancelled.schema.parse(event.data);
       const cancelledRunId = data.run_id;
 
       const target = await step.run("find-order", async () => {
