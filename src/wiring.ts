@@ -45,7 +45,7 @@ import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
 import { createOrderRedrive, redriveOrder } from "./orders/redrive-order";
-import { createTimeline } from "./orders/timeline";
+import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
 import { createStripePaymentGateway } from "./payments/stripe-payment-gateway";

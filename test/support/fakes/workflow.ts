@@ -21,7 +21,7 @@ import type {
   OrderStatus,
 } from "../../../src/orders/order-repository";
 import { payableStatuses } from "../../../src/orders/order-repository";
-import type { Timeline, TimelineEntry } from "../../../src/orders/timeline";
+import type { Timeline, TimelineEntry } from "../../../src/timeline/timeline";
 import {
   PaymentRejectedError,
   type AuthorizationState,
