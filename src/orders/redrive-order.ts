@@ -2,6 +2,7 @@ import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
+import { createTimeline } from "../timeline/timeline";
 
 /** shop/order.placed for the re-drive, with the generation its id and key carry. */
 export type RedriveEvent = OrderPlacedEvent & { generation: number };
@@ -27,6 +28,7 @@ interface Row {
 }
 
 export function createOrderRedrive(db: Database): OrderRedrive {
+  const timeline = createTimeline(db);
   return {
     async prepare(orderId, by) {
       const [row] = await db.$queryRaw<Row[]>`
@@ -39,9 +41,7 @@ export function createOrderRedrive(db: Database): OrderRedrive {
         RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`;
       if (!row) return null;
       const generation = row.redrive_generation;
-      await db.orderTimelineEntry.create({
-        data: { orderId, kind: "redriven", detail: { generation, by } },
-      });
+      await timeline.record(orderId, "redriven", { generation, by });
       const event = orderPlacedEvent(
         {
           orderId,

@@ -4,6 +4,7 @@ import { AppError } from "../errors";
 import type { Logger } from "../logger";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
+import { recordInTransaction } from "../timeline/in-transaction";
 
 export interface RefundRequest {
   /** Minor units; unset refunds everything captured and not yet refunded. */
@@ -96,12 +97,10 @@ export function createRefunds(deps: RefundOrderDeps) {
       const row = await tx.refund.create({
         data: { orderId, amount, currency, reason: request.reason ?? null },
       });
-      await tx.orderTimelineEntry.create({
-        data: {
-          orderId,
-          kind: "refund-requested",
-          detail: { refundId: row.id, amount, reason: request.reason ?? null },
-        },
+      await recordInTransaction(tx, orderId, "refund-requested", {
+        refundId: row.id,
+        amount,
+        reason: request.reason ?? null,
       });
       return { id: row.id, amount, currency, reason: row.reason };
     });
@@ -129,19 +128,16 @@ export function createRefunds(deps: RefundOrderDeps) {
       if (stripeError.type === "StripeInvalidRequestError" || stripeError.type === "StripeCardError") {
         // Stripe refused it for good (already refunded elsewhere, say): the request is failed, and
         // its amount is refundable again.
-        await db.$transaction([
-          db.refund.update({
+        await db.$transaction(async (tx) => {
+          await tx.refund.update({
             where: { id: refund.id },
             data: { status: "failed", error: stripeError.message ?? "refused" },
-          }),
-          db.orderTimelineEntry.create({
-            data: {
-              orderId,
-              kind: "refund-failed",
-              detail: { refundId: refund.id, error: stripeError.message ?? null },
-            },
-          }),
-        ]);
+          });
+          await recordInTransaction(tx, orderId, "refund-failed", {
+            refundId: refund.id,
+            error: stripeError.message ?? null,
+          });
+        });
         throw new AppError(
           "order_not_refundable",
           `Stripe refused the refund: ${stripeError.message ?? "unknown"}`,
@@ -174,12 +170,11 @@ export function createRefunds(deps: RefundOrderDeps) {
           ...(refunded >= payment.amountCaptured ? { status: "refunded" as const } : {}),
         },
       });
-      await tx.orderTimelineEntry.create({
-        data: {
-          orderId,
-          kind: "refund-issued",
-          detail: { refundId: refund.id, stripeRefund: providerId, amount: refund.amount, refunded },
-        },
+      await recordInTransaction(tx, orderId, "refund-issued", {
+        refundId: refund.id,
+        stripeRefund: providerId,
+        amount: refund.amount,
+        refunded,
       });
     });
     await notify(orderId, refund);

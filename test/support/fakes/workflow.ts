@@ -403,6 +403,10 @@ export class FakeWorkflowWorld {
 
   readonly timelinePort: Timeline = {
     record: async (orderId, kind, detail = {}, runId) => this.recordEntry(orderId, kind, detail, runId),
+    recordMany: async (entries) => {
+      for (const { orderId, kind, detail, runId } of entries)
+        this.recordEntry(orderId, kind, detail ?? {}, runId);
+    },
     list: async (orderId) =>
       this.timelineEntries
         .filter((entry) => entry.orderId === orderId)
