@@ -3,6 +3,7 @@ import { AppError } from "../errors";
 import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
 import { createTimeline } from "../timeline/timeline";
+import type { Actor } from "./actor";
 
 /** shop/order.placed for the re-drive, with the generation its id and key carry. */
 export type RedriveEvent = OrderPlacedEvent & { generation: number };
@@ -15,6 +16,8 @@ export interface OrderRedrive {
    * order is not re-drivable: unknown, cancel requested, not paid, already shipped or ended.
    */
   prepare(orderId: string, by: string): Promise<RedriveEvent | null>;
+  /** Whether the order exists at all (to tell "unknown" from "not re-drivable"). */
+  exists(orderId: string): Promise<boolean>;
 }
 
 interface Row {
@@ -57,21 +60,22 @@ export function createOrderRedrive(db: Database): OrderRedrive {
       );
       return { ...event, generation };
     },
+
+    async exists(orderId) {
+      const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM orders WHERE id = ${orderId}::uuid`;
+      return rows.length > 0;
+    },
   };
 }
 
-/** POST /api/orders/:id/redrive: re-drive now, or say why not. */
+/** Re-drive, from the admin API or the console: hand the order to a new run now, or say why not. */
 export async function redriveOrder(
-  deps: {
-    redrive: OrderRedrive;
-    publisher: EventPublisher;
-    orderExists: (orderId: string) => Promise<boolean>;
-  },
-  orderId: string,
+  deps: { redrive: OrderRedrive; publisher: EventPublisher },
+  { orderId, by }: { orderId: string; by: Actor },
 ) {
-  const event = await deps.redrive.prepare(orderId, "admin");
+  const event = await deps.redrive.prepare(orderId, by);
   if (!event) {
-    if (!(await deps.orderExists(orderId)))
+    if (!(await deps.redrive.exists(orderId)))
       throw new AppError("order_not_found", `Order ${orderId} does not exist`);
     throw new AppError(
       "order_not_redrivable",

@@ -5,11 +5,14 @@ import type { Logger } from "../logger";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import { recordInTransaction } from "../timeline/in-transaction";
+import type { Actor } from "./actor";
 
 export interface RefundRequest {
+  orderId: string;
   /** Minor units; unset refunds everything captured and not yet refunded. */
   amount?: number;
   reason?: string;
+  by: Actor;
 }
 
 export interface RefundOutcome {
@@ -40,7 +43,7 @@ interface PendingRefund {
 }
 
 /**
- * POST /api/orders/:id/refund: refunds part or all of what was captured, through Stripe.
+ * Refund, from the admin API or the console: part or all of what was captured, through Stripe.
  *
  * 1. Under a lock on the order's payment row, the request is checked against what is still
  *    refundable (captured minus every refund not failed, pending ones included, so two concurrent
@@ -65,7 +68,8 @@ export function createRefunds(deps: RefundOrderDeps) {
     return { payment, captured, committed, refundable: Math.max(captured - committed, 0) };
   }
 
-  async function recordRequest(orderId: string, request: RefundRequest): Promise<PendingRefund> {
+  async function recordRequest(request: RefundRequest): Promise<PendingRefund> {
+    const { orderId } = request;
     return db.$transaction(async (tx) => {
       // The payment row is the lock: concurrent requests for one order take turns here.
       const locked = await tx.$queryRaw<
@@ -101,6 +105,7 @@ export function createRefunds(deps: RefundOrderDeps) {
         refundId: row.id,
         amount,
         reason: request.reason ?? null,
+        by: request.by,
       });
       return { id: row.id, amount, currency, reason: row.reason };
     });
@@ -203,7 +208,8 @@ export function createRefunds(deps: RefundOrderDeps) {
   }
 
   return {
-    async refund(orderId: string, request: RefundRequest): Promise<RefundOutcome> {
+    async refund(request: RefundRequest): Promise<RefundOutcome> {
+      const { orderId } = request;
       const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
       if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
       if (!order.paymentIntentId) {
@@ -216,7 +222,7 @@ export function createRefunds(deps: RefundOrderDeps) {
       });
       for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
 
-      const refund = await recordRequest(orderId, request);
+      const refund = await recordRequest(request);
       const providerId = await settle(orderId, order.paymentIntentId, refund);
       const after = await totals(orderId);
       return {
