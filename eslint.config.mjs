@@ -3,7 +3,15 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["dist/", "coverage/", "node_modules/", "src/generated/", ".data/", ".stryker-tmp/", "reports/"],
+    ignores: [
+      "dist/",
+      "coverage/",
+      "node_modules/",
+      "src/generated/",
+      ".data/",
+      ".stryker-tmp*/",
+      "reports/",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.strict,

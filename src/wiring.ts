@@ -10,7 +10,7 @@ import { customerDataEncryption } from "./inngest/encryption";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
-import { createInngestPublisher, type EventPublisher } from "./inngest/publisher";
+import { createInngestPublisher, type EventPublisher } from "./events/publisher";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
@@ -28,9 +28,6 @@ import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
-import { resendOrderEmail } from "./notifications/resend-email";
-import { recordCancelRequest } from "./orders/admin-console-api";
-import { requestOrderCancellation } from "./orders/cancel-order";
 import {
   createCustomerLinks,
   createOpsSessions,
@@ -44,8 +41,14 @@ import { createOrderIntake } from "./orders/order-intake";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
-import { createOrderRedrive, redriveOrder } from "./orders/redrive-order";
-import { createTimeline } from "./orders/timeline";
+import { createOrderActions } from "./orders/order-actions";
+import { createOrderQueries } from "./orders/order-queries";
+import { createOrderRedrive } from "./orders/redrive-order";
+import { createReviews } from "./orders/review-order";
+import { createRunFailures } from "./orders/run-failures";
+import { checkoutPayUrl } from "./payments/stripe-checkout";
+import { createParcelTracking } from "./shipping/parcel-tracking";
+import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
 import { createStripePaymentGateway } from "./payments/stripe-payment-gateway";
@@ -124,27 +127,13 @@ export async function createServices(options: {
     publicUrl,
   });
   const opsOrderUrl = (orderId: string) => `${publicUrl.replace(/\/+$/, "")}/ops/orders/${orderId}`;
-  // The ops console lists a run's failed step with its attempts from this timeline entry.
-  const recordStepFailure = (failure: {
-    runId: string;
-    orderId?: string;
-    step: string;
-    attempts: number;
-    error: string;
-  }) => {
-    if (!failure.orderId) return;
-    db.orderTimelineEntry
-      .createMany({
-        data: [
-          {
-            orderId: failure.orderId,
-            kind: "step-failed",
-            runId: failure.runId,
-            detail: { step: failure.step, attempts: failure.attempts, error: failure.error.slice(0, 2000) },
-          },
-        ],
-        skipDuplicates: true,
-      })
+  const timeline = createTimeline(db);
+  // The ops console shows a run's failed step with its attempts, and the "failed" filter finds a
+  // failed run, from these timeline entries.
+  const runFailures = createRunFailures(timeline);
+  const recordStepFailure = (failure: Parameters<typeof runFailures.stepFailed>[0]) => {
+    runFailures
+      .stepFailed(failure)
       .catch((error: unknown) => logger.warn({ err: error, ...failure }, "could not record a failed step"));
   };
   const readiness = await createDatabaseReadiness(db);
@@ -188,19 +177,7 @@ export async function createServices(options: {
           : notice,
       ),
     async runFailed(failure) {
-      if (failure.orderId) {
-        await db.orderTimelineEntry.createMany({
-          data: [
-            {
-              orderId: failure.orderId,
-              kind: "run-failed",
-              runId: failure.runId,
-              detail: { functionId: failure.functionId, error: failure.error.message.slice(0, 2000) },
-            },
-          ],
-          skipDuplicates: true,
-        });
-      }
+      await runFailures.runFailed(failure);
       await alerter.runFailed(failure);
     },
   };
@@ -246,7 +223,7 @@ export async function createServices(options: {
     fulfilment: createFulfilmentRecords(db, {
       onTransition: (to) => metrics.observeOrderTransition(to),
     }),
-    timeline: createTimeline(db),
+    timeline,
     // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
     inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments: createStripePaymentGateway(stripe),
@@ -276,10 +253,19 @@ export async function createServices(options: {
   };
 
   const renderer = createEmailRenderer({ db, links });
-  const refunds = createRefunds({ db, stripe, sender, logger });
-  const resendEmail = (orderId: string, emailId: string, by: string) =>
-    resendOrderEmail({ db, sender, renderer }, orderId, emailId, by);
-  const cancelDeps = { orders, publisher, cancelWindowMs: durationMs(config.CANCEL_WINDOW) };
+  // One object of use cases for both doors: the admin API and the ops console.
+  const actions = createOrderActions({
+    db,
+    orders,
+    publisher,
+    timeline,
+    redrive,
+    refunds: createRefunds({ db, stripe, sender, logger }),
+    sender,
+    renderer,
+    cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+  });
+  const queries = createOrderQueries(db, timeline);
   const runSource = endpoints.localEngineUrl
     ? createRunSource({ apiBase: endpoints.localEngineUrl, label: "the local engine", runUrlTemplate })
     : config.INNGEST_DEV !== undefined && /^https?:\/\//.test(config.INNGEST_DEV)
@@ -291,39 +277,17 @@ export async function createServices(options: {
           runUrlTemplate,
         });
   const pages = pagesRouter({
-    db,
     logger,
+    actions,
+    queries,
+    reviews: createReviews({ db, timeline }),
+    tracking: createParcelTracking(db),
     links,
     adminToken: endpoints.adminToken,
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
-    actions: {
-      async cancel(orderId, reason) {
-        const accepted = await requestOrderCancellation(cancelDeps, orderId, reason);
-        await recordCancelRequest(db, orderId, reason, "ops-console");
-        return accepted;
-      },
-      resendEmail: (orderId, emailId) => resendEmail(orderId, emailId, "ops-console"),
-      redrive: (orderId) =>
-        redriveOrder(
-          {
-            redrive,
-            publisher,
-            orderExists: async (id) => (await db.order.count({ where: { id } })) > 0,
-          },
-          orderId,
-        ),
-      refund: (orderId, amount, reason) =>
-        refunds.refund(orderId, {
-          ...(amount !== undefined ? { amount } : {}),
-          ...(reason !== undefined ? { reason } : {}),
-        }),
-    },
     renderer,
     runs: runSource,
-    async openCheckoutUrl(checkoutSessionId) {
-      const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
-      return session.status === "open" ? (session.url ?? undefined) : undefined;
-    },
+    openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
       : {}),
@@ -371,16 +335,7 @@ export async function createServices(options: {
     }),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
-    orderAdmin: orderAdminRoutes({
-      db,
-      orders,
-      publisher,
-      adminToken: endpoints.adminToken,
-      redrive,
-      cancelWindowMs: durationMs(config.CANCEL_WINDOW),
-      resendEmail,
-      refunds,
-    }),
+    orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
     async close() {
       emailTransport.close?.();
       await db.$disconnect();

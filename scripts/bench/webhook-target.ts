@@ -14,7 +14,7 @@ import { parseConfig } from "../../src/config";
 import { createDatabase } from "../../src/db/client";
 import { createDatabaseReadiness } from "../../src/health/readiness";
 import { createInngestClient } from "../../src/inngest/client";
-import { createInngestPublisher } from "../../src/inngest/publisher";
+import { createInngestPublisher } from "../../src/events/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createLogAlerter } from "../../src/alerts";
 import { createLogger } from "../../src/logger";

@@ -6,7 +6,7 @@ import type { CustomerMessages, ShipmentNotice } from "../notifications/customer
 import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
 import type { OrderRedrive } from "../orders/redrive-order";
-import type { Timeline } from "../orders/timeline";
+import type { Timeline } from "../timeline/timeline";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
 import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";

@@ -1,5 +1,6 @@
 import { encryptionMiddleware, isEncryptedValue } from "@inngest/middleware-encryption";
 import { Middleware } from "inngest";
+import { orderPlaced } from "../events/contracts";
 
 /**
  * End-to-end encryption of customer data on its way to Inngest, with Inngest's own
@@ -21,7 +22,7 @@ import { Middleware } from "inngest";
 /** Fields every sealed event keeps in clear: ids that Inngest expressions read. */
 export const clearFields: readonly string[] = ["orderId", "customerId", "fulfilmentKey"];
 /** Events whose other fields are the customer's data (e-mail address, payment id, amounts). */
-export const sealedEvents: ReadonlySet<string> = new Set(["shop/order.placed"]);
+export const sealedEvents: ReadonlySet<string> = new Set([orderPlaced.name]);
 
 const sealedField = "encrypted";
 

@@ -1,5 +1,6 @@
 import { sqlPool, type Database, type Prisma } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
+import { recordInTransaction } from "../timeline/in-transaction";
 import type { ReservationLine, ReserveOutcome } from "./inventory";
 
 /**
@@ -76,12 +77,9 @@ export async function releaseHolds(
       WHERE sku = ${line.sku}`;
   }
   if (reason !== undefined && sorted.length > 0) {
-    await tx.orderTimelineEntry.create({
-      data: {
-        orderId,
-        kind: "stock-hold-released",
-        detail: { reason, released: sorted.map(({ sku, quantity }) => ({ sku, quantity })) },
-      },
+    await recordInTransaction(tx, orderId, "stock-hold-released", {
+      reason,
+      released: sorted.map(({ sku, quantity }) => ({ sku, quantity })),
     });
   }
   return sorted;

@@ -8,7 +8,7 @@ import {
   type PaymentSettlement,
 } from "./customer-messages";
 import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
-import { orderLinesJsonSql, type OrderLineJson } from "../orders/order-lines-sql";
+import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
 
 /** CustomerMessages on top of the idempotent sender: loads the order, renders, sends once per key. */
 export function createOrderEmails(deps: {

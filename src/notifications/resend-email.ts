@@ -1,5 +1,6 @@
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
+import type { Timeline } from "../timeline/timeline";
 import type { EmailRenderer } from "./email-renderer";
 import type { EmailSender, SendEmailResult } from "./email-sender";
 import { emailTemplates, type EmailTemplateName } from "./templates";
@@ -15,15 +16,13 @@ export interface ResendResult {
 const isTemplate = (name: string): name is EmailTemplateName => name in emailTemplates;
 
 /**
- * Sends one of an order's e-mails again, on purpose: a new e-mail row under the key
+ * Re-send, from the admin API or the console: one of an order's e-mails again, on purpose: a new e-mail row under the key
  * `<original key>-resend-<n>` (so the idempotent sender does not swallow it as a repeat, and
  * two clicks racing for the same n send once), rendered from the order's current record.
  */
 export async function resendOrderEmail(
-  deps: { db: Database; sender: EmailSender; renderer: EmailRenderer },
-  orderId: string,
-  emailId: string,
-  by: string,
+  deps: { db: Database; sender: EmailSender; renderer: EmailRenderer; timeline: Pick<Timeline, "record"> },
+  { orderId, emailId, by }: { orderId: string; emailId: string; by: string },
 ): Promise<ResendResult> {
   const original = await deps.db.emailMessage.findFirst({ where: { id: emailId, orderId } });
   if (!original) throw new AppError("not_found", `Order ${orderId} has no e-mail ${emailId}`);
@@ -46,12 +45,11 @@ export async function resendOrderEmail(
     to: original.recipient,
     content,
   });
-  await deps.db.orderTimelineEntry.create({
-    data: {
-      orderId,
-      kind: "email-resent",
-      detail: { template: original.template, of: original.idempotencyKey, as: idempotencyKey, by },
-    },
+  await deps.timeline.record(orderId, "email-resent", {
+    template: original.template,
+    of: original.idempotencyKey,
+    as: idempotencyKey,
+    by,
   });
   return { orderId, emailId, resentAs: { idempotencyKey, ...sent } };
 }

@@ -1,15 +1,11 @@
 import { Router } from "express";
 import { z } from "zod";
-import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
-import { recordCancelRequest, registerConsoleApi, type ConsoleApiDeps } from "./admin-console-api";
-import { requestOrderCancellation, type CancelOrderDeps } from "./cancel-order";
-import { findOrderDetails } from "./order-details";
-import type { Refunds } from "./refund-order";
-import { redriveOrder, type OrderRedrive } from "./redrive-order";
+import type { OrderActions } from "./order-actions";
+import type { OrderQueries } from "./order-queries";
 
-const orderId = z.uuid();
+const uuid = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
 const refundBody = z
   .object({
@@ -18,54 +14,61 @@ const refundBody = z
   })
   .strict();
 
-function parseOrderId(value: unknown): string {
-  const parsed = orderId.safeParse(value);
-  if (!parsed.success) throw new AppError("order_not_found", `Order ${String(value)} does not exist`);
+function idParam(value: unknown, code: "order_not_found" | "not_found", what: string): string {
+  const parsed = uuid.safeParse(value);
+  if (!parsed.success) throw new AppError(code, `${what} ${String(value)} does not exist`);
   return parsed.data;
 }
+const orderIdParam = (value: unknown) => idParam(value, "order_not_found", "Order");
 
-export function orderAdminRoutes(
-  deps: CancelOrderDeps &
-    ConsoleApiDeps & { db: Database; adminToken: string; refunds?: Refunds; redrive: OrderRedrive },
-): Router {
+/**
+ * The admin API, /api/orders: a thin door that checks the request and calls the order's query
+ * functions and use cases, the same ones the ops console calls (src/pages/ops).
+ */
+export function orderAdminRoutes(deps: { adminToken: string; actions: OrderActions; queries: OrderQueries }) {
+  const { actions, queries } = deps;
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
-  registerConsoleApi(router, deps);
+
+  router.get("/", async (req, res) => {
+    res.json(await queries.search(req.query as Record<string, unknown>));
+  });
 
   router.get("/:id", async (req, res) => {
-    const id = parseOrderId(req.params.id);
-    const details = await findOrderDetails(deps.db, id);
+    const id = orderIdParam(req.params.id);
+    const details = await queries.details(id);
     if (!details) throw new AppError("order_not_found", `Order ${id} does not exist`);
     res.json(details);
   });
 
   router.post("/:id/cancel", async (req, res) => {
-    const id = parseOrderId(req.params.id);
+    const orderId = orderIdParam(req.params.id);
     const body = cancelBody.safeParse(req.body ?? {});
     if (!body.success)
       throw new AppError("validation_failed", body.error.issues.map((i) => i.message).join("; "));
-    const accepted = await requestOrderCancellation(deps, id, body.data.reason);
-    await recordCancelRequest(deps.db, id, body.data.reason, "admin-api");
-    res.status(202).json(accepted);
+    res.status(202).json(await actions.cancel({ orderId, ...body.data, by: "admin-api" }));
   });
 
   router.post("/:id/refund", async (req, res) => {
-    const id = parseOrderId(req.params.id);
-    if (!deps.refunds) throw new AppError("route_not_found", "Refunds are not configured");
+    const orderId = orderIdParam(req.params.id);
     const body = refundBody.safeParse(req.body ?? {});
     if (!body.success)
       throw new AppError(
         "validation_failed",
         body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
       );
-    res.status(201).json(await deps.refunds.refund(id, body.data));
+    res.status(201).json(await actions.refund({ orderId, ...body.data, by: "admin-api" }));
   });
 
   router.post("/:id/redrive", async (req, res) => {
-    const id = parseOrderId(req.params.id);
-    const orderExists = async (orderId: string) =>
-      (await deps.db.order.count({ where: { id: orderId } })) > 0;
-    res.status(202).json(await redriveOrder({ ...deps, orderExists }, id));
+    const orderId = orderIdParam(req.params.id);
+    res.status(202).json(await actions.redrive({ orderId, by: "admin-api" }));
+  });
+
+  router.post("/:id/emails/:emailId/resend", async (req, res) => {
+    const orderId = orderIdParam(req.params.id);
+    const emailId = idParam(req.params.emailId, "not_found", "E-mail");
+    res.status(201).json(await actions.resendEmail({ orderId, emailId, by: "admin-api" }));
   });
 
   return router;

@@ -1,6 +1,8 @@
 import { AppError } from "../errors";
-import { orderCancelled } from "../inngest/events";
-import type { EventPublisher } from "../inngest/publisher";
+import { orderCancelledEvent } from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
+import type { Timeline } from "../timeline/timeline";
+import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
 
 /** Paid orders whose parcel is not booked yet; after that only ops can stop it. */
@@ -9,15 +11,24 @@ const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulf
 export interface CancelOrderDeps {
   orders: OrderRepository;
   publisher: EventPublisher;
+  timeline: Pick<Timeline, "record">;
   cancelWindowMs: number;
   now?: () => Date;
 }
 
+export interface CancelRequest {
+  orderId: string;
+  reason?: string;
+  by: Actor;
+}
+
 /**
- * Asks the fulfilment run to stop. The run's cancelOn listens for CANCEL_WINDOW after it starts;
- * past that window, or once shipped or finished, the answer is 409 and nothing changes.
+ * Cancel, from the admin API or the console: asks the fulfilment run to stop, and puts the reason
+ * and who asked on the timeline (the workflow's own entry says how it ended). The run's cancelOn
+ * listens for CANCEL_WINDOW after it starts; past that window, or once shipped or finished, the
+ * answer is 409 and nothing changes.
  */
-export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: string, reason?: string) {
+export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }: CancelRequest) {
   const order = await deps.orders.findForFulfilment(orderId);
   if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
   const now = deps.now?.() ?? new Date();
@@ -42,7 +53,7 @@ export async function requestOrderCancellation(deps: CancelOrderDeps, orderId: s
     const marked = await deps.orders.requestCancellation(orderId, cancellableStatuses);
     if (!marked) throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
   }
-  const event = orderCancelled.create({ orderId, ...(reason ? { reason } : {}) });
-  await deps.publisher.publish({ name: event.name, data: event.data, id: `order-cancelled-${orderId}` });
+  await deps.publisher.publish(orderCancelledEvent({ orderId, ...(reason ? { reason } : {}) }));
+  await deps.timeline.record(orderId, "cancel-requested", { ...(reason ? { reason } : {}), by });
   return { orderId, status: "cancellation_requested" as const };
 }

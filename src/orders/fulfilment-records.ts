@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "./order-repository";
 import type { CarrierBooking } from "../shipping/shipping-provider";
+import { timelineKindSql, type TimelineKind } from "../timeline/kinds";
 
 /**
  * Why a guarded write did not land: the order's cancellation was requested (or it left
@@ -98,7 +99,7 @@ export function createFulfilmentRecords(
         ),
         entry AS (
           INSERT INTO order_timeline (order_id, kind, detail, run_id)
-          SELECT $1::uuid, 'payment-captured', $7::jsonb, $8 FROM go
+          SELECT $1::uuid, ${timelineKindSql("payment-captured")}, $7::jsonb, $8 FROM go
           ON CONFLICT DO NOTHING
         )
         SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested,
@@ -125,7 +126,7 @@ export function createFulfilmentRecords(
     async recordShipment({ orderId, claimId, runId, booking }) {
       // Digital-only (no booking): nothing to ship, so the order is delivered once the money is taken.
       const to: OrderStatus = booking === null ? "delivered" : "shipped";
-      const entry =
+      const entry: { kind: TimelineKind; detail: Record<string, unknown> } =
         booking === null
           ? { kind: "nothing-to-ship", detail: {} }
           : {

@@ -2,7 +2,7 @@ import type { Router } from "express";
 import type Stripe from "stripe";
 import type { Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
-import type { EventPublisher } from "../inngest/publisher";
+import type { EventPublisher } from "../events/publisher";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { Logger } from "../logger";
 import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";

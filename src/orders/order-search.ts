@@ -3,7 +3,7 @@ import type { Database, Prisma } from "../db/client";
 import { AppError } from "../errors";
 import { OrderStatus } from "../generated/prisma/enums";
 import { expiryAlertedKind } from "../recovery/expiring-authorizations";
-import { stalledAfterMs } from "../inngest/functions/recover-stalled-orders";
+import { stalledAfterMs } from "../recovery/stalled-orders";
 
 /** "Needs attention" filters of the ops console and `GET /api/orders?attention=`. */
 export const attentionFilters = [

@@ -1,14 +1,12 @@
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
-import { fulfilmentKey, orderPlaced, orderPlacedEventId, type OrderPlacedData } from "../inngest/events";
-import type { EventPublisher } from "../inngest/publisher";
+import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
+import { createTimeline } from "../timeline/timeline";
+import type { Actor } from "./actor";
 
-export interface RedriveEvent {
-  generation: number;
-  id: string;
-  name: typeof orderPlaced.name;
-  data: OrderPlacedData;
-}
+/** shop/order.placed for the re-drive, with the generation its id and key carry. */
+export type RedriveEvent = OrderPlacedEvent & { generation: number };
 
 export interface OrderRedrive {
   /**
@@ -18,6 +16,8 @@ export interface OrderRedrive {
    * order is not re-drivable: unknown, cancel requested, not paid, already shipped or ended.
    */
   prepare(orderId: string, by: string): Promise<RedriveEvent | null>;
+  /** Whether the order exists at all (to tell "unknown" from "not re-drivable"). */
+  exists(orderId: string): Promise<boolean>;
 }
 
 interface Row {
@@ -31,6 +31,7 @@ interface Row {
 }
 
 export function createOrderRedrive(db: Database): OrderRedrive {
+  const timeline = createTimeline(db);
   return {
     async prepare(orderId, by) {
       const [row] = await db.$queryRaw<Row[]>`
@@ -43,14 +44,9 @@ export function createOrderRedrive(db: Database): OrderRedrive {
         RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`;
       if (!row) return null;
       const generation = row.redrive_generation;
-      await db.orderTimelineEntry.create({
-        data: { orderId, kind: "redriven", detail: { generation, by } },
-      });
-      return {
-        generation,
-        id: orderPlacedEventId(orderId, generation),
-        name: orderPlaced.name,
-        data: {
+      await timeline.record(orderId, "redriven", { generation, by });
+      const event = orderPlacedEvent(
+        {
           orderId,
           customerId: row.customer_id,
           email: row.email,
@@ -60,30 +56,33 @@ export function createOrderRedrive(db: Database): OrderRedrive {
           paymentIntentId: row.payment_intent_id,
           fulfilmentKey: fulfilmentKey(orderId, generation),
         },
-      };
+        generation,
+      );
+      return { ...event, generation };
+    },
+
+    async exists(orderId) {
+      const rows = await db.$queryRaw<unknown[]>`SELECT 1 FROM orders WHERE id = ${orderId}::uuid`;
+      return rows.length > 0;
     },
   };
 }
 
-/** POST /api/orders/:id/redrive: re-drive now, or say why not. */
+/** Re-drive, from the admin API or the console: hand the order to a new run now, or say why not. */
 export async function redriveOrder(
-  deps: {
-    redrive: OrderRedrive;
-    publisher: EventPublisher;
-    orderExists: (orderId: string) => Promise<boolean>;
-  },
-  orderId: string,
+  deps: { redrive: OrderRedrive; publisher: EventPublisher },
+  { orderId, by }: { orderId: string; by: Actor },
 ) {
-  const event = await deps.redrive.prepare(orderId, "admin");
+  const event = await deps.redrive.prepare(orderId, by);
   if (!event) {
-    if (!(await deps.orderExists(orderId)))
+    if (!(await deps.redrive.exists(orderId)))
       throw new AppError("order_not_found", `Order ${orderId} does not exist`);
     throw new AppError(
       "order_not_redrivable",
       `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, or is already shipped or ended`,
     );
   }
-  await deps.publisher.publish({ id: event.id, name: event.name, data: { ...event.data } });
+  await deps.publisher.publish(orderPlacedEvent(event.data, event.generation));
   return {
     orderId,
     status: "redrive_requested" as const,

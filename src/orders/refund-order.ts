@@ -4,11 +4,15 @@ import { AppError } from "../errors";
 import type { Logger } from "../logger";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
+import { recordInTransaction } from "../timeline/in-transaction";
+import type { Actor } from "./actor";
 
 export interface RefundRequest {
+  orderId: string;
   /** Minor units; unset refunds everything captured and not yet refunded. */
   amount?: number;
   reason?: string;
+  by: Actor;
 }
 
 export interface RefundOutcome {
@@ -39,7 +43,7 @@ interface PendingRefund {
 }
 
 /**
- * POST /api/orders/:id/refund: refunds part or all of what was captured, through Stripe.
+ * Refund, from the admin API or the console: part or all of what was captured, through Stripe.
  *
  * 1. Under a lock on the order's payment row, the request is checked against what is still
  *    refundable (captured minus every refund not failed, pending ones included, so two concurrent
@@ -64,7 +68,8 @@ export function createRefunds(deps: RefundOrderDeps) {
     return { payment, captured, committed, refundable: Math.max(captured - committed, 0) };
   }
 
-  async function recordRequest(orderId: string, request: RefundRequest): Promise<PendingRefund> {
+  async function recordRequest(request: RefundRequest): Promise<PendingRefund> {
+    const { orderId } = request;
     return db.$transaction(async (tx) => {
       // The payment row is the lock: concurrent requests for one order take turns here.
       const locked = await tx.$queryRaw<
@@ -96,12 +101,11 @@ export function createRefunds(deps: RefundOrderDeps) {
       const row = await tx.refund.create({
         data: { orderId, amount, currency, reason: request.reason ?? null },
       });
-      await tx.orderTimelineEntry.create({
-        data: {
-          orderId,
-          kind: "refund-requested",
-          detail: { refundId: row.id, amount, reason: request.reason ?? null },
-        },
+      await recordInTransaction(tx, orderId, "refund-requested", {
+        refundId: row.id,
+        amount,
+        reason: request.reason ?? null,
+        by: request.by,
       });
       return { id: row.id, amount, currency, reason: row.reason };
     });
@@ -129,19 +133,16 @@ export function createRefunds(deps: RefundOrderDeps) {
       if (stripeError.type === "StripeInvalidRequestError" || stripeError.type === "StripeCardError") {
         // Stripe refused it for good (already refunded elsewhere, say): the request is failed, and
         // its amount is refundable again.
-        await db.$transaction([
-          db.refund.update({
+        await db.$transaction(async (tx) => {
+          await tx.refund.update({
             where: { id: refund.id },
             data: { status: "failed", error: stripeError.message ?? "refused" },
-          }),
-          db.orderTimelineEntry.create({
-            data: {
-              orderId,
-              kind: "refund-failed",
-              detail: { refundId: refund.id, error: stripeError.message ?? null },
-            },
-          }),
-        ]);
+          });
+          await recordInTransaction(tx, orderId, "refund-failed", {
+            refundId: refund.id,
+            error: stripeError.message ?? null,
+          });
+        });
         throw new AppError(
           "order_not_refundable",
           `Stripe refused the refund: ${stripeError.message ?? "unknown"}`,
@@ -174,12 +175,11 @@ export function createRefunds(deps: RefundOrderDeps) {
           ...(refunded >= payment.amountCaptured ? { status: "refunded" as const } : {}),
         },
       });
-      await tx.orderTimelineEntry.create({
-        data: {
-          orderId,
-          kind: "refund-issued",
-          detail: { refundId: refund.id, stripeRefund: providerId, amount: refund.amount, refunded },
-        },
+      await recordInTransaction(tx, orderId, "refund-issued", {
+        refundId: refund.id,
+        stripeRefund: providerId,
+        amount: refund.amount,
+        refunded,
       });
     });
     await notify(orderId, refund);
@@ -208,7 +208,8 @@ export function createRefunds(deps: RefundOrderDeps) {
   }
 
   return {
-    async refund(orderId: string, request: RefundRequest): Promise<RefundOutcome> {
+    async refund(request: RefundRequest): Promise<RefundOutcome> {
+      const { orderId } = request;
       const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
       if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
       if (!order.paymentIntentId) {
@@ -221,7 +222,7 @@ export function createRefunds(deps: RefundOrderDeps) {
       });
       for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
 
-      const refund = await recordRequest(orderId, request);
+      const refund = await recordRequest(request);
       const providerId = await settle(orderId, order.paymentIntentId, refund);
       const after = await totals(orderId);
       return {

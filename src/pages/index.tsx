@@ -1,12 +1,15 @@
 import path from "node:path";
 import { Router } from "express";
-import type { Database } from "../db/client";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
+import type { OrderActions } from "../orders/order-actions";
+import type { OrderQueries } from "../orders/order-queries";
+import type { Reviews } from "../orders/review-order";
+import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { customerPages } from "./customer/routes";
 import { Layout, htmxPath, sendPage } from "./layout";
 import type { CustomerLinks } from "./links";
-import { opsConsole, type OpsActions } from "./ops/routes";
+import { opsConsole } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
 import type { OpsSessions } from "./ops/session";
 import { devOutbox } from "./outbox/routes";
@@ -14,15 +17,16 @@ import { devOutbox } from "./outbox/routes";
 export { createCustomerLinks, deriveLinkSecret, type CustomerLinks } from "./links";
 export { createRunSource, type RunSource } from "./ops/runs";
 export { createOpsSessions } from "./ops/session";
-export type { OpsActions } from "./ops/routes";
-
+/** Every door's dependencies are use cases and query functions: the pages never touch the database. */
 export interface PagesDeps {
-  db: Database;
   logger: Logger;
+  actions: OrderActions;
+  queries: OrderQueries;
+  reviews: Reviews;
+  tracking: ParcelTracking;
   links: CustomerLinks;
   adminToken: string;
   sessions: OpsSessions;
-  actions: OpsActions;
   renderer: EmailRenderer;
   runs?: RunSource;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
@@ -67,17 +71,19 @@ export function pagesRouter(deps: PagesDeps): Router {
   });
   router.use(
     customerPages({
-      db: deps.db,
+      queries: deps.queries,
+      reviews: deps.reviews,
+      tracking: deps.tracking,
       links: deps.links,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
     }),
   );
   router.use(
     opsConsole({
-      db: deps.db,
       adminToken: deps.adminToken,
       sessions: deps.sessions,
       actions: deps.actions,
+      queries: deps.queries,
       renderer: deps.renderer,
       ...(deps.runs ? { runs: deps.runs } : {}),
       logger: deps.logger,

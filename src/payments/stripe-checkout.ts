@@ -100,3 +100,11 @@ export function createStripeCheckoutSessions(
     },
   };
 }
+
+/** The pay page of a Checkout Session that can still be paid (the checkout-cancelled page's way back). */
+export function checkoutPayUrl(stripe: Stripe) {
+  return async (checkoutSessionId: string): Promise<string | undefined> => {
+    const session = await stripe.checkout.sessions.retrieve(checkoutSessionId);
+    return session.status === "open" ? (session.url ?? undefined) : undefined;
+  };
+}

@@ -1,4 +1,6 @@
 import type { Database } from "../db/client";
+import type { TimelineKind } from "../timeline/kinds";
+import { createTimeline } from "../timeline/timeline";
 
 /** Stripe holds a card authorization for about seven days; after that it is cancelled. */
 export const authorizationLifetimeMs = 7 * 24 * 3600 * 1000;
@@ -24,7 +26,7 @@ export interface ExpiringAuthorizations {
   recordAlerted(orderId: string, expiresAt: string, runId: string): Promise<void>;
 }
 
-export const expiryAlertedKind = "authorization-expiry-alerted";
+export const expiryAlertedKind = "authorization-expiry-alerted" satisfies TimelineKind;
 
 interface Row {
   id: string;
@@ -38,6 +40,7 @@ interface Row {
 
 export function createExpiringAuthorizations(db: Database): ExpiringAuthorizations {
   const lifetime = `${authorizationLifetimeMs} milliseconds`;
+  const timeline = createTimeline(db);
   return {
     async find(expiringBy, limit) {
       // Authorized when the intake recorded it; the order's creation (earlier) when that entry is missing.
@@ -76,10 +79,7 @@ export function createExpiringAuthorizations(db: Database): ExpiringAuthorizatio
     },
 
     async recordAlerted(orderId, expiresAt, runId) {
-      await db.orderTimelineEntry.createMany({
-        data: [{ orderId, kind: expiryAlertedKind, runId, detail: { expiresAt } }],
-        skipDuplicates: true,
-      });
+      await timeline.record(orderId, expiryAlertedKind, { expiresAt }, runId);
     },
   };
 }

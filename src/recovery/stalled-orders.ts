@@ -1,4 +1,8 @@
 import type { Database } from "../db/client";
+import { createTimeline } from "../timeline/timeline";
+
+/** A placed order whose row and timeline have not moved for this long is presumed stuck. */
+export const stalledAfterMs = 15 * 60_000;
 
 export interface StalledOrders {
   /**
@@ -16,6 +20,7 @@ export interface StalledOrders {
  * be retrying; a run that failed for good has alerted ops, who re-drive it (POST /redrive).
  */
 export function createStalledOrders(db: Database): StalledOrders {
+  const timeline = createTimeline(db);
   return {
     async find(before, limit) {
       const rows = await db.$queryRaw<{ id: string }[]>`
@@ -32,10 +37,7 @@ export function createStalledOrders(db: Database): StalledOrders {
     },
 
     async recordReEmitted(orderIds, runId) {
-      await db.orderTimelineEntry.createMany({
-        data: orderIds.map((orderId) => ({ orderId, kind: "recovery-re-emitted", runId, detail: {} })),
-        skipDuplicates: true,
-      });
+      await timeline.recordMany(orderIds.map((orderId) => ({ orderId, kind: "recovery-re-emitted", runId })));
     },
   };
 }

@@ -1,19 +1,11 @@
 import express, { Router, type Request } from "express";
 import { z } from "zod";
 import { AppError } from "../errors";
+import { shipmentDeliveredEvent, type ShipmentDeliveredEvent } from "../events/contracts";
 import type { Logger } from "../logger";
 import { carrierSignatureToleranceSeconds, verifyCarrierSignature } from "./carrier-signature";
 import { easyPostLibrary, type EasyPost } from "./easypost-carrier";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
-
-export type ShipmentDeliveredEvent = {
-  /** Inngest drops a second event with this id (24 hours), so a repeated webhook wakes no one twice. */
-  id: string;
-  name: "shop/shipment.delivered";
-  data: { orderId: string; trackingNumber: string; deliveredAt: string };
-};
-
-export const shipmentDeliveredEventId = (orderId: string): string => `shipment-delivered-${orderId}`;
 
 /** A delivery time this far past our clock is not a delivery that happened (clock skew allowed). */
 const futureToleranceMs = carrierSignatureToleranceSeconds * 1000;
@@ -114,11 +106,13 @@ export function carrierWebhookRouter(deps: {
     if (result.outcome === "not-found") return null;
     const recorded = result.shipment;
     const recordedAt = (recorded.deliveredAt ?? deliveredAt).toISOString();
-    await publish({
-      id: shipmentDeliveredEventId(recorded.orderId),
-      name: "shop/shipment.delivered",
-      data: { orderId: recorded.orderId, trackingNumber: recorded.trackingNumber, deliveredAt: recordedAt },
-    });
+    await publish(
+      shipmentDeliveredEvent({
+        orderId: recorded.orderId,
+        trackingNumber: recorded.trackingNumber,
+        deliveredAt: recordedAt,
+      }),
+    );
     const repeat = result.outcome === "already-delivered";
     logger.info(
       { orderId: recorded.orderId, trackingNumber: recorded.trackingNumber, repeat },

@@ -1,10 +1,5 @@
 export { carrierSignature, verifyCarrierSignature } from "./carrier-signature";
-export {
-  carrierWebhookPath,
-  carrierWebhookRouter,
-  shipmentDeliveredEventId,
-  type ShipmentDeliveredEvent,
-} from "./carrier-webhook";
+export { carrierWebhookPath, carrierWebhookRouter } from "./carrier-webhook";
 export { createShippingProvider, publicBaseUrl, warehouseAddress } from "./create-shipping-provider";
 export {
   createEasyPostCarrier,

@@ -11,7 +11,7 @@ import fixtures from "../../src/dev/stripe-sandbox/fixtures.json";
 import type { Database } from "../../src/db/client";
 import { createDatabaseReadiness } from "../../src/health/readiness";
 import { createInngestClient } from "../../src/inngest/client";
-import { createInngestPublisher } from "../../src/inngest/publisher";
+import { createInngestPublisher } from "../../src/events/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createLogger, type Logger } from "../../src/logger";
 import { createOrderIntake } from "../../src/orders/order-intake";

@@ -319,7 +319,7 @@ describe("fulfilment records: guarded writes", () => {
   });
 });
 
-describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
+describe("redriveOrder (the admin API's and the console's re-drive)", () => {
   const event = {
     generation: 3,
     id: "order-placed-o-redrive-3",
@@ -338,9 +338,8 @@ describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
     const published: unknown[] = [];
     return {
       published,
-      redrive: { prepare: async () => prepared },
+      redrive: { prepare: async () => prepared, exists: async () => exists },
       publisher: { publish: async (e: unknown) => void published.push(e) },
-      orderExists: async () => exists,
     };
   };
 
@@ -351,24 +350,24 @@ describe("redriveOrder (POST /api/orders/:id/redrive)", () => {
       asked.push(String(args[1]));
       return event;
     };
-    expect(await redriveOrder(d, "o")).toEqual({
+    expect(await redriveOrder(d, { orderId: "o", by: "ops-console" })).toEqual({
       orderId: "o",
       status: "redrive_requested",
       generation: 3,
       eventId: "order-placed-o-redrive-3",
     });
     expect(d.published).toEqual([{ id: event.id, name: event.name, data: event.data }]);
-    expect(asked).toEqual(["admin"]);
+    expect(asked).toEqual(["ops-console"]);
   });
 
   it("says 404 for an unknown order and 409 for one that cannot be re-driven, publishing nothing", async () => {
     const unknown = deps(null, false);
-    await expect(redriveOrder(unknown, "o")).rejects.toMatchObject({
+    await expect(redriveOrder(unknown, { orderId: "o", by: "admin-api" })).rejects.toMatchObject({
       code: "order_not_found",
       message: "Order o does not exist",
     });
     const refused = deps(null, true);
-    await expect(redriveOrder(refused, "o")).rejects.toMatchObject({
+    await expect(redriveOrder(refused, { orderId: "o", by: "admin-api" })).rejects.toMatchObject({
       code: "order_not_redrivable",
       message: expect.stringContaining("Order o cannot be re-driven"),
     });

@@ -7,11 +7,15 @@ import { createLogger } from "../../src/logger";
 import { createEmailSender } from "../../src/notifications/email-sender";
 import type { EmailTransport, OutgoingEmail } from "../../src/notifications/email-transport";
 import { orderAdminRoutes } from "../../src/orders/admin-routes";
+import { createOrderActions } from "../../src/orders/order-actions";
+import { createOrderQueries } from "../../src/orders/order-queries";
 import { createOrderRepository } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
 import { createRefunds } from "../../src/orders/refund-order";
 import { createStripeCheckoutSessions } from "../../src/payments/stripe-checkout";
 import { createStripeClient } from "../../src/payments/stripe-client";
+import { createEmailRenderer } from "../../src/notifications/email-renderer";
+import { createTimeline } from "../../src/timeline/timeline";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 const adminToken = "refund-admin-token-0123456789";
@@ -51,13 +55,22 @@ describe("POST /api/orders/:id/refund", () => {
       logger,
       readiness: await createDatabaseReadiness(database.db),
       orderAdmin: orderAdminRoutes({
-        db: database.db,
-        orders: createOrderRepository(database.db),
-        publisher: { publish: async () => undefined } as never,
         adminToken,
-        cancelWindowMs: 3_600_000,
-        redrive: createOrderRedrive(database.db),
-        refunds: createRefunds({ db: database.db, stripe, sender, logger }),
+        actions: createOrderActions({
+          db: database.db,
+          orders: createOrderRepository(database.db),
+          publisher: { publish: async () => undefined },
+          timeline: createTimeline(database.db),
+          redrive: createOrderRedrive(database.db),
+          refunds: createRefunds({ db: database.db, stripe, sender, logger }),
+          sender,
+          renderer: createEmailRenderer({
+            db: database.db,
+            links: { order: (id) => id, review: (id) => id, track: (n) => n },
+          }),
+          cancelWindowMs: 3_600_000,
+        }),
+        queries: createOrderQueries(database.db, createTimeline(database.db)),
       }),
     });
     server = await new Promise<Server>((resolve) => {

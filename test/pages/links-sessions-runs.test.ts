@@ -2,10 +2,10 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import request from "supertest";
-import type { Database } from "../../src/db/client";
+import type { OrderActions } from "../../src/orders/order-actions";
 import { createLogger } from "../../src/logger";
 import { createCustomerLinks, createOpsSessions, createRunSource, deriveLinkSecret } from "../../src/pages";
-import { opsConsole } from "../../src/pages/ops/routes";
+import { opsConsole, type OpsConsoleDeps } from "../../src/pages/ops/routes";
 
 const orderId = "3f1c2a9e-1111-4222-8333-444455556666";
 
@@ -138,10 +138,10 @@ describe("ops console login", () => {
     const sessions = createOpsSessions({ adminToken: "admin-token-0123456789", secure: false });
     const app = express().use(
       opsConsole({
-        db: {} as Database,
         adminToken: "admin-token-0123456789",
         sessions,
-        actions: { cancel: async () => undefined, resendEmail: async () => undefined },
+        actions: unused<OrderActions>("actions"),
+        queries: unused<OpsConsoleDeps["queries"]>("queries"),
         renderer: { render: async () => ({ subject: "", text: "", html: "" }) },
         logger: createLogger({ level: "silent" }),
       }),
@@ -154,3 +154,12 @@ describe("ops console login", () => {
     await login("admin-token-0123456789").expect(429);
   });
 });
+
+/** A dependency the login never reaches: any use of it fails the test. */
+function unused<T extends object>(what: string): T {
+  return new Proxy({} as T, {
+    get: (_target, name) => {
+      throw new Error(`${what}.${String(name)} is not used by the login`);
+    },
+  });
+}

@@ -9,7 +9,7 @@ import {
   type LocalEngine,
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
-import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/inngest/events";
+import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/events/contracts";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "./database";
@@ -193,6 +193,41 @@ export class WorkflowHarness {
       },
     });
     return { orderId: order.id, paymentIntentId };
+  }
+
+  /**
+   * An order placed through POST /api/checkout (so its stock is held, as every real order's is),
+   * paid in the sandbox and recorded as the intake records it, but not announced: the caller
+   * sends shop/order.placed (placeOrder) when it wants the run to start.
+   */
+  async checkoutPaidOrder(options: {
+    customerId: string;
+    items: { sku: string; quantity: number }[];
+  }): Promise<{ orderId: string; paymentIntentId: string }> {
+    const res = await fetch(`${this.appUrl}/api/checkout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        customerId: options.customerId,
+        email: "buyer@example.com",
+        items: options.items,
+      }),
+    });
+    if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
+    const { orderId, checkoutSessionId } = (await res.json()) as {
+      orderId: string;
+      checkoutSessionId: string;
+    };
+    const completed = await this.sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
+      deliver: false,
+    });
+    const paymentIntentId = completed.paymentIntent?.id;
+    if (!paymentIntentId) throw new Error("the sandbox created no PaymentIntent");
+    await this.db.order.update({
+      where: { id: orderId },
+      data: { status: "authorized", paymentIntentId, placedEventSentAt: new Date() },
+    });
+    return { orderId, paymentIntentId };
   }
 
   /** Emits shop/order.placed the way the webhook intake does. */

@@ -357,6 +357,50 @@ describe("fulfill-order (fast tier): the claim", () => {
     expect(world.runFailures).toEqual([]);
   });
 
+  it("cancelled before the run started: gives back the stock the checkout held, as well as the payment", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }], held: true });
+    expect(world.stockOf("MUG")).toBe(3);
+    world.requestCancel(order.orderId);
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { skipped: "cancelled-before-start" } });
+    expect(world.stockOf("MUG")).toBe(5);
+    expect(world.holds.get(order.orderId)?.status).toBe("released");
+    expect(world.intent(defined(order.paymentIntentId)).state).toBe("canceled");
+    expect(world.timelineEntry(order.orderId, "stock-released")).toMatchObject({
+      detail: { released: [{ sku: "MUG", quantity: 2 }] },
+      runId: run.runId,
+    });
+    // Stock first, then money, as every compensation runs them (newest side effect first).
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "release-stock",
+      "return-payment",
+      "mark-cancelled",
+      "send-cancelled",
+    ]);
+    expect(world.emails.map(({ template, args }) => ({ template, args }))).toEqual([
+      { template: "cancelled", args: ["voided"] },
+    ]);
+  });
+
+  it("converts the checkout's hold into the reservation, taking no stock twice", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }], held: true });
+
+    const run = await place(order, { events: delivered(order.orderId) });
+
+    expect(run.status).toBe("completed");
+    expect(world.stockOf("MUG")).toBe(3);
+    expect(world.holds.get(order.orderId)?.status).toBe("converted");
+    expect(world.reservations.get(order.orderId)?.status).toBe("reserved");
+  });
+
   it("leaves an order claimed by another run alone", async () => {
     const { world, place } = setup();
     world.addProduct("MUG", 5);

@@ -1,6 +1,6 @@
 import { Client } from "pg";
 import request from "supertest";
-import { orderCancelled } from "../../src/inngest/events";
+import { orderCancelled } from "../../src/events/contracts";
 import type { SandboxCarrier } from "../../src/shipping/sandbox-carrier";
 import { eventually, gate } from "../support/eventually";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";

@@ -1,5 +1,5 @@
 import request from "supertest";
-import { orderCancelled } from "../../src/inngest/events";
+import { orderCancelled } from "../../src/events/contracts";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
@@ -162,5 +162,35 @@ describe("cancellation", () => {
     expect((await h.order(orderId)).status).toBe("cancelled");
     expect(await h.stockOf("EARLY-1")).toBe(4);
     expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
+  });
+
+  it("a run that finds the cancel at its claim gives back the stock the checkout held, as well as the payment", async () => {
+    await h.addProduct("EARLY-HELD", 4);
+    const { orderId, paymentIntentId } = await h.checkoutPaidOrder({
+      customerId: "cus_early_held",
+      items: [{ sku: "EARLY-HELD", quantity: 3 }],
+    });
+    expect(await h.stockOf("EARLY-HELD")).toBe(1);
+    await cancel(orderId).expect(202);
+    await h.settle(2);
+
+    const eventId = await h.placeOrder(orderId);
+    // The run alone, on a clock that stays put: the stale-checkout sweep (a cron) would release
+    // the hold too, but only a while after the order ended.
+    await h.engine.drain();
+
+    const [run] = await h.runsOfEvent(eventId);
+    expect(run).toMatchObject({ status: "Completed", output: { skipped: "cancelled-before-start" } });
+    expect(await h.stockOf("EARLY-HELD")).toBe(4);
+    expect(await h.db.stockHold.findMany({ where: { orderId } })).toEqual([
+      expect.objectContaining({ sku: "EARLY-HELD", quantity: 3, status: "released" }),
+    ]);
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
+    const order = await h.order(orderId);
+    expect(order.status).toBe("cancelled");
+    expect(order.timeline.find((entry) => entry.kind === "stock-released")).toMatchObject({
+      detail: { released: [{ sku: "EARLY-HELD", quantity: 3 }] },
+      runId: run?.run_id,
+    });
   });
 });

@@ -1,4 +1,4 @@
-import { shipmentDelivered } from "../../src/inngest/events";
+import { shipmentDelivered } from "../../src/events/contracts";
 import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);

@@ -1,4 +1,4 @@
-import { orderCancelled, orderPlaced } from "../../src/inngest/events";
+import { orderCancelled, orderPlaced } from "../../src/events/contracts";
 import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(90_000);

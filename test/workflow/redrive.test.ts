@@ -1,5 +1,5 @@
 import request from "supertest";
-import { orderPlaced } from "../../src/inngest/events";
+import { orderPlaced } from "../../src/events/contracts";
 import { eventually, gate } from "../support/eventually";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 

@@ -1,4 +1,4 @@
-import { shipmentDelivered } from "../../src/inngest/events";
+import { shipmentDelivered } from "../../src/events/contracts";
 import { startCheckpointFaults, startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { WorkflowHarness } from "../support/workflow-harness";
 

@@ -1,23 +1,11 @@
 import type { Inngest } from "inngest";
-import { z } from "zod";
+import { functionCancelled } from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
 import { inngestAppId } from "../client";
 import { compensate } from "../steps/compensate";
-import { Compensations } from "../steps/compensations";
-import { releaseStock, releaseStockStepId } from "../steps/release-stock";
-import { returnPayment, returnPaymentStepId } from "../steps/return-payment";
-import { fulfillOrderFunctionId } from "./fulfill-order";
+import { fulfillOrderFunctionId, fulfilmentUndos } from "./fulfill-order";
 
 const cancelledRunFunctionId = `${inngestAppId}-${fulfillOrderFunctionId}`;
-
-const cancelledRun = z.object({
-  function_id: z.string(),
-  run_id: z.string(),
-  event: z
-    .object({ data: z.object({ orderId: z.string() }).partial() })
-    .partial()
-    .optional(),
-});
 
 /**
  * A cancelled run emits inngest/function.cancelled and never inngest/function.failed, so this
@@ -25,8 +13,8 @@ const cancelledRun = z.object({
  * step that was in flight, so the cleanup first fences the order (`cancel_requested_at`, under
  * the order's row lock): from then on no step of the cancelled run can record anything, and a
  * step that finishes late undoes its own side effect. Then it runs the same compensate() as the
- * fulfilment: stock back, money back as Stripe's PaymentIntent says (void or refund), order
- * ended, one e-mail. Once the parcel is booked nothing is undone blindly: ops are alerted.
+ * fulfilment, over every undo a fulfilment can owe: stock back, money back as Stripe's
+ * PaymentIntent says (void or refund), order ended, one e-mail. Once the parcel is booked nothing is undone blindly: ops are alerted.
  */
 export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDependencies) {
   return inngest.createFunction(
@@ -34,12 +22,12 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
       id: "cleanup-cancelled-order",
       name: "Clean up after a cancelled fulfilment",
       triggers: [
-        { event: "inngest/function.cancelled", if: `event.data.function_id == '${cancelledRunFunctionId}'` },
+        { event: functionCancelled.name, if: `event.data.function_id == '${cancelledRunFunctionId}'` },
       ],
       retries: 5,
     },
     async ({ event, step, runId }) => {
-      const data = cancelledRun.parse(event.data);
+      const data = functionCancelled.schema.parse(event.data);
       const cancelledRunId = data.run_id;
 
       const target = await step.run("find-order", async () => {
@@ -71,11 +59,10 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
         return { orderId, outcome: "needs-ops" as const };
       }
 
+      // How far the cancelled run got is not known here: every undo of the fulfilment runs, and
+      // each changes nothing where there is nothing to undo.
       const ctx = { step, deps, orderId, runId };
-      const undo = new Compensations();
-      undo.add(returnPaymentStepId, () => returnPayment(ctx));
-      undo.add(releaseStockStepId, () => releaseStock(ctx));
-      const { outcome, settlement } = await compensate(ctx, undo, () => ({
+      const { outcome, settlement } = await compensate(ctx, fulfilmentUndos, () => ({
         status: "cancelled",
         reason: "cancelled by request",
       }));

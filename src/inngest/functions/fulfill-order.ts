@@ -1,27 +1,47 @@
 import { NonRetriableError, StepError, type Inngest } from "inngest";
+import { orderCancelled, orderPlaced, shipmentDelivered } from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
-import { orderCancelled, orderPlaced, shipmentDelivered } from "../events";
 import { chargeCard } from "../steps/charge-card";
 import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";
-import { Compensations } from "../steps/compensations";
 import { createShipment } from "../steps/create-shipment";
-import { releaseStock, releaseStockStepId } from "../steps/release-stock";
+import { markDelivered } from "../steps/mark-delivered";
 import { reserveStock } from "../steps/reserve-stock";
-import { returnPayment, returnPaymentStepId } from "../steps/return-payment";
+import { Saga, undosOf } from "../steps/saga";
 import { sendConfirmation } from "../steps/send-confirmation";
 import { sendReviewRequest } from "../steps/send-review-request";
 
 export const fulfillOrderFunctionId = "fulfill-order";
 
 /**
+ * fulfill-order's forward steps, in the order it runs them (src/inngest/steps: each file exports a
+ * step with its undo). Their step ids are durable Inngest state: never rename one.
+ */
+export const fulfilmentSteps = [
+  claimOrder,
+  reserveStock,
+  chargeCard,
+  createShipment,
+  sendConfirmation,
+  markDelivered,
+  sendReviewRequest,
+] as const;
+
+/**
+ * Everything a fulfilment can come to owe, in compensation order (release-stock, then
+ * return-payment): what a run stopped before it could tell how far it got leaves to undo.
+ */
+export const fulfilmentUndos = undosOf(fulfilmentSteps);
+
+/**
  * Fulfils one paid order as a saga: claim it, reserve stock, capture the payment, book the
  * shipment, e-mail the tracking link, then ask for a review after delivery (or after
- * REVIEW_DELAY). Each forward step (src/inngest/steps) registers its undo right after it
- * succeeds; every failure before the parcel is booked runs the one compensate(). Each step is
- * idempotent by a key derived from the order id, and its write lands only while this run owns an
- * uncancelled order (see src/orders/fulfilment-records.ts), so a cancel that arrives while a step
- * is in flight is never overwritten by that step.
+ * REVIEW_DELAY). Each forward step runs through the run's Saga, which puts the step's undo first
+ * in line once its outcome owes it; every failure before the parcel is booked runs the one
+ * compensate() over what is owed. Each step is idempotent by a key derived from the order id, and
+ * its write lands only while this run owns an uncancelled order (see
+ * src/orders/fulfilment-records.ts), so a cancel that arrives while a step is in flight is never
+ * overwritten by that step.
  */
 export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies) {
   const { settings } = deps;
@@ -58,16 +78,17 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
     },
     async ({ event, step, runId }) => {
       const { orderId } = event.data;
-      const ctx = { step, deps, orderId, runId };
-      const undo = new Compensations();
+      const saga = new Saga({ step, deps, orderId, runId });
+      const { ctx } = saga;
 
-      const claim = await claimOrder(ctx);
+      const claim = await saga.run(claimOrder);
       if (!claim.claimed) {
         if (claim.reason === "not-found") throw new OrderVanishedError(orderId);
         if (claim.reason === "cancel-requested") {
-          // Cancelled before this run started, so no cancelOn fired and no cleanup run exists.
-          undo.add(returnPaymentStepId, () => returnPayment(ctx));
-          await compensate(ctx, undo, () => ({
+          // Cancelled before this run started, so no cancelOn fired and no cleanup run exists: this
+          // run gives back whatever the checkout took (the authorization, the stock hold), as the
+          // cleanup does.
+          await compensate(ctx, fulfilmentUndos, () => ({
             status: "cancelled",
             reason: "cancelled before fulfilment started",
           }));
@@ -76,32 +97,29 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         return { orderId, skipped: claim.reason };
       }
       const owned = { claimId: claim.claimId };
-      // The authorization taken at checkout is this run's to give back from here on.
-      undo.add(returnPaymentStepId, () => returnPayment(ctx));
 
-      const reservation = await reserveStock(ctx, claim);
+      const reservation = await saga.run(reserveStock, claim);
       if (!reservation.ok) {
         if (reservation.reason !== "out_of_stock") return { orderId, stopped: reservation.reason };
         // A business outcome, not an ops failure: the customer gets their money back and an e-mail.
         await compensate(
           ctx,
-          undo,
+          saga.owed,
           () => ({ status: "cancelled_out_of_stock", sku: reservation.sku }),
           owned,
         );
         return { orderId, outcome: "cancelled_out_of_stock" as const };
       }
-      undo.add(releaseStockStepId, () => releaseStock(ctx));
 
       let charge;
       try {
-        charge = await chargeCard(ctx, claim, event.data.paymentIntentId);
+        charge = await saga.run(chargeCard, claim, event.data.paymentIntentId);
       } catch (error) {
         if (!(error instanceof StepError)) throw error;
         // Declined, or failed on every attempt: Stripe's state decides whether money was taken.
         await compensate(
           ctx,
-          undo,
+          saga.owed,
           (settlement) =>
             settlement === "refunded"
               ? { status: "cancelled", reason: `payment taken but not recorded: ${error.message}` }
@@ -115,16 +133,16 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
       if (!charge.charged) return { orderId, stopped: charge.stopped };
 
-      const shipment = await createShipment(ctx, claim);
+      const shipment = await saga.run(createShipment, claim);
       if (!shipment.shipped) return { orderId, stopped: shipment.stopped };
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.
       const booking = shipment.booking;
-      if (booking) await sendConfirmation(ctx, booking);
+      if (booking) await saga.run(sendConfirmation, booking);
 
       const delivery = booking
         ? await step.waitForEvent("wait-for-delivery", {
-            event: shipmentDelivered.name,
+            event: shipmentDelivered,
             timeout: settings.reviewDelay,
             if: "async.data.orderId == event.data.orderId",
           })
@@ -132,14 +150,11 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       if (!booking) {
         await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
       } else if (delivery) {
-        await step.run("mark-delivered", async () => {
-          await deps.orders.transition(orderId, ["shipped"], "delivered");
-          await deps.timeline.record(orderId, "delivered", { deliveredAt: delivery.data.deliveredAt }, runId);
-        });
+        await saga.run(markDelivered, delivery.data);
         await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
       }
 
-      await sendReviewRequest(ctx, delivery !== null || !booking);
+      await saga.run(sendReviewRequest, delivery !== null || !booking);
 
       return { orderId, paymentId: charge.paymentId, trackingNumber: booking?.trackingNumber ?? null };
     },

@@ -1,10 +1,9 @@
 import type { Inngest } from "inngest";
+import { stalledAfterMs } from "../../recovery/stalled-orders";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const recoverStalledOrdersFunctionId = "recover-stalled-orders";
 export const recoverStalledOrdersCron = "*/10 * * * *";
-/** A placed order whose row and timeline have not moved for this long is presumed stuck. */
-export const stalledAfterMs = 15 * 60_000;
 /** At most this many orders per run; the next run takes the rest, oldest first. */
 export const maxReEmittedPerRun = 500;
 

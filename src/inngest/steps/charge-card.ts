@@ -1,7 +1,8 @@
 import { NonRetriableError } from "inngest";
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import { PaymentRejectedError } from "../../payments/payment-gateway";
-import type { Claim, StepContext } from "./context";
+import type { Claim } from "./context";
+import { createStep } from "./saga";
 
 export const chargeCardStepId = "charge-card";
 
@@ -11,47 +12,45 @@ export type ChargeOutcome = { charged: true; paymentId: string } | { charged: fa
  * Captures the authorized payment (key `capture-<orderId>`), then records it under the fulfilment
  * guard. A capture whose answer arrives after the order was cancelled is not recorded as a
  * capture: the step refunds it itself (key `refund-<orderId>`, the cleanup's key, so the two make
- * one refund whichever runs first) and says so on the timeline. Undo: return-payment, which
- * settles from Stripe's state and so also covers a capture that was never recorded.
+ * one refund whichever runs first) and says so on the timeline. No undo of its own: return-payment,
+ * owed since the claim, settles from Stripe's state and so also covers a capture, recorded or not.
  */
-export function chargeCard(
-  { step, deps, orderId, runId }: StepContext,
-  claim: Claim,
-  eventIntentId: string | null,
-) {
-  return step.run(chargeCardStepId, async (): Promise<ChargeOutcome> => {
-    const intentId = eventIntentId ?? claim.paymentIntentId;
-    if (!intentId) throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
-    let captured;
-    try {
-      captured = await deps.payments.capture(intentId, `capture-${orderId}`);
-    } catch (error) {
-      if (error instanceof PaymentRejectedError) {
-        throw new NonRetriableError(`${error.reason}: ${error.message}`, { cause: error });
+export const chargeCard = createStep({
+  id: chargeCardStepId,
+  invoke: ({ step, deps, orderId, runId }, claim: Claim, eventIntentId: string | null) =>
+    step.run(chargeCardStepId, async (): Promise<ChargeOutcome> => {
+      const intentId = eventIntentId ?? claim.paymentIntentId;
+      if (!intentId) throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
+      let captured;
+      try {
+        captured = await deps.payments.capture(intentId, `capture-${orderId}`);
+      } catch (error) {
+        if (error instanceof PaymentRejectedError) {
+          throw new NonRetriableError(`${error.reason}: ${error.message}`, { cause: error });
+        }
+        throw error;
       }
-      throw error;
-    }
-    const recorded = await deps.fulfilment.recordCapture({
-      orderId,
-      claimId: claim.claimId,
-      runId,
-      ...captured,
-    });
-    if (recorded.landed) return { charged: true, paymentId: recorded.value.paymentId };
-    if (recorded.reason === "cancelled") {
-      const order = await deps.orders.findForFulfilment(orderId);
-      const refund = await deps.payments.refundInFull(intentId, `refund-${orderId}`);
-      await deps.paymentRecords.recordRefund(orderId, intentId, order?.currency ?? captured.currency, {
-        captured: captured.amountCaptured,
-        refunded: refund.amountRefunded,
-      });
-      await deps.timeline.record(
+      const recorded = await deps.fulfilment.recordCapture({
         orderId,
-        "payment-captured-after-cancel",
-        { amountCaptured: captured.amountCaptured, refundId: refund.refundId },
+        claimId: claim.claimId,
         runId,
-      );
-    }
-    return { charged: false, stopped: recorded.reason };
-  });
-}
+        ...captured,
+      });
+      if (recorded.landed) return { charged: true, paymentId: recorded.value.paymentId };
+      if (recorded.reason === "cancelled") {
+        const order = await deps.orders.findForFulfilment(orderId);
+        const refund = await deps.payments.refundInFull(intentId, `refund-${orderId}`);
+        await deps.paymentRecords.recordRefund(orderId, intentId, order?.currency ?? captured.currency, {
+          captured: captured.amountCaptured,
+          refunded: refund.amountRefunded,
+        });
+        await deps.timeline.record(
+          orderId,
+          "payment-captured-after-cancel",
+          { amountCaptured: captured.amountCaptured, refundId: refund.refundId },
+          runId,
+        );
+      }
+      return { charged: false, stopped: recorded.reason };
+    }),
+});

@@ -1,21 +1,22 @@
 import type { PaymentSettlement } from "../../notifications/customer-messages";
-import type { Compensations } from "./compensations";
 import type { StepContext } from "./context";
 import { finishUnfulfilled, type Unfulfilled } from "./finish-unfulfilled";
-import { returnPaymentStepId } from "./return-payment";
+import { returnPayment } from "./return-payment";
+import { runUndos, type Undo } from "./saga";
 
 export const checkClaimStepId = "check-claim";
 
 /**
- * The one failure path of fulfil-order and of the cancel cleanup: run every registered undo
- * (newest first), then end the order with the outcome `decide` picks from what the money
- * settlement turned out to be (a "failed" payment that Stripe reports captured was refunded, and
- * the customer is told that, not "payment failed"). With `claimId`, a run that a re-drive gave the
- * order away from undoes nothing: the new run owns the order and its side effects.
+ * The one failure path of fulfil-order and of the cancel cleanup: run the undos owed (newest
+ * first: a Saga's `owed`, or every undo of the fulfilment), then end the order with the outcome
+ * `decide` picks from what the money settlement turned out to be (a "failed" payment that Stripe
+ * reports captured was refunded, and the customer is told that, not "payment failed"). With
+ * `claimId`, a run that a re-drive gave the order away from undoes nothing: the new run owns the
+ * order and its side effects.
  */
 export async function compensate(
   ctx: StepContext,
-  compensations: Compensations,
+  undos: readonly Undo<unknown>[],
   decide: (settlement: PaymentSettlement) => Unfulfilled,
   options: { claimId?: string } = {},
 ) {
@@ -27,8 +28,8 @@ export async function compensate(
     });
     if (!owner) return { outcome: null, settlement: "none" as const };
   }
-  const results = await compensations.run();
-  const settlement = (results.get(returnPaymentStepId) as PaymentSettlement | undefined) ?? "none";
+  const results = await runUndos(ctx, undos);
+  const settlement = results.of(returnPayment) ?? "none";
   const outcome = await finishUnfulfilled(ctx, decide(settlement), settlement);
   return { outcome, settlement };
 }

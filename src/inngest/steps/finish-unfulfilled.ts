@@ -1,5 +1,6 @@
 import type { PaymentSettlement } from "../../notifications/customer-messages";
 import type { OrderStatus } from "../../orders/order-repository";
+import type { TimelineKind } from "../../timeline/kinds";
 import type { StepContext } from "./context";
 
 /** How an order that will not be fulfilled ends. */
@@ -10,7 +11,7 @@ export type Unfulfilled =
 
 type EndStatus = Unfulfilled["status"];
 
-const ends: Record<EndStatus, { markStepId: string; sendStepId: string; kind: string }> = {
+const ends: Record<EndStatus, { markStepId: string; sendStepId: string; kind: TimelineKind }> = {
   cancelled: { markStepId: "mark-cancelled", sendStepId: "send-cancelled", kind: "cancelled" },
   cancelled_out_of_stock: {
     markStepId: "mark-out-of-stock",

@@ -1,5 +1,5 @@
 import type { PaymentSettlement } from "../../notifications/customer-messages";
-import type { StepContext } from "./context";
+import { defineUndo } from "./saga";
 
 export const returnPaymentStepId = "return-payment";
 
@@ -9,9 +9,10 @@ export const returnPaymentStepId = "return-payment";
  * while recording it failed): an authorization is voided, captured money refunded in full
  * (what is left of it), a voided one recorded as such. Keys `void-`/`refund-<orderId>` make a
  * repeat, or the same undo run by the cleanup and by a late step at once, one Stripe change.
+ * Owed from the claim on: the authorization taken at checkout is the run's to give back.
  */
-export function returnPayment({ step, deps, orderId, runId }: StepContext) {
-  return step.run(returnPaymentStepId, async (): Promise<PaymentSettlement> => {
+export const returnPayment = defineUndo(returnPaymentStepId, ({ step, deps, orderId, runId }) =>
+  step.run(returnPaymentStepId, async (): Promise<PaymentSettlement> => {
     const order = await deps.orders.findForFulfilment(orderId);
     const intentId = order?.paymentIntentId;
     if (!order || !intentId) {
@@ -51,5 +52,5 @@ export function returnPayment({ step, deps, orderId, runId }: StepContext) {
     }
     await deps.timeline.record(orderId, "payment-not-returned", { state: intent.state }, runId);
     return "none";
-  });
-}
+  }),
+);

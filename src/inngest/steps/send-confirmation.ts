@@ -1,13 +1,15 @@
 import type { ShipmentNotice } from "../../notifications/customer-messages";
-import type { StepContext } from "./context";
+import { createStep } from "./saga";
 
 export const sendConfirmationStepId = "send-confirmation";
 
 /** E-mails the tracking link, once (key `shipped-<orderId>`). */
-export function sendConfirmation({ step, deps, orderId, runId }: StepContext, shipment: ShipmentNotice) {
-  return step.run(sendConfirmationStepId, async () => {
-    const sent = await deps.messages.shipped(orderId, shipment);
-    await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
-    return sent;
-  });
-}
+export const sendConfirmation = createStep({
+  id: sendConfirmationStepId,
+  invoke: ({ step, deps, orderId, runId }, shipment: ShipmentNotice) =>
+    step.run(sendConfirmationStepId, async () => {
+      const sent = await deps.messages.shipped(orderId, shipment);
+      await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
+      return sent;
+    }),
+});

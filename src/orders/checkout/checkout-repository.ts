@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
 import { HoldOutOfStock, releaseHolds } from "../../inventory/stock-holds";
+import { recordInTransaction } from "../../timeline/in-transaction";
+import { timelineKindSql } from "../../timeline/kinds";
 
 /** The customer's Idempotency-Key is already taken by another order: nothing was written. */
 export class IdempotencyKeyTaken extends Error {
@@ -144,7 +146,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
             SELECT ord.id, $7, $11, $12, $13, now() FROM ord
           ),
           entry AS (
-            INSERT INTO order_timeline (order_id, kind, detail) SELECT ord.id, 'checkout-started', $14::jsonb FROM ord
+            INSERT INTO order_timeline (order_id, kind, detail)
+            SELECT ord.id, ${timelineKindSql("checkout-started")}, $14::jsonb FROM ord
           ),
           holds AS (
             INSERT INTO stock_holds (order_id, sku, quantity, status, expires_at, created_at, updated_at)
@@ -219,7 +222,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         ),
         entry AS (
           INSERT INTO order_timeline (order_id, kind, detail)
-          SELECT id, 'checkout-session-created', $3::jsonb FROM attached
+          SELECT id, ${timelineKindSql("checkout-session-created")}, $3::jsonb FROM attached
         )
         SELECT count(*)::int AS attached FROM attached`,
         [orderId, checkoutSessionId, JSON.stringify({ checkoutSessionId })],
@@ -240,9 +243,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           data: { status: "expired" },
         });
         if (expired.count === 0) return;
-        await tx.orderTimelineEntry.create({
-          data: { orderId, kind: "checkout-failed", detail: { reason } },
-        });
+        await recordInTransaction(tx, orderId, "checkout-failed", { reason });
         await releaseHolds(tx, orderId, reason);
       });
     },

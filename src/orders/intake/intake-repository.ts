@@ -1,6 +1,7 @@
 import type { QueryResultRow } from "pg";
 import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
+import { timelineKindSql, type TimelineKind } from "../../timeline/kinds";
 import type { OrderTerms } from "./stripe-event-plan";
 
 /** A Stripe event as the intake records it. */
@@ -36,7 +37,7 @@ export interface StatusChange {
   from: readonly OrderStatus[];
   to: OrderStatus;
   paymentIntentId: string | null;
-  timelineKind: string;
+  timelineKind: TimelineKind;
   /** Stored on the order with the move (Checkout's collected address); null keeps what is there. */
   shippingAddress?: unknown;
 }
@@ -253,7 +254,7 @@ const recordAuthorizationLostSql = `
     RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
   ), logged AS (
     INSERT INTO order_timeline (order_id, kind, detail)
-    SELECT flagged.id, 'authorization-lost', jsonb_build_object('stripeEvent', $2::text, 'reason', $4::text)
+    SELECT flagged.id, ${timelineKindSql("authorization-lost")}, jsonb_build_object('stripeEvent', $2::text, 'reason', $4::text)
     FROM flagged
   )
   ${changedOrderResult("flagged")}`;
@@ -270,7 +271,7 @@ const recordMismatchSql = `
     RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
   ), logged AS (
     INSERT INTO order_timeline (order_id, kind, detail)
-    SELECT flagged.id, 'payment-mismatch',
+    SELECT flagged.id, ${timelineKindSql("payment-mismatch")},
            jsonb_build_object('stripeEvent', $2::text, 'type', $3::text, 'problems', $5::jsonb)
     FROM flagged
   )
@@ -282,7 +283,7 @@ const recordDeclineSql = `
   ), ${recordEventCte()}
   ), noted AS (
     INSERT INTO order_timeline (order_id, kind, detail)
-    SELECT target.id, 'checkout-payment-declined', $4::jsonb || jsonb_build_object('stripeEvent', $2::text)
+    SELECT target.id, ${timelineKindSql("checkout-payment-declined")}, $4::jsonb || jsonb_build_object('stripeEvent', $2::text)
     FROM target JOIN recorded ON recorded.order_id = target.id
     WHERE target.status IN ('pending', 'payment_processing')
     RETURNING order_id AS id
@@ -302,7 +303,7 @@ const markAnnouncedSql = `
     WHERE id = $1::uuid AND placed_event_sent_at IS NULL RETURNING id
   )
   INSERT INTO order_timeline (order_id, kind, detail)
-  SELECT id, 'order-placed-sent', jsonb_build_object('stripeEvent', $2::text) FROM marked`;
+  SELECT id, ${timelineKindSql("order-placed-sent")}, jsonb_build_object('stripeEvent', $2::text) FROM marked`;
 
 /** $1–$8 of the transition statements. */
 const transitionValues = (event: RecordedEvent, checkoutSessionId: string, change: StatusChange) => [

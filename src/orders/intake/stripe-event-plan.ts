@@ -2,6 +2,7 @@ import type Stripe from "stripe";
 import type { OrderStatus } from "../../generated/prisma/enums";
 import { isLapsedAuthorization } from "../../payments/payment-gateway";
 import type { ShippingAddress } from "../../shipping/shipping-provider";
+import type { TimelineKind } from "../../timeline/kinds";
 
 /** What one Stripe event asks of our orders. */
 export type IntakePlan =
@@ -12,7 +13,7 @@ export type IntakePlan =
       from: readonly OrderStatus[];
       to: OrderStatus;
       paymentIntentId: string | null;
-      timelineKind: string;
+      timelineKind: TimelineKind;
       /** The address Checkout collected, stored on the order with the transition. */
       shippingAddress?: StoredShippingAddress | null;
     }
@@ -182,7 +183,11 @@ async function planPayment(
     };
   }
   const paymentIntentId = facts.paymentIntent?.id ?? null;
-  const transition = (to: OrderStatus, from: readonly OrderStatus[], timelineKind: string): IntakePlan => ({
+  const transition = (
+    to: OrderStatus,
+    from: readonly OrderStatus[],
+    timelineKind: TimelineKind,
+  ): IntakePlan => ({
     kind: "transition",
     checkoutSessionId: session.id,
     from,

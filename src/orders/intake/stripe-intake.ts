@@ -1,8 +1,8 @@
 import type Stripe from "stripe";
 import { AppError } from "../../errors";
 import type { OrderStatus } from "../../generated/prisma/enums";
-import { fulfilmentKey, orderPlacedEventId, type OrderPlacedData } from "../../inngest/events";
-import type { EventPublisher } from "../../inngest/publisher";
+import { fulfilmentKey, orderPlaced, orderPlacedEvent, type OrderPlacedData } from "../../events/contracts";
+import type { EventPublisher } from "../../events/publisher";
 import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
 import {
@@ -95,14 +95,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       currency: order.currency.toLowerCase(),
       fulfilmentKey: fulfilmentKey(order.orderId),
     };
-    await withDeadline(
-      deps.publisher.publish({
-        name: "shop/order.placed",
-        id: orderPlacedEventId(order.orderId),
-        data: { ...data },
-      }),
-      publishTimeoutMs,
-    );
+    await withDeadline(deps.publisher.publish(orderPlacedEvent(data)), publishTimeoutMs);
   };
 
   /**
@@ -124,7 +117,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
       await send(placed);
     } catch (error) {
       // 500: Stripe retries, and the retry finds the announcement still owed.
-      throw new AppError("internal_error", `shop/order.placed for order ${orderId} was not accepted`, {
+      throw new AppError("internal_error", `${orderPlaced.name} for order ${orderId} was not accepted`, {
         cause: error,
       });
     }
@@ -133,7 +126,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
   };
 
   const logAnnounced = (orderId: string, event: Stripe.Event) =>
-    logger.info({ orderId, eventId: event.id }, "shop/order.placed sent");
+    logger.info({ orderId, eventId: event.id }, `${orderPlaced.name} sent`);
 
   /** Takes the order's turn to send an announcement still owed (a redelivery's, usually). */
   const announce = (orderId: string, event: Stripe.Event): Promise<boolean> =>

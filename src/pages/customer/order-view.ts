@@ -1,20 +1,7 @@
-import type { Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
 
-/** What the customer's pages show of an order: nothing about other orders, no internal ids. */
-export async function loadCustomerOrder(db: Database, where: { id: string } | { checkoutSessionId: string }) {
-  return db.order.findUnique({
-    where,
-    include: {
-      lines: { orderBy: { sku: "asc" } },
-      shipment: true,
-      payment: true,
-      review: true,
-    },
-  });
-}
-
-export type CustomerOrder = NonNullable<Awaited<ReturnType<typeof loadCustomerOrder>>>;
+export type { CustomerOrder } from "../../orders/customer-order";
+export { isReviewable } from "../../orders/review-order";
 
 export const customerStatus: Record<
   OrderStatus,
@@ -56,8 +43,4 @@ export function isSettled(status: OrderStatus): boolean {
     "cancelled",
     "cancelled_out_of_stock",
   ].includes(status);
-}
-
-export function isReviewable(status: OrderStatus): boolean {
-  return ["shipped", "delivered", "completed"].includes(status);
 }

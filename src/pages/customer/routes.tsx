@@ -1,14 +1,18 @@
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
-import type { Database } from "../../db/client";
-import { Prisma } from "../../db/client";
 import { formatMoney, orderReference } from "../../notifications/templates";
+import type { OrderQueries } from "../../orders/order-queries";
+import type { Reviews } from "../../orders/review-order";
+import type { ParcelTracking } from "../../shipping/parcel-tracking";
 import type { CustomerLinks } from "../links";
 import { Layout, MessagePage, formatTime, sendFragment, sendPage } from "../layout";
-import { customerStatus, isReviewable, isSettled, loadCustomerOrder, type CustomerOrder } from "./order-view";
+import { customerStatus, isReviewable, isSettled, type CustomerOrder } from "./order-view";
 
+/** What the customer's pages stand on: query functions and the review's use case, no database. */
 export interface CustomerPagesDeps {
-  db: Database;
+  queries: Pick<OrderQueries, "customerOrder">;
+  reviews: Reviews;
+  tracking: ParcelTracking;
   links: CustomerLinks;
   /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
@@ -44,7 +48,7 @@ async function signedOrder(
     notFound(res);
     return undefined;
   }
-  const order = await loadCustomerOrder(deps.db, { id });
+  const order = await deps.queries.customerOrder({ id });
   if (!order) notFound(res);
   return order ?? undefined;
 }
@@ -136,12 +140,12 @@ function OrderPage(props: { order: CustomerOrder; links: CustomerLinks; heading:
 
 export function customerPages(deps: CustomerPagesDeps): Router {
   const router = Router();
-  const { db, links } = deps;
+  const { queries, links } = deps;
 
   // Stripe sends the customer here with the session id: long, random and known only to them.
   router.get("/checkout/success", async (req, res) => {
     const sessionId = typeof req.query.session_id === "string" ? req.query.session_id : "";
-    const order = sessionId ? await loadCustomerOrder(db, { checkoutSessionId: sessionId }) : null;
+    const order = sessionId ? await queries.customerOrder({ checkoutSessionId: sessionId }) : null;
     if (!order) {
       notFound(res, "checkout");
       return;
@@ -155,7 +159,7 @@ export function customerPages(deps: CustomerPagesDeps): Router {
       notFound(res, "checkout");
       return;
     }
-    const order = await loadCustomerOrder(db, { id });
+    const order = await queries.customerOrder({ id });
     if (!order) {
       notFound(res, "checkout");
       return;
@@ -250,25 +254,19 @@ export function customerPages(deps: CustomerPagesDeps): Router {
         );
         return;
       }
-      try {
-        await db.review.create({
-          data: { orderId: order.id, rating: form.data.rating, comment: form.data.comment.trim() },
-        });
-      } catch (error) {
-        // Two submissions racing: the unique order_id lets exactly one in.
-        if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === "P2002")
-          return refuse("Already reviewed", "This order has a review already; thank you.");
-        throw error;
+      const submitted = await deps.reviews.submit({ orderId: order.id, ...form.data });
+      if (!submitted.accepted) {
+        if (submitted.reason === "not-reviewable")
+          return refuse("Not ready for a review", "This order has not shipped yet.");
+        if (submitted.reason === "not-found") return notFound(res);
+        return refuse("Already reviewed", "This order has a review already; thank you.");
       }
-      await db.orderTimelineEntry.create({
-        data: { orderId: order.id, kind: "review-received", detail: { rating: form.data.rating } },
-      });
       res.redirect(303, links.review(order.id));
     },
   );
 
   router.get("/track/:number", async (req, res) => {
-    const shipment = await db.shipment.findUnique({ where: { trackingNumber: String(req.params.number) } });
+    const shipment = await deps.tracking.find(String(req.params.number));
     if (!shipment) {
       notFound(res, "tracking");
       return;

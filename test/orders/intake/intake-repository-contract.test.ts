@@ -122,7 +122,7 @@ describe.each([
     from: ["pending"] as OrderStatus[],
     to: "authorized" as const,
     paymentIntentId: "pi_new",
-    timelineKind: "payment-authorized",
+    timelineKind: "payment-authorized" as const,
   };
 
   it("moves an order once per event id, only from one of `from`, and records each event once", async () => {

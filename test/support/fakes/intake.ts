@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type Stripe from "stripe";
 import type { OpsNotice } from "../../../src/alerts";
 import type { OrderStatus } from "../../../src/generated/prisma/enums";
-import type { EventPublisher, OutgoingEvent } from "../../../src/inngest/publisher";
+import type { EventPublisher, OutgoingEvent } from "../../../src/events/publisher";
 import type { ReservationLine } from "../../../src/inventory/inventory";
 import type {
   IntakeRepository,

@@ -13,7 +13,7 @@ import { compileExpression } from "../../../src/dev/inngest-engine/expressions";
  * - a handler that throws anything else is re-run (replaying memoised steps) up to `retries` times;
  *   a `NonRetriableError` or an uncaught `StepError` fails the run at once;
  * - `step.sleep` returns at once (recorded with its duration), `step.waitForEvent` resolves with the
- *   scripted event when its name and `if` expression match (CEL, as Inngest evaluates it), else
+ *   scripted event when its name (an event type's, for a typed contract) and `if` expression match (CEL, as Inngest evaluates it), else
  *   `null`, as on timeout;
  * - `onFailure` is called as Inngest calls it, with `inngest/function.failed`'s data.
  *
@@ -107,8 +107,16 @@ export async function runFunction(
         steps.push({ id, kind: "sleep", detail: duration });
       }
     },
-    waitForEvent: async (id: string, opts: { event: string; timeout: string; if?: string }) => {
+    waitForEvent: async (
+      id: string,
+      waitFor: { event: string | { name: string }; timeout: string; if?: string },
+    ) => {
       if (!memo.has(id)) {
+        // As the SDK sends it to Inngest: an event type (a contract) goes by its name.
+        const opts = {
+          ...waitFor,
+          event: typeof waitFor.event === "string" ? waitFor.event : waitFor.event.name,
+        };
         const candidate = options.events?.[id];
         const matches =
           candidate !== undefined &&

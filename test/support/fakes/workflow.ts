@@ -21,7 +21,7 @@ import type {
   OrderStatus,
 } from "../../../src/orders/order-repository";
 import { payableStatuses } from "../../../src/orders/order-repository";
-import type { Timeline, TimelineEntry } from "../../../src/orders/timeline";
+import type { Timeline, TimelineEntry } from "../../../src/timeline/timeline";
 import {
   PaymentRejectedError,
   type AuthorizationState,
@@ -45,7 +45,10 @@ import type { CarrierBooking, VoidOutcome } from "../../../src/shipping/shipping
  *   (Stripe), an e-mail key is sent once, a timeline entry with a run id is written once per
  *   (order, kind, run), a shipment booked once per order;
  * - Stripe's states: a capture of a canceled intent is rejected, a void of a captured one is
- *   `not-voidable`.
+ *   `not-voidable`;
+ * - stock held at checkout (src/inventory/holding-inventory.ts, the inventory the workflow is
+ *   given): `reserve` converts the order's hold into its reservation, `release` gives back the
+ *   reservation and any hold still held.
  * Failures are injected per call (`failNext`), the way the Stripe stand-in injects them.
  */
 
@@ -93,6 +96,8 @@ export class FakeWorkflowWorld {
   readonly orders = new Map<string, Order>();
   readonly products = new Map<string, Product>();
   readonly reservations = new Map<string, { lines: ReservationLine[]; status: "reserved" | "released" }>();
+  /** Stock taken at checkout (stock_holds), by order. */
+  readonly holds = new Map<string, { lines: ReservationLine[]; status: "held" | "converted" | "released" }>();
   readonly intents = new Map<string, Intent>();
   readonly paymentRows = new Map<string, PaymentRecord & { currency: string }>();
   readonly shipmentRows = new Map<string, CarrierBooking & { status: "booked" | "delivered" }>();
@@ -157,6 +162,8 @@ export class FakeWorkflowWorld {
     customerId?: string;
     paymentIntentId?: string | null;
     intentState?: AuthorizationState;
+    /** Placed through checkout, which took the lines' stock as a hold (default: no hold). */
+    held?: boolean;
   }): { orderId: string; paymentIntentId: string | null } {
     const orderId = randomUUID();
     const lines = options.lines.map(({ sku, quantity, unitPrice }) => ({
@@ -183,6 +190,11 @@ export class FakeWorkflowWorld {
       lines,
       attentionReason: null,
     });
+    if (options.held) {
+      const held = lines.map(({ sku, quantity }) => ({ sku, quantity }));
+      for (const line of held) this.product(line.sku).stock -= line.quantity;
+      this.holds.set(orderId, { lines: held, status: "held" });
+    }
     if (paymentIntentId) {
       const state = options.intentState ?? "requires_capture";
       this.intents.set(paymentIntentId, {
@@ -391,6 +403,10 @@ export class FakeWorkflowWorld {
 
   readonly timelinePort: Timeline = {
     record: async (orderId, kind, detail = {}, runId) => this.recordEntry(orderId, kind, detail, runId),
+    recordMany: async (entries) => {
+      for (const { orderId, kind, detail, runId } of entries)
+        this.recordEntry(orderId, kind, detail ?? {}, runId);
+    },
     list: async (orderId) =>
       this.timelineEntries
         .filter((entry) => entry.orderId === orderId)
@@ -414,6 +430,16 @@ export class FakeWorkflowWorld {
       }
       const existing = this.reservations.get(orderId);
       if (existing) return { ok: true, reserved: existing.lines.map((line) => ({ ...line })) };
+      const hold = this.holds.get(orderId);
+      if (hold?.status === "held") {
+        // The units left stock with the hold: the reservation takes them over.
+        hold.status = "converted";
+        this.reservations.set(orderId, {
+          lines: hold.lines.map((line) => ({ ...line })),
+          status: "reserved",
+        });
+        return { ok: true, reserved: hold.lines.map((line) => ({ ...line })) };
+      }
       const short = sorted.find((line) => (this.products.get(line.sku)?.stock ?? 0) < line.quantity);
       if (short) {
         return {
@@ -429,11 +455,14 @@ export class FakeWorkflowWorld {
       return { ok: true, reserved: sorted };
     },
     release: async (orderId) => {
-      const reservation = this.reservations.get(orderId);
-      if (!reservation || reservation.status !== "reserved") return [];
-      reservation.status = "released";
-      for (const line of reservation.lines) this.product(line.sku).stock += line.quantity;
-      return reservation.lines.map((line) => ({ ...line }));
+      const released: ReservationLine[] = [];
+      for (const taken of [this.reservations.get(orderId), this.holds.get(orderId)]) {
+        if (taken?.status !== "reserved" && taken?.status !== "held") continue;
+        taken.status = "released";
+        for (const line of taken.lines) this.product(line.sku).stock += line.quantity;
+        released.push(...taken.lines.map((line) => ({ ...line })));
+      }
+      return released;
     },
   };
 

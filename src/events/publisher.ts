@@ -1,11 +1,7 @@
 import type { Inngest } from "inngest";
+import type { OutgoingEvent } from "./contracts";
 
-export interface OutgoingEvent {
-  name: string;
-  data: Record<string, unknown>;
-  /** Inngest drops a second event with the same id within 24 hours. */
-  id: string;
-}
+export type { OutgoingEvent } from "./contracts";
 
 /** Sends events to Inngest. Throws when Inngest did not accept them, so callers can answer 5xx. */
 export interface EventPublisher {

@@ -1,0 +1,95 @@
+import { eventType } from "inngest";
+import { z } from "zod";
+
+/**
+ * The events this service sends and reacts to: each one's name, data schema and event id, in one
+ * place below the domains that send them and the Inngest functions that react to them. Each is
+ * validated with its schema before a function's handler runs, so handlers can trust `event.data`;
+ * the sending side builds them with the `...Event` functions below, which give each its id (Inngest
+ * drops a second event with the same id within 24 hours).
+ */
+
+export const orderPlaced = eventType("shop/order.placed", {
+  schema: z.object({
+    orderId: z.uuid(),
+    customerId: z.string().min(1),
+    email: z.email(),
+    total: z.number().int().nonnegative(),
+    currency: z.string().length(3),
+    paymentIntentId: z.string().nullable(),
+    /** fulfill-order's idempotency key: the order id, plus the re-drive generation once re-driven. */
+    fulfilmentKey: z.string().min(1),
+  }),
+});
+export type OrderPlacedData = z.infer<typeof orderPlaced.schema>;
+
+/**
+ * Inngest deduplicates events by id, and fulfill-order runs by `fulfilmentKey`, for 24 hours; the
+ * claim step covers the time after that. A re-drive (generation n > 0) gets a fresh id and key of
+ * its own, so Inngest starts it at once; see docs/fulfilment-saga.md.
+ */
+export const orderPlacedEventId = (orderId: string, generation = 0): string =>
+  generation === 0 ? `order-placed-${orderId}` : `order-placed-${orderId}-redrive-${generation}`;
+export const fulfilmentKey = (orderId: string, generation = 0): string =>
+  generation === 0 ? orderId : `${orderId}/redrive-${generation}`;
+
+/** shop/order.placed for the order's fulfilment, generation 0 or a re-drive's. */
+export const orderPlacedEvent = (data: OrderPlacedData, generation = 0) => ({
+  name: orderPlaced.name,
+  id: orderPlacedEventId(data.orderId, generation),
+  // A copy: the encryption middleware rewrites the data of an event being sent.
+  data: { ...data },
+});
+export type OrderPlacedEvent = ReturnType<typeof orderPlacedEvent>;
+
+export const orderCancelled = eventType("shop/order.cancelled", {
+  schema: z.object({
+    orderId: z.uuid(),
+    reason: z.string().max(500).optional(),
+  }),
+});
+export type OrderCancelledData = z.infer<typeof orderCancelled.schema>;
+
+/** One cancellation per order: a second request (the API and the console, say) wakes no one twice. */
+export const orderCancelledEvent = (data: OrderCancelledData) => ({
+  name: orderCancelled.name,
+  id: `order-cancelled-${data.orderId}`,
+  data: { ...data },
+});
+
+export const shipmentDelivered = eventType("shop/shipment.delivered", {
+  schema: z.object({
+    orderId: z.uuid(),
+    trackingNumber: z.string().min(1),
+    deliveredAt: z.iso.datetime(),
+  }),
+});
+export type ShipmentDeliveredData = z.infer<typeof shipmentDelivered.schema>;
+
+/** A repeated delivery notice (the carrier retries) publishes the same id, so no run wakes twice. */
+export const shipmentDeliveredEvent = (data: ShipmentDeliveredData) => ({
+  name: shipmentDelivered.name,
+  id: `shipment-delivered-${data.orderId}`,
+  data: { ...data },
+});
+export type ShipmentDeliveredEvent = ReturnType<typeof shipmentDeliveredEvent>;
+
+/** Every event this service sends, as the publisher takes it. */
+export type OutgoingEvent =
+  OrderPlacedEvent | ReturnType<typeof orderCancelledEvent> | ShipmentDeliveredEvent;
+
+/**
+ * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the
+ * cancelled run's function and run ids and its triggering event (checked against Inngest's Go
+ * executor). The cleanup after a cancelled fulfilment is triggered by it.
+ */
+export const functionCancelled = eventType("inngest/function.cancelled", {
+  schema: z.object({
+    function_id: z.string(),
+    run_id: z.string(),
+    event: z
+      .object({ data: z.object({ orderId: z.string() }).partial() })
+      .partial()
+      .optional(),
+  }),
+});

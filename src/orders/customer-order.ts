@@ -1,0 +1,16 @@
+import type { Database } from "../db/client";
+
+/** What the customer's pages show of an order: nothing about other orders, no internal ids. */
+export async function findCustomerOrder(db: Database, where: { id: string } | { checkoutSessionId: string }) {
+  return db.order.findUnique({
+    where,
+    include: {
+      lines: { orderBy: { sku: "asc" } },
+      shipment: true,
+      payment: true,
+      review: true,
+    },
+  });
+}
+
+export type CustomerOrder = NonNullable<Awaited<ReturnType<typeof findCustomerOrder>>>;

@@ -1,0 +1,48 @@
+import type { EventPublisher } from "../events/publisher";
+import type { EmailRenderer } from "../notifications/email-renderer";
+import type { EmailSender } from "../notifications/email-sender";
+import { resendOrderEmail, type ResendResult } from "../notifications/resend-email";
+import type { Database } from "../db/client";
+import type { Timeline } from "../timeline/timeline";
+import { cancelOrder, type CancelRequest } from "./cancel-order";
+import type { OrderRepository } from "./order-repository";
+import { redriveOrder, type OrderRedrive } from "./redrive-order";
+import type { RefundOutcome, RefundRequest, Refunds } from "./refund-order";
+
+import type { Actor } from "./actor";
+
+export type { Actor } from "./actor";
+
+/**
+ * What ops can do to an order. Each action is one use case in the file of its domain
+ * (cancel-order.ts, refund-order.ts, redrive-order.ts, notifications/resend-email.ts), composed
+ * here once; the admin API (admin-routes.ts) and the ops console (src/pages/ops) are given this same
+ * object, so both doors run the same rules and write the same records, differing only in `by`.
+ * A new action (a hold, a return) is a new use case and a new member here.
+ */
+export interface OrderActions {
+  cancel(request: CancelRequest): Promise<{ orderId: string; status: "cancellation_requested" }>;
+  refund(request: RefundRequest): Promise<RefundOutcome>;
+  redrive(request: { orderId: string; by: Actor }): Promise<Awaited<ReturnType<typeof redriveOrder>>>;
+  resendEmail(request: { orderId: string; emailId: string; by: Actor }): Promise<ResendResult>;
+}
+
+export function createOrderActions(deps: {
+  db: Database;
+  orders: OrderRepository;
+  publisher: EventPublisher;
+  timeline: Pick<Timeline, "record">;
+  redrive: OrderRedrive;
+  refunds: Refunds;
+  sender: EmailSender;
+  renderer: EmailRenderer;
+  cancelWindowMs: number;
+}): OrderActions {
+  const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs } = deps;
+  return {
+    cancel: (request) => cancelOrder({ orders, publisher, timeline, cancelWindowMs }, request),
+    refund: (request) => refunds.refund(request),
+    redrive: (request) => redriveOrder({ redrive, publisher }, request),
+    resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),
+  };
+}

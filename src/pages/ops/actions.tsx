@@ -1,0 +1,158 @@
+import { Router, type Request, type Response } from "express";
+import { z } from "zod";
+import { AppError, isAppError } from "../../errors";
+import { formatMoney, orderReference } from "../../notifications/templates";
+import type { OrderDetails } from "../../orders/order-details";
+import { sendPage } from "../layout";
+import type { OpsConsoleDeps } from "./deps";
+import { csrfOf, OpsLayout } from "./layout";
+import { orderOr404, showOrder } from "./order-page";
+
+const actions = ["cancel", "refund", "resend", "redrive"] as const;
+type Action = (typeof actions)[number];
+const isAction = (name: string): name is Action => (actions as readonly string[]).includes(name);
+
+const uuid = z.uuid();
+const amountField = z.union([
+  z.literal("").transform(() => undefined),
+  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().positive()),
+]);
+
+function ConfirmPage(props: {
+  csrf: string;
+  order: OrderDetails;
+  action: Action;
+  emailId?: string;
+  template?: string;
+}) {
+  const { order, action } = props;
+  const titles: Record<Action, string> = {
+    cancel: "Cancel this order?",
+    refund: "Refund this order?",
+    resend: `Re-send the ${props.template ?? ""} e-mail?`,
+    redrive: "Re-drive this order?",
+  };
+  const target =
+    action === "resend"
+      ? `/ops/orders/${order.id}/emails/${props.emailId}/resend`
+      : `/ops/orders/${order.id}/${action}`;
+  return (
+    <OpsLayout title={titles[action]} csrf={props.csrf}>
+      <h1>{titles[action]}</h1>
+      <form class="card" method="post" action={target}>
+        <input type="hidden" name="_csrf" value={props.csrf} />
+        <p>
+          Order <strong>{orderReference(order.id)}</strong> ({order.status},{" "}
+          {formatMoney(order.total, order.currency)}, {order.email}).
+        </p>
+        {action === "refund" ? (
+          <p>
+            <label>
+              Amount in minor units (empty: everything captured and not yet refunded){" "}
+              <input name="amount" inputMode="numeric" pattern="[0-9]*" />
+            </label>
+          </p>
+        ) : null}
+        {action === "cancel" || action === "refund" ? (
+          <p>
+            <label>
+              Reason <input name="reason" maxLength={500} size={40} />
+            </label>
+          </p>
+        ) : null}
+        <p>
+          <button class="danger" type="submit">
+            Confirm
+          </button>{" "}
+          <a class="button secondary" href={`/ops/orders/${order.id}`}>
+            Back
+          </a>
+        </p>
+      </form>
+    </OpsLayout>
+  );
+}
+
+const field = (req: Request, name: string): string | undefined => {
+  const value = (req.body as Record<string, unknown>)[name];
+  return typeof value === "string" && value.trim() !== "" ? value.trim().slice(0, 500) : undefined;
+};
+
+/**
+ * The order actions: a confirm page each, then the POST that calls the action's use case (the
+ * same function the admin API calls) and shows the order again with what happened, or why not.
+ */
+export function actionRoutes(deps: OpsConsoleDeps): Router {
+  const router = Router();
+
+  router.get("/ops/orders/:id/confirm/:action", async (req, res) => {
+    const action = String(req.params.action);
+    const order = await orderOr404(deps, req, res);
+    if (!order) return;
+    if (!isAction(action)) {
+      res.status(404).type("text").send("No such action");
+      return;
+    }
+    const email = action === "resend" ? order.emails.find((e) => e.id === req.query.email) : undefined;
+    if (action === "resend" && !email) {
+      res.status(404).type("text").send("No such e-mail");
+      return;
+    }
+    sendPage(
+      res,
+      <ConfirmPage
+        csrf={csrfOf(deps, req)}
+        order={order}
+        action={action}
+        {...(email ? { emailId: email.id, template: email.template } : {})}
+      />,
+    );
+  });
+
+  /** Runs an action and shows the order again with what happened (or why not). */
+  async function act(req: Request, res: Response, done: string, run: (orderId: string) => Promise<unknown>) {
+    const orderId = String(req.params.id);
+    if (!uuid.safeParse(orderId).success) {
+      await showOrder(deps, req, res);
+      return;
+    }
+    try {
+      await run(orderId);
+    } catch (error) {
+      if (!isAppError(error) || error.httpStatus >= 500) throw error;
+      await showOrder(deps, req, res, { text: error.message, bad: true }, error.httpStatus);
+      return;
+    }
+    res.redirect(303, `/ops/orders/${orderId}?done=${encodeURIComponent(done)}`);
+  }
+
+  router.post("/ops/orders/:id/cancel", (req, res) =>
+    act(req, res, "Cancellation requested.", (orderId) =>
+      deps.actions.cancel({ orderId, reason: field(req, "reason"), by: "ops-console" }),
+    ),
+  );
+  router.post("/ops/orders/:id/refund", (req, res) =>
+    act(req, res, "Refund requested.", (orderId) => {
+      const amount = amountField.safeParse((req.body as { amount?: unknown }).amount ?? "");
+      if (!amount.success)
+        throw new AppError("validation_failed", "The amount must be a positive whole number of minor units");
+      return deps.actions.refund({
+        orderId,
+        amount: amount.data,
+        reason: field(req, "reason"),
+        by: "ops-console",
+      });
+    }),
+  );
+  router.post("/ops/orders/:id/redrive", (req, res) =>
+    act(req, res, "Re-drive requested.", (orderId) => deps.actions.redrive({ orderId, by: "ops-console" })),
+  );
+  router.post("/ops/orders/:id/emails/:emailId/resend", (req, res) =>
+    act(req, res, "E-mail re-sent.", (orderId) => {
+      const emailId = String(req.params.emailId);
+      if (!uuid.safeParse(emailId).success) throw new AppError("not_found", `No e-mail ${emailId}`);
+      return deps.actions.resendEmail({ orderId, emailId, by: "ops-console" });
+    }),
+  );
+  return router;
+}

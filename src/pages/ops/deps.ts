@@ -1,0 +1,19 @@
+import type { Logger } from "../../logger";
+import type { EmailRenderer } from "../../notifications/email-renderer";
+import type { OrderActions } from "../../orders/order-actions";
+import type { OrderQueries } from "../../orders/order-queries";
+import type { RunSource } from "./runs";
+import type { OpsSessions } from "./session";
+
+/** What the ops console stands on: the same use cases and query functions as the admin API. */
+export interface OpsConsoleDeps {
+  adminToken: string;
+  sessions: OpsSessions;
+  actions: OrderActions;
+  queries: Pick<OrderQueries, "search" | "details" | "orderOfRun">;
+  renderer: EmailRenderer;
+  runs?: RunSource;
+  logger: Logger;
+  /** Login attempts per client per minute. */
+  loginRateLimit?: number;
+}

@@ -1,0 +1,242 @@
+import { Router, type Request, type Response } from "express";
+import { z } from "zod";
+import { formatMoney, orderReference } from "../../notifications/templates";
+import type { OrderDetails } from "../../orders/order-details";
+import { formatTime, sendPage } from "../layout";
+import type { OpsConsoleDeps } from "./deps";
+import { csrfOf, OpsLayout, sendNotFound, statusTone } from "./layout";
+import type { RunSource, RunSummary } from "./runs";
+import { Runs } from "./runs-view";
+
+const uuid = z.uuid();
+
+/** A step-failed entry's detail, as src/orders/run-failures.ts writes it. */
+function failedStep(detail: unknown): { step: string; attempts: number | null; error: string } {
+  const fields = typeof detail === "object" && detail !== null ? (detail as Record<string, unknown>) : {};
+  return {
+    step: String(fields.step ?? ""),
+    attempts: typeof fields.attempts === "number" ? fields.attempts : null,
+    error: String(fields.error ?? ""),
+  };
+}
+
+function OrderPage(props: {
+  csrf: string;
+  order: OrderDetails;
+  runs: RunSummary[];
+  runSource?: RunSource;
+  runFailure?: string;
+  notice?: { text: string; bad?: boolean };
+}) {
+  const { order } = props;
+  const money = (amount: number) => formatMoney(amount, order.currency);
+  const failures = order.timeline.filter((entry) => entry.kind === "step-failed");
+  return (
+    <OpsLayout title={`Order ${orderReference(order.id)}`} csrf={props.csrf}>
+      <h1>
+        Order {orderReference(order.id)}{" "}
+        <span class={`badge ${statusTone(order.status)}`}>{order.status}</span>
+      </h1>
+      {props.notice ? <p class={`notice ${props.notice.bad ? "bad" : ""}`}>{props.notice.text}</p> : null}
+      <div class="card">
+        <p class="small">
+          <code>{order.id}</code> · {order.email} · customer {order.customerId} · created{" "}
+          {formatTime(order.createdAt)}
+        </p>
+        {order.attentionReason ? <p class="error">Needs attention: {order.attentionReason}</p> : null}
+        <p class="inline">
+          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/cancel`}>
+            Cancel…
+          </a>{" "}
+          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/refund`}>
+            Refund…
+          </a>{" "}
+          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/redrive`}>
+            Re-drive…
+          </a>
+        </p>
+      </div>
+      <div class="card">
+        <h2>Items</h2>
+        <table>
+          <tbody>
+            {order.lines.map((line) => (
+              <tr key={line.sku}>
+                <td>
+                  {line.quantity} × {line.name} <span class="muted small">{line.sku}</span>
+                </td>
+                <td class="num">{money(line.unitPrice * line.quantity)}</td>
+              </tr>
+            ))}
+            <tr>
+              <td>
+                <strong>Total</strong>
+              </td>
+              <td class="num">
+                <strong>{money(order.total)}</strong>
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
+      <div class="card">
+        <h2>Payment</h2>
+        <p class="small">
+          Checkout Session <code>{order.checkoutSessionId ?? "—"}</code> · PaymentIntent{" "}
+          <code>{order.paymentIntentId ?? "—"}</code>
+        </p>
+        {order.payment ? (
+          <p>
+            <span class="badge">{order.payment.status}</span> authorised{" "}
+            {money(order.payment.amountAuthorized)} · captured {money(order.payment.amountCaptured)} ·
+            refunded {money(order.payment.amountRefunded)}
+          </p>
+        ) : (
+          <p class="muted">No payment recorded.</p>
+        )}
+      </div>
+      <div class="card">
+        <h2>Shipment</h2>
+        {order.shipment ? (
+          <p>
+            {order.shipment.carrier} <code>{order.shipment.trackingNumber}</code> · {order.shipment.status}
+            {order.shipment.deliveredAt
+              ? ` · delivered ${formatTime(order.shipment.deliveredAt)}`
+              : ""} · <a href={order.shipment.trackingUrl}>tracking page</a>
+          </p>
+        ) : (
+          <p class="muted">Not shipped.</p>
+        )}
+      </div>
+      <div class="card">
+        <h2>E-mails</h2>
+        {order.emails.length === 0 ? <p class="muted">None sent.</p> : null}
+        <table class="small">
+          <tbody>
+            {order.emails.map((email) => (
+              <tr key={email.id} data-email={email.idempotencyKey}>
+                <td>
+                  <a href={`/ops/orders/${order.id}/emails/${email.id}`}>{email.template}</a>
+                  <div class="muted">{email.idempotencyKey}</div>
+                </td>
+                <td>
+                  <span
+                    class={`badge ${email.status === "sent" ? "ok" : email.status === "failed" ? "bad" : ""}`}
+                  >
+                    {email.status}
+                  </span>
+                </td>
+                <td class="hide">{formatTime(email.sentAt)}</td>
+                <td>
+                  <a href={`/ops/orders/${order.id}/confirm/resend?email=${email.id}`}>Re-send…</a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <div class="card">
+        <h2>Inngest runs</h2>
+        {failures.map((entry, index) => {
+          const failure = failedStep(entry.detail);
+          return (
+            <p key={index} class="notice bad small" data-failed-step={failure.step}>
+              Step <strong>{failure.step}</strong> failed for good after {String(failure.attempts ?? "?")}{" "}
+              attempt(s): {failure.error}
+            </p>
+          );
+        })}
+        <Runs
+          runs={props.runs}
+          source={props.runSource}
+          failure={props.runFailure}
+          attempts={
+            new Map(
+              failures.map((entry) => {
+                const failure = failedStep(entry.detail);
+                return [`${entry.runId} ${failure.step}`, failure.attempts ?? 0] as const;
+              }),
+            )
+          }
+        />
+      </div>
+      <div class="card">
+        <h2>Timeline</h2>
+        <ul class="steps small">
+          {order.timeline.map((entry, index) => (
+            <li key={index} data-kind={entry.kind}>
+              <span class="muted">{formatTime(entry.at)}</span> · <strong>{entry.kind}</strong>{" "}
+              <code>{JSON.stringify(entry.detail)}</code>
+            </li>
+          ))}
+        </ul>
+      </div>
+    </OpsLayout>
+  );
+}
+
+/** The order `:id` names, or undefined after answering 404. */
+export async function orderOr404(
+  deps: OpsConsoleDeps,
+  req: Request,
+  res: Response,
+): Promise<OrderDetails | undefined> {
+  const id = String(req.params.id);
+  const order = uuid.safeParse(id).success ? await deps.queries.details(id) : null;
+  if (!order) {
+    sendNotFound(deps, req, res, `No order ${id}.`);
+    return undefined;
+  }
+  return order;
+}
+
+async function runsOf(
+  deps: OpsConsoleDeps,
+  order: OrderDetails,
+): Promise<{ runs: RunSummary[]; failure?: string }> {
+  const source = deps.runs;
+  if (!source) return { runs: [] };
+  const runIds = [...new Set(order.timeline.map((entry) => entry.runId).filter((id): id is string => !!id))];
+  try {
+    const runs = await Promise.all(runIds.map((runId) => source.run(runId)));
+    return { runs: runs.filter((run): run is RunSummary => run !== undefined) };
+  } catch (error) {
+    deps.logger.warn({ err: error, orderId: order.id }, "ops console: could not read the order's runs");
+    return { runs: [], failure: `Could not read runs from ${source.label}.` };
+  }
+}
+
+/** The order's page, with a notice (what an action did, or why not). */
+export async function showOrder(
+  deps: OpsConsoleDeps,
+  req: Request,
+  res: Response,
+  notice?: { text: string; bad?: boolean },
+  status = 200,
+): Promise<void> {
+  const order = await orderOr404(deps, req, res);
+  if (!order) return;
+  const { runs, failure } = await runsOf(deps, order);
+  sendPage(
+    res,
+    <OrderPage
+      csrf={csrfOf(deps, req)}
+      order={order}
+      runs={runs}
+      {...(deps.runs ? { runSource: deps.runs } : {})}
+      {...(failure ? { runFailure: failure } : {})}
+      {...(notice ? { notice } : {})}
+    />,
+    status,
+  );
+}
+
+/** GET /ops/orders/:id: everything about one order, its runs step by step, and its actions. */
+export function orderPage(deps: OpsConsoleDeps): Router {
+  const router = Router();
+  router.get("/ops/orders/:id", async (req, res) => {
+    const done = typeof req.query.done === "string" ? req.query.done : undefined;
+    await showOrder(deps, req, res, done ? { text: done } : undefined);
+  });
+  return router;
+}

@@ -1,0 +1,76 @@
+/**
+ * Every kind of entry on an order's timeline (the `order_timeline` table), in one place: ops read
+ * them in the console, the "needs attention" filters and the recovery sweeps query them, and the
+ * workflow adopts an outcome from them. A new kind is added here, or it does not type-check
+ * (docs/architecture.md, "Adding a timeline kind").
+ */
+export const timelineKinds = [
+  // Checkout and the Stripe intake (src/orders/checkout, src/orders/intake).
+  "checkout-started",
+  "checkout-session-created",
+  "checkout-failed",
+  "checkout-expired",
+  "checkout-payment-declined",
+  "checkout-payment-failed",
+  "payment-authorized",
+  "payment-processing",
+  "payment-received",
+  "payment-not-required",
+  "payment-mismatch",
+  "authorization-lost",
+  "order-placed-sent",
+  // Stock held at checkout and given back (src/inventory/stock-holds.ts).
+  "stock-hold-released",
+  // The fulfilment run and its undos (src/inngest/steps), one per (order, kind, run).
+  "claimed",
+  "claim-lost",
+  "stock-reserved",
+  "out-of-stock",
+  "stock-released",
+  "payment-captured",
+  "payment-captured-after-cancel",
+  "authorization-voided",
+  "payment-refunded",
+  "payment-not-returned",
+  "shipment-booked",
+  "shipment-voided",
+  "nothing-to-ship",
+  "confirmation-sent",
+  "delivered",
+  "review-requested",
+  "cancelled",
+  "cancelled-out-of-stock",
+  "payment-failed",
+  "cancel-needs-ops",
+  // Failures, as ops see them in the console (src/orders/run-failures.ts).
+  "step-failed",
+  "run-failed",
+  // Admin actions and the customer's review (src/orders, src/notifications/resend-email.ts).
+  "cancel-requested",
+  "redriven",
+  "refund-requested",
+  "refund-issued",
+  "refund-failed",
+  "email-resent",
+  "review-received",
+  // The recovery sweeps (src/recovery).
+  "recovery-re-emitted",
+  "authorization-expiry-alerted",
+] as const;
+
+export type TimelineKind = (typeof timelineKinds)[number];
+
+/** Detail of an entry: a JSON object. */
+export type TimelineDetail = Record<string, unknown>;
+
+export function isTimelineKind(kind: string): kind is TimelineKind {
+  return (timelineKinds as readonly string[]).includes(kind);
+}
+
+/**
+ * A kind as an SQL string literal, for the statements that write their entry inside the statement
+ * that moves the order (one round trip): the kind still comes from this one definition.
+ */
+export function timelineKindSql(kind: TimelineKind): string {
+  return `'${kind}'`;
+}
