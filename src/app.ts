@@ -6,6 +6,7 @@ import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
 import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
+import { refuseNulInJson, refuseNulInUrl } from "./http/refuse-nul";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -75,6 +76,7 @@ export function buildApp(deps: AppDependencies): Express {
     setCommonHeaders(res);
     next();
   });
+  app.use(refuseNulInUrl);
 
   // Routes that verify signatures over the raw body are mounted before any JSON parser. The
   // Stripe webhook, the service's hottest route, also comes before the access log: it logs its
@@ -97,7 +99,7 @@ export function buildApp(deps: AppDependencies): Express {
   // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
 
-  app.use(express.json({ limit: "100kb", reviver: refuseNul }));
+  app.use(express.json({ limit: "100kb", reviver: refuseNulInJson }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
@@ -152,11 +154,3 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader("Cache-Control", "no-store");
   next();
 };
-
-/** PostgreSQL text cannot hold U+0000: a string carrying one is a bad request (400), not a 500. */
-function refuseNul(_key: string, value: unknown): unknown {
-  if (typeof value === "string" && value.includes("\u0000")) {
-    throw new SyntaxError("Strings in the request body must not contain U+0000");
-  }
-  return value;
-}

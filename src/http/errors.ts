@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from "../db/unavailable";
 import { AppError, httpStatusByCode, isAppError, type ErrorCode } from "../errors";
+import { nulRefusedByDatabase } from "./refuse-nul";
 
 /** Seconds a 503 asks the client to wait (Retry-After) before it tries again. */
 export const retryAfterSeconds = databaseRetryAfterSeconds;
@@ -66,7 +67,8 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
     return;
   }
   const given = isAppError(error) ? error : (fromBodyParser(error) ?? fromHttpLayer(error));
-  const appError = given && given.httpStatus !== 500 ? given : (fromDatabase(error) ?? given);
+  const appError =
+    given && given.httpStatus !== 500 ? given : (nulRefusedByDatabase(error) ?? fromDatabase(error) ?? given);
   if (appError && appError.httpStatus < 500) {
     res.status(appError.httpStatus).json(errorBody(appError));
     return;
