@@ -7,6 +7,7 @@ import { healthRoutes } from "./health/routes";
 import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
 import { refuseNulInJson, refuseNulInUrl } from "./http/refuse-nul";
+import { securityHeaders } from "./http/security-headers";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -31,6 +32,8 @@ export interface AppDependencies {
   checkout?: Router;
   /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
   pages?: Router;
+  /** NODE_ENV=production: Strict-Transport-Security on (src/http/security-headers.ts). */
+  production?: boolean;
 }
 
 /**
@@ -84,6 +87,9 @@ export function buildApp(deps: AppDependencies): Express {
   // delivery, so a per-request child logger and access line would only add cost
   // (docs/decisions/0009-stripe-webhook-served-before-express.md).
   if (deps.stripeWebhook) app.use(deps.stripeWebhook.router);
+
+  // What a browser is to enforce; Stripe, the webhook's only client, is not one.
+  app.use(securityHeaders({ production: deps.production ?? false }));
 
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));

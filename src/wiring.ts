@@ -34,6 +34,7 @@ import {
   createRunSource,
   deriveLinkSecret,
   pagesRouter,
+  type CustomerLinks,
 } from "./pages";
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
@@ -103,6 +104,8 @@ export interface Services extends AppDependencies {
   shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
+  /** Signs and checks the customer links (tests open them as a customer would). */
+  links: CustomerLinks;
   close(): Promise<void>;
 }
 
@@ -306,6 +309,8 @@ export async function createServices(options: {
     workflow,
     shippingProvider,
     metrics,
+    links,
+    production: config.isProduction,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
       limit: config.ADMIN_RATE_LIMIT,

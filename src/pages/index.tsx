@@ -7,7 +7,7 @@ import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { customerPages } from "./customer/routes";
-import { Layout, htmxPath, sendPage } from "./layout";
+import { Layout, htmxPath, sendPage, styles, stylesPath } from "./layout";
 import type { CustomerLinks } from "./links";
 import { opsConsole } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
@@ -43,6 +43,11 @@ export function pagesRouter(deps: PagesDeps): Router {
   router.get(htmxPath, (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=86400");
     res.sendFile(htmxFile);
+  });
+  router.get(stylesPath, (_req, res) => {
+    // Named by its content: a new stylesheet is a new path.
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.type("css").send(styles);
   });
   router.get("/", (_req, res) => {
     sendPage(

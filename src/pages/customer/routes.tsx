@@ -324,7 +324,7 @@ function ReviewForm(props: { order: CustomerOrder; sig: string; error?: string }
         </p>
         {props.error ? <p class="error">{props.error}</p> : null}
         <form method="post" action={`/orders/${order.id}/review?sig=${props.sig}`}>
-          <fieldset class="stars" style="border:0;padding:0">
+          <fieldset class="stars">
             <legend>Rating</legend>
             {[1, 2, 3, 4, 5].map((rating) => (
               <label key={rating}>
