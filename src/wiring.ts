@@ -28,6 +28,7 @@ import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
+import { createFreshLinks } from "./notifications/fresh-link";
 import {
   createCustomerLinks,
   createOpsSessions,
@@ -124,6 +125,7 @@ export async function createServices(options: {
   const links = createCustomerLinks({
     publicUrl,
     secret: config.LINK_SIGNING_SECRET ?? deriveLinkSecret(endpoints.adminToken),
+    ttlMs: durationMs(config.LINK_TTL),
   });
   const runUrlTemplate = defaultRunUrlTemplate(config, {
     localEngine: endpoints.localEngineUrl !== undefined,
@@ -286,6 +288,7 @@ export async function createServices(options: {
     reviews: createReviews({ db, timeline }),
     tracking: createParcelTracking(db),
     links,
+    freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,

@@ -2,6 +2,7 @@ import path from "node:path";
 import { Router } from "express";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
+import type { FreshLinks } from "../notifications/fresh-link";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
@@ -25,6 +26,7 @@ export interface PagesDeps {
   reviews: Reviews;
   tracking: ParcelTracking;
   links: CustomerLinks;
+  freshLinks: FreshLinks;
   adminToken: string;
   sessions: OpsSessions;
   renderer: EmailRenderer;
@@ -80,6 +82,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       reviews: deps.reviews,
       tracking: deps.tracking,
       links: deps.links,
+      freshLinks: deps.freshLinks,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
     }),
   );

@@ -3,7 +3,15 @@
  * order page), tokens, the Checkout Session id the success page looks an order up by. Their
  * values never reach a log line; the rest of the URL stays, for reading the log.
  */
-const credentialParameters = ["sig", "signature", "token", "access_token", "session_id", "secret", "password"];
+const credentialParameters = [
+  "sig",
+  "signature",
+  "token",
+  "access_token",
+  "session_id",
+  "secret",
+  "password",
+];
 
 const credentialInQuery = new RegExp(`([?&;](?:${credentialParameters.join("|")})=)[^&;#\\s"'<>]*`, "gi");
 

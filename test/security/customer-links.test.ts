@@ -1,6 +1,8 @@
+import { createHmac } from "node:crypto";
 import request from "supertest";
 import { buildApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
+import { createCustomerLinks, deriveLinkSecret } from "../../src/pages";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { captureLog, type CapturedLog } from "../support/log-capture";
@@ -11,6 +13,53 @@ import { captureLog, type CapturedLog } from "../support/log-capture";
  */
 
 const adminToken = "links-admin-token-0123456789";
+
+const day = 24 * 60 * 60 * 1000;
+
+describe("signed links expire", () => {
+  const orderId = "3f1c2a9e-1111-4222-8333-444455556666";
+  const secret = "s".repeat(32);
+  const sigOf = (url: string) => new URL(url).searchParams.get("sig");
+
+  it("verify until their expiry, then read as expired; a changed expiry or id does not verify", () => {
+    let now = Date.UTC(2026, 0, 1);
+    const links = createCustomerLinks({
+      publicUrl: "https://shop.example",
+      secret,
+      ttlMs: 30 * day,
+      now: () => now,
+    });
+    const sig = sigOf(links.order(orderId));
+    expect(links.check("order", orderId, sig)).toBe("valid");
+    expect(links.verify("order", orderId, sig)).toBe(true);
+    now += 30 * day - 1000;
+    expect(links.check("order", orderId, sig)).toBe("valid");
+    now += 2000;
+    expect(links.check("order", orderId, sig)).toBe("expired");
+    expect(links.verify("order", orderId, sig)).toBe(false);
+    // Moving the expiry forward breaks the signature: it is signed with the purpose and the id.
+    const [expiry = "", mac = ""] = String(sig).split(".");
+    const later = (Number.parseInt(expiry, 36) + 365 * 24 * 3600).toString(36);
+    expect(links.check("order", orderId, `${later}.${mac}`)).toBe("invalid");
+    expect(links.check("review", orderId, sig)).toBe("invalid");
+    expect(links.check("order", "3f1c2a9e-1111-4222-8333-444455556667", sig)).toBe("invalid");
+    expect(links.check("order", orderId, undefined)).toBe("invalid");
+    expect(links.check("order", orderId, ["a"])).toBe("invalid");
+  });
+
+  it("a link signed before links expired (no expiry in it) reads as expired, so its owner can get a fresh one", () => {
+    const legacy = createHmac("sha256", secret).update(`order\0${orderId}`).digest("base64url").slice(0, 22);
+    const links = createCustomerLinks({ publicUrl: "https://shop.example", secret });
+    expect(links.check("order", orderId, legacy)).toBe("expired");
+    expect(links.check("review", orderId, legacy)).toBe("invalid");
+  });
+
+  it("last LINK_TTL, 90 days unless configured; less than a day is refused", () => {
+    expect(parseConfig({}).LINK_TTL).toBe("90d");
+    expect(parseConfig({ LINK_TTL: "180d" }).LINK_TTL).toBe("180d");
+    expect(() => parseConfig({ LINK_TTL: "5m" })).toThrow(/LINK_TTL/);
+  });
+});
 
 describe("customer links", () => {
   let database: TestDatabase;
@@ -86,5 +135,78 @@ describe("customer links", () => {
     expect(res.headers["referrer-policy"]).toBe("no-referrer");
     const api = await request(app).get("/api/products").expect(200);
     expect(api.headers["referrer-policy"]).toBe("no-referrer");
+  });
+
+  describe("an expired link", () => {
+    const expiredLinks = () =>
+      createCustomerLinks({
+        publicUrl: "http://shop.test",
+        secret: deriveLinkSecret(adminToken),
+        now: () => Date.now() - 200 * day,
+      });
+    const freshLinkEmails = () =>
+      database.db.emailMessage.findMany({
+        where: { orderId, template: "freshLink" },
+        orderBy: { createdAt: "asc" },
+      });
+
+    it("gets a page that says so, with a way to have a fresh link e-mailed", async () => {
+      for (const url of [expiredLinks().order(orderId), expiredLinks().review(orderId)]) {
+        const res = await request(app).get(pathOf(url)).expect(410);
+        expect(res.text).toContain("This link has expired");
+        expect(res.text).toContain(`action="/orders/${orderId}/fresh-link"`);
+        expect(res.text).not.toContain("links@example.com");
+      }
+    });
+
+    it("e-mails a fresh link to the order's own address, once per window however often it is asked", async () => {
+      const sig = String(new URL(expiredLinks().order(orderId)).searchParams.get("sig"));
+      const ask = () =>
+        request(app).post(`/orders/${orderId}/fresh-link`).type("form").send({ purpose: "order", sig });
+      const first = await ask().expect(200);
+      expect(first.text).toContain("a fresh link is on its way");
+      expect(first.text).not.toContain("links@example.com");
+      const again = await ask().expect(200);
+      expect(again.text).toBe(first.text);
+      const emails = await freshLinkEmails();
+      expect(emails).toHaveLength(1);
+      expect(emails[0]?.recipient).toBe("links@example.com");
+      const fresh = /https?:\/\/[^\s"]+\/orders\/[^\s"]+\?sig=[^\s"&]+/.exec(
+        String(emails[0]?.bodyText),
+      )?.[0];
+      expect(fresh).toBeDefined();
+      await request(app)
+        .get(pathOf(String(fresh)))
+        .expect(200);
+    });
+
+    it("a forged signature gets the not-valid page and no e-mail", async () => {
+      const before = (await freshLinkEmails()).length;
+      const res = await request(app)
+        .post(`/orders/${orderId}/fresh-link`)
+        .type("form")
+        .send({ purpose: "order", sig: "0.forged-signature-0000000" })
+        .expect(404);
+      expect(res.text).toContain("not valid");
+      const unknown = await request(app)
+        .post(`/orders/7d3f6a2e-3c1b-4b8e-9a55-2f0c6f1d9e01/fresh-link`)
+        .type("form")
+        .send({ purpose: "order", sig: "0.forged-signature-0000000" })
+        .expect(404);
+      expect(unknown.text).toBe(res.text);
+      expect(await freshLinkEmails()).toHaveLength(before);
+    });
+
+    it("asking is rate-limited per client", async () => {
+      const statuses: number[] = [];
+      for (let i = 0; i < 12; i += 1) {
+        const res = await request(app)
+          .post(`/orders/${orderId}/fresh-link`)
+          .type("form")
+          .send({ purpose: "order", sig: `${i}.forged-signature-0000000` });
+        statuses.push(res.status);
+      }
+      expect(statuses).toContain(429);
+    });
   });
 });
