@@ -1,6 +1,7 @@
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Client } from "pg";
+import Stripe from "stripe";
 import request from "supertest";
 import { buildApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
@@ -16,6 +17,7 @@ import { captureLog } from "../support/log-capture";
  */
 
 const adminToken = "db-down-admin-token-0123456789";
+const webhookSecret = "whsec_db_down_0123456789";
 
 const checkoutBody = {
   customerId: "cus_db_down",
@@ -30,15 +32,32 @@ async function servicesOn(databaseUrl: string): Promise<Services> {
     endpoints: {
       databaseUrl,
       stripeSecretKey: "sk_test_db_down",
-      stripeWebhookSecret: "whsec_db_down_0123456789",
+      stripeWebhookSecret: webhookSecret,
       adminToken,
       carrierWebhookSecret: "db-down-carrier-secret-0123456789",
     },
   });
 }
 
+/** A signed delivery: Stripe retries a 503, so the event is not lost while the database is away. */
+function stripeDelivery(app: ReturnType<typeof buildApp>) {
+  const payload = JSON.stringify({
+    id: `evt_db_down_${Date.now()}`,
+    object: "event",
+    type: "checkout.session.expired",
+    created: Math.floor(Date.now() / 1000),
+    data: { object: { id: "cs_db_down", object: "checkout.session", metadata: {} } },
+  });
+  return request(app)
+    .post("/api/stripe/webhook")
+    .set("Content-Type", "application/json")
+    .set("Stripe-Signature", Stripe.webhooks.generateTestHeaderString({ payload, secret: webhookSecret }))
+    .send(payload);
+}
+
 async function expectDatabaseUnavailable(app: ReturnType<typeof buildApp>): Promise<void> {
   const answers = [
+    await stripeDelivery(app),
     await request(app).get("/api/products"),
     await request(app).post("/api/checkout").send(checkoutBody),
     await request(app).get("/api/orders").set("Authorization", `Bearer ${adminToken}`),
