@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import { databaseRetryAfterSeconds, isDatabaseUnavailable } from "../db/unavailable";
 import { AppError, httpStatusByCode, isAppError, type ErrorCode } from "../errors";
+import { redactUrlCredentials } from "../shared/redact-url";
 import { nulRefusedByDatabase } from "./refuse-nul";
 
 /** Seconds a 503 asks the client to wait (Retry-After) before it tries again. */
@@ -75,7 +76,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
   }
   if (appError?.httpStatus === 503) {
     // Expected during an outage, once per request: the cause's message, no stack.
-    req.log.warn({ code: appError.code, cause: String(causeOf(appError)) }, "request refused: unavailable");
+    req.log.warn({ code: appError.code, cause: causeOf(appError) }, "request refused: unavailable");
     if (!res.hasHeader("Retry-After")) res.setHeader("Retry-After", String(retryAfterSeconds));
     res.status(503).json({ error: { code: appError.code, message: appError.message } });
     return;
@@ -88,7 +89,7 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
     .json({ error: { code, message: "Something went wrong on our side; it has been logged." } });
 };
 
-function causeOf(error: AppError): unknown {
+function causeOf(error: AppError): string {
   const cause = error.cause;
-  return cause instanceof Error ? cause.message : (cause ?? error.message);
+  return redactUrlCredentials(cause instanceof Error ? cause.message : String(cause ?? error.message));
 }

@@ -3,6 +3,7 @@ import request from "supertest";
 import { buildApp } from "../../src/app";
 import { parseConfig } from "../../src/config";
 import { createCustomerLinks, deriveLinkSecret } from "../../src/pages";
+import { redactUrlCredentials } from "../../src/shared/redact-url";
 import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { captureLog, type CapturedLog } from "../support/log-capture";
@@ -58,6 +59,25 @@ describe("signed links expire", () => {
     expect(parseConfig({}).LINK_TTL).toBe("90d");
     expect(parseConfig({ LINK_TTL: "180d" }).LINK_TTL).toBe("180d");
     expect(() => parseConfig({ LINK_TTL: "5m" })).toThrow(/LINK_TTL/);
+  });
+});
+
+describe("credentials in logged URLs", () => {
+  it.each([
+    ["/orders/x?sig=abc.def", "/orders/x?sig=[redacted]"],
+    [
+      "/checkout/cancelled?order_id=1&sig=abc&utm=mail",
+      "/checkout/cancelled?order_id=1&sig=[redacted]&utm=mail",
+    ],
+    ["/checkout/success?session_id=cs_test_123", "/checkout/success?session_id=[redacted]"],
+    ["/x?SIG=a&Token=b#frag", "/x?SIG=[redacted]&Token=[redacted]#frag"],
+    [
+      "fetch failed for https://shop.example/orders/1?sig=abc failed: ECONNRESET",
+      "fetch failed for https://shop.example/orders/1?sig=[redacted] failed: ECONNRESET",
+    ],
+    ["/api/orders?q=signature&design=1", "/api/orders?q=signature&design=1"],
+  ])("%s", (url, logged) => {
+    expect(redactUrlCredentials(url)).toBe(logged);
   });
 });
 
