@@ -12,7 +12,8 @@ import type { RequestHandler } from "express";
  * - Referrer-Policy: no-referrer. A customer link carries its signature in the query string; a
  *   click from the order page to the carrier must not hand it to the carrier in Referer.
  * - Strict-Transport-Security in production only: the service is reached over TLS there, and a
- *   developer's http://127.0.0.1 must not be pinned to https. So is upgrade-insecure-requests.
+ *   developer's http://127.0.0.1 must not be pinned to https. No upgrade-insecure-requests: with
+ *   HSTS the browser upgrades already, and a deployment served over plain http keeps working.
  */
 export function securityHeaders(options: { production: boolean }): RequestHandler {
   return helmet({
@@ -30,7 +31,6 @@ export function securityHeaders(options: { production: boolean }): RequestHandle
         baseUri: ["'none'"],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
-        ...(options.production ? { upgradeInsecureRequests: [] } : {}),
       },
     },
     frameguard: { action: "deny" },
