@@ -79,7 +79,6 @@ export function buildApp(deps: AppDependencies): Express {
     setCommonHeaders(res);
     next();
   });
-  app.use(refuseNulInUrl);
 
   // Routes that verify signatures over the raw body are mounted before any JSON parser. The
   // Stripe webhook, the service's hottest route, also comes before the access log: it logs its
@@ -92,6 +91,8 @@ export function buildApp(deps: AppDependencies): Express {
   app.use(securityHeaders({ production: deps.production ?? false }));
 
   app.use(requestLogging(deps.logger));
+  // Before any route reads the URL; after the access log, which records the refusal at warn.
+  app.use(refuseNulInUrl);
   app.use(healthRoutes(deps.readiness));
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 
