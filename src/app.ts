@@ -6,6 +6,8 @@ import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
 import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
+import { refuseNulInJson, refuseNulInUrl } from "./http/refuse-nul";
+import { securityHeaders } from "./http/security-headers";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -30,6 +32,8 @@ export interface AppDependencies {
   checkout?: Router;
   /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
   pages?: Router;
+  /** NODE_ENV=production: Strict-Transport-Security on (src/http/security-headers.ts). */
+  production?: boolean;
 }
 
 /**
@@ -83,7 +87,12 @@ export function buildApp(deps: AppDependencies): Express {
   // (docs/decisions/0009-stripe-webhook-served-before-express.md).
   if (deps.stripeWebhook) app.use(deps.stripeWebhook.router);
 
+  // What a browser is to enforce; Stripe, the webhook's only client, is not one.
+  app.use(securityHeaders({ production: deps.production ?? false }));
+
   app.use(requestLogging(deps.logger));
+  // Before any route reads the URL; after the access log, which records the refusal at warn.
+  app.use(refuseNulInUrl);
   app.use(healthRoutes(deps.readiness));
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 
@@ -97,7 +106,7 @@ export function buildApp(deps: AppDependencies): Express {
   // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
 
-  app.use(express.json({ limit: "100kb", reviver: refuseNul }));
+  app.use(express.json({ limit: "100kb", reviver: refuseNulInJson }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
@@ -152,11 +161,3 @@ const noStore: RequestHandler = (_req, res, next) => {
   res.setHeader("Cache-Control", "no-store");
   next();
 };
-
-/** PostgreSQL text cannot hold U+0000: a string carrying one is a bad request (400), not a 500. */
-function refuseNul(_key: string, value: unknown): unknown {
-  if (typeof value === "string" && value.includes("\u0000")) {
-    throw new SyntaxError("Strings in the request body must not contain U+0000");
-  }
-  return value;
-}

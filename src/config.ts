@@ -95,6 +95,10 @@ const schema = z.object({
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
   LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  // How long a customer link stays good; long enough for the review e-mail weeks after delivery.
+  LINK_TTL: duration
+    .refine((value) => durationMs(value) >= 24 * 60 * 60 * 1000, "must be at least 1d")
+    .default("90d"),
   CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   // Proxies whose X-Forwarded-For names the client (Express "trust proxy"): a hop count, or

@@ -29,6 +29,7 @@ export const httpStatusByCode = {
   upstream_unavailable: 502,
   not_ready: 503,
   service_unavailable: 503,
+  database_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof httpStatusByCode;

@@ -1,5 +1,6 @@
 import pino, { type Logger } from "pino";
 import { currentLogContext } from "./log-context";
+import { redactUrlCredentials } from "./shared/redact-url";
 
 export type { Logger };
 
@@ -34,9 +35,12 @@ export const redactedPaths = [
 
 const emailAddress = /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g;
 
-/** Error messages quote what failed, e.g. a mail server naming the recipient it refused. */
+/**
+ * Error messages quote what failed, e.g. a mail server naming the recipient it refused, or a
+ * request naming the URL it was for (a customer link's signature in it).
+ */
 function withoutEmailAddresses(value: unknown, depth = 0): unknown {
-  if (typeof value === "string") return value.replace(emailAddress, "[email]");
+  if (typeof value === "string") return redactUrlCredentials(value.replace(emailAddress, "[email]"));
   if (depth > 4 || value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map((item) => withoutEmailAddresses(item, depth + 1));
   return Object.fromEntries(
@@ -49,13 +53,16 @@ function withoutEmailAddresses(value: unknown, depth = 0): unknown {
 const errorSerializer = (error: unknown) =>
   withoutEmailAddresses(pino.stdSerializers.errWithCause(error as Error));
 
+const urlSerializer = (value: unknown) => (typeof value === "string" ? redactUrlCredentials(value) : value);
+
 export function createLogger(options: { level: string; destination?: pino.DestinationStream }): Logger {
   const logger = pino(
     {
       level: options.level,
       base: { service: "order-fulfillment" },
       redact: { paths: redactedPaths, censor: "[redacted]" },
-      serializers: { err: errorSerializer },
+      // `url` and `location` wherever a line names one: a customer link's signature is redacted.
+      serializers: { err: errorSerializer, url: urlSerializer, location: urlSerializer },
       mixin: contextFields,
       timestamp: pino.stdTimeFunctions.isoTime,
     },

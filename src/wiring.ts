@@ -28,12 +28,14 @@ import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
+import { createFreshLinks } from "./notifications/fresh-link";
 import {
   createCustomerLinks,
   createOpsSessions,
   createRunSource,
   deriveLinkSecret,
   pagesRouter,
+  type CustomerLinks,
 } from "./pages";
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
@@ -103,6 +105,8 @@ export interface Services extends AppDependencies {
   shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
+  /** Signs and checks the customer links (tests open them as a customer would). */
+  links: CustomerLinks;
   close(): Promise<void>;
 }
 
@@ -121,6 +125,7 @@ export async function createServices(options: {
   const links = createCustomerLinks({
     publicUrl,
     secret: config.LINK_SIGNING_SECRET ?? deriveLinkSecret(endpoints.adminToken),
+    ttlMs: durationMs(config.LINK_TTL),
   });
   const runUrlTemplate = defaultRunUrlTemplate(config, {
     localEngine: endpoints.localEngineUrl !== undefined,
@@ -283,6 +288,7 @@ export async function createServices(options: {
     reviews: createReviews({ db, timeline }),
     tracking: createParcelTracking(db),
     links,
+    freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
@@ -306,6 +312,8 @@ export async function createServices(options: {
     workflow,
     shippingProvider,
     metrics,
+    links,
+    production: config.isProduction,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
       limit: config.ADMIN_RATE_LIMIT,

@@ -1,5 +1,11 @@
 import type { ErrorRequestHandler, RequestHandler } from "express";
+import { databaseRetryAfterSeconds, isDatabaseUnavailable } from "../db/unavailable";
 import { AppError, httpStatusByCode, isAppError, type ErrorCode } from "../errors";
+import { redactUrlCredentials } from "../shared/redact-url";
+import { nulRefusedByDatabase } from "./refuse-nul";
+
+/** Seconds a 503 asks the client to wait (Retry-After) before it tries again. */
+export const retryAfterSeconds = databaseRetryAfterSeconds;
 
 export interface ErrorBody {
   error: { code: string; message: string; details?: unknown };
@@ -46,15 +52,33 @@ function fromHttpLayer(error: unknown): AppError | undefined {
   return new AppError(code === 400 || !known ? "bad_request" : known, message, { cause: error });
 }
 
+/**
+ * The database gone (refused, shutting down, no connection in time) on any route, through Prisma
+ * or raw pg: 503 database_unavailable, so clients and load balancers retry instead of seeing a bug.
+ */
+function fromDatabase(error: unknown): AppError | undefined {
+  if (!isDatabaseUnavailable(error)) return undefined;
+  return new AppError("database_unavailable", "The database is unavailable; retry shortly", { cause: error });
+}
+
 /** The one place errors become HTTP responses; 5xx details stay in the log, never in the reply. */
 export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next) => {
   if (res.headersSent) {
     next(error);
     return;
   }
-  const appError = isAppError(error) ? error : (fromBodyParser(error) ?? fromHttpLayer(error));
+  const given = isAppError(error) ? error : (fromBodyParser(error) ?? fromHttpLayer(error));
+  const appError =
+    given && given.httpStatus !== 500 ? given : (nulRefusedByDatabase(error) ?? fromDatabase(error) ?? given);
   if (appError && appError.httpStatus < 500) {
     res.status(appError.httpStatus).json(errorBody(appError));
+    return;
+  }
+  if (appError?.httpStatus === 503) {
+    // Expected during an outage, once per request: the cause's message, no stack.
+    req.log.warn({ code: appError.code, cause: causeOf(appError) }, "request refused: unavailable");
+    if (!res.hasHeader("Retry-After")) res.setHeader("Retry-After", String(retryAfterSeconds));
+    res.status(503).json({ error: { code: appError.code, message: appError.message } });
     return;
   }
   req.log.error({ err: error }, "request failed");
@@ -64,3 +88,8 @@ export const errorHandler: ErrorRequestHandler = (error: unknown, req, res, next
     .status(status)
     .json({ error: { code, message: "Something went wrong on our side; it has been logged." } });
 };
+
+function causeOf(error: AppError): string {
+  const cause = error.cause;
+  return redactUrlCredentials(cause instanceof Error ? cause.message : String(cause ?? error.message));
+}

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { pinoHttp } from "pino-http";
 import type { Logger } from "../logger";
+import { redactUrlCredentials } from "../shared/redact-url";
 
 const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
 
@@ -31,7 +32,8 @@ export function requestLogging(logger: Logger) {
       req: (req: { id: string; method: string; url: string }) => ({
         id: req.id,
         method: req.method,
-        url: req.url,
+        // A customer link's signature is a credential: logged as [redacted].
+        url: redactUrlCredentials(req.url),
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },

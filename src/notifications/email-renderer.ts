@@ -77,6 +77,15 @@ export function createEmailRenderer(deps: {
                 : { kind: "not-charged" };
           return emailTemplates.orderCancelled({ order: summary, settlement: kind });
         }
+        case "freshLink":
+          // The review link while the order can be reviewed (orders/review-order.ts's isReviewable:
+          // not imported, orders already depends on notifications).
+          return emailTemplates.freshLink({
+            order: summary,
+            ...(["shipped", "delivered", "completed"].includes(order.status)
+              ? { reviewUrl: deps.links.review(order.id) }
+              : {}),
+          });
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

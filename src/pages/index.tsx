@@ -2,12 +2,13 @@ import path from "node:path";
 import { Router } from "express";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
+import type { FreshLinks } from "../notifications/fresh-link";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { customerPages } from "./customer/routes";
-import { Layout, htmxPath, sendPage } from "./layout";
+import { Layout, htmxPath, sendPage, styles, stylesPath } from "./layout";
 import type { CustomerLinks } from "./links";
 import { opsConsole } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
@@ -25,6 +26,7 @@ export interface PagesDeps {
   reviews: Reviews;
   tracking: ParcelTracking;
   links: CustomerLinks;
+  freshLinks: FreshLinks;
   adminToken: string;
   sessions: OpsSessions;
   renderer: EmailRenderer;
@@ -43,6 +45,11 @@ export function pagesRouter(deps: PagesDeps): Router {
   router.get(htmxPath, (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=86400");
     res.sendFile(htmxFile);
+  });
+  router.get(stylesPath, (_req, res) => {
+    // Named by its content: a new stylesheet is a new path.
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.type("css").send(styles);
   });
   router.get("/", (_req, res) => {
     sendPage(
@@ -75,6 +82,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       reviews: deps.reviews,
       tracking: deps.tracking,
       links: deps.links,
+      freshLinks: deps.freshLinks,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
     }),
   );

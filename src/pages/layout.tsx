@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Response } from "express";
 import type { ComponentChildren, VNode } from "preact";
 import { render } from "preact-render-to-string";
@@ -8,7 +9,12 @@ import { render } from "preact-render-to-string";
  */
 export const htmxPath = "/assets/htmx.min.js";
 
-const styles = `
+/**
+ * The pages' one stylesheet, served from our origin (the Content-Security-Policy allows no inline
+ * style) under a path named by its content, so it can be cached for good and a deploy that
+ * changes it changes the path.
+ */
+export const styles = `
 :root{color-scheme:light;--ink:#1a1f36;--muted:#697386;--line:#e3e8ee;--accent:#635bff;--ok:#0e7a4d;--bad:#c0123c;--warn:#a35a00;--bg:#f6f9fc}
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:var(--ink);background:var(--bg)}
 header.bar{background:#fff;border-bottom:1px solid var(--line);padding:.75rem 1rem;display:flex;gap:1rem;align-items:center;flex-wrap:wrap}
@@ -29,8 +35,11 @@ form.inline{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
 .error{color:var(--bad)}.notice{border-left:4px solid var(--accent);padding:.5rem 1rem;background:#fff;margin:0 0 1rem}
 .notice.bad{border-color:var(--bad)}iframe{width:100%;min-height:28rem;border:1px solid var(--line);border-radius:6px;background:#fff}
 .stars{display:flex;gap:.5rem;flex-wrap:wrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.35rem .7rem;background:#fff}
+fieldset.stars{border:0;padding:0}h2.spaced{margin-top:1rem}pre.wrap{white-space:pre-wrap}h3.step-title{font-size:1rem;margin:.75rem 0 .25rem}
 @media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}}
 `;
+
+export const stylesPath = `/assets/app-${createHash("sha256").update(styles).digest("hex").slice(0, 12)}.css`;
 
 export function Layout(props: {
   title: string;
@@ -49,7 +58,7 @@ export function Layout(props: {
         {/* htmx would otherwise inject its indicator styles inline. */}
         <meta name="htmx-config" content='{"includeIndicatorStyles":false}' />
         <title>{props.title}</title>
-        <style dangerouslySetInnerHTML={{ __html: styles }} />
+        <link rel="stylesheet" href={stylesPath} />
         {props.live ? <script src={htmxPath} defer /> : null}
       </head>
       <body>

@@ -32,9 +32,22 @@ describe("customer pages and ops console in Chromium", () => {
     await harness?.close();
   });
 
+  // Every Content-Security-Policy violation Chromium reports, in any page or frame of a test.
+  let violations: string[] = [];
+  afterEach(() => {
+    expect(violations).toEqual([]);
+    violations = [];
+  });
+
   async function newPage(): Promise<Page> {
     const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    return context.newPage();
+    const page = await context.newPage();
+    page.on("console", (message) => {
+      if (/Content Security Policy|Refused to (load|apply|execute|frame|connect)/i.test(message.text())) {
+        violations.push(`${page.url()}: ${message.text()}`);
+      }
+    });
+    return page;
   }
 
   it("customer pays on the stand-in's page, watches the order ship without reloading, tracks it and reviews it once", async () => {
@@ -204,6 +217,10 @@ describe("customer pages and ops console in Chromium", () => {
     );
     expect(noCsrf.status()).toBe(403);
     expect(await harness.db.emailMessage.count({ where: { orderId: failed.orderId } })).toBe(2);
+
+    // An e-mail inside the console: its HTML in a sandboxed frame that only our own page may show.
+    await page.goto(`${publicUrl}/ops/orders/${failed.orderId}/emails/${emails[0]?.id}`);
+    await page.frameLocator('iframe[title="E-mail"]').locator("body").filter({ hasText: /\S/ }).waitFor();
 
     // The same search as JSON for the admin API.
     const api = (query: string) =>

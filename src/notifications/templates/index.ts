@@ -1,3 +1,4 @@
+import { freshLink } from "./fresh-link";
 import { orderCancelled } from "./order-cancelled";
 import { outOfStock } from "./out-of-stock";
 import { paymentFailed } from "./payment-failed";
@@ -5,6 +6,7 @@ import { refunded } from "./refunded";
 import { reviewRequest } from "./review-request";
 import { shipped } from "./shipped";
 
+export { freshLink, type FreshLinkInput } from "./fresh-link";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
 export { outOfStock, type OutOfStockInput } from "./out-of-stock";
 export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
@@ -24,6 +26,7 @@ export const emailTemplates = {
   outOfStock,
   orderCancelled,
   refunded,
+  freshLink,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

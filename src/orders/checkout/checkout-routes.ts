@@ -1,8 +1,8 @@
 import { Router } from "express";
-import { AppError, isAppError } from "../../errors";
+import { AppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import { parseCheckoutRequest } from "./checkout-request";
-import { checkoutRetryAfterSeconds, type CheckoutService } from "./checkout-service";
+import type { CheckoutService } from "./checkout-service";
 
 /** Printable ASCII, as Stripe's own Idempotency-Key: long enough for a UUID or a hash. */
 const idempotencyKeyPattern = /^[\x21-\x7e]{1,255}$/;
@@ -23,18 +23,12 @@ export function checkoutRoutes(deps: { inventory: InventoryRepository; checkout:
   });
   router.post("/api/checkout", async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req.get("idempotency-key"));
-    try {
-      const result = await deps.checkout.checkout(parseCheckoutRequest(req.body), {
-        ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
-      });
-      res.status(201).json(result);
-    } catch (error) {
-      // Busy or Stripe down: the client may retry (with the same key) after this many seconds.
-      if (isAppError(error) && error.httpStatus === 503) {
-        res.set("Retry-After", String(checkoutRetryAfterSeconds));
-      }
-      throw error;
-    }
+    // A 503 (Stripe or the database unavailable) carries Retry-After (src/http/errors.ts): the
+    // client retries with the same key.
+    const result = await deps.checkout.checkout(parseCheckoutRequest(req.body), {
+      ...(idempotencyKey !== undefined ? { idempotencyKey } : {}),
+    });
+    res.status(201).json(result);
   });
   return router;
 }

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import Stripe from "stripe";
-import { poolTimeoutMessage } from "../../db/client";
-import { AppError, isAppError } from "../../errors";
+import { AppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import { HoldOutOfStock } from "../../inventory/stock-holds";
 import type { Logger } from "../../logger";
@@ -18,7 +17,9 @@ export interface CheckoutResult {
 export interface CheckoutService {
   /**
    * Answers with a payable session, or throws: 4xx for the request, `insufficient_stock` (409),
-   * `idempotency_key_reused` (422), or `service_unavailable` (503: retry, with the same key).
+   * `idempotency_key_reused` (422), `service_unavailable` (503: Stripe busy or down; retry with the
+   * same key), or the database's own error (the HTTP layer answers 503 `database_unavailable` when
+   * src/db/unavailable.ts recognises it).
    */
   checkout(request: CheckoutRequest, options?: { idempotencyKey?: string }): Promise<CheckoutResult>;
   /**
@@ -28,20 +29,6 @@ export interface CheckoutService {
    * releases its hold. Returns what it did; throws when Stripe cannot be asked (try again later).
    */
   expireHalfMade(orderId: string): Promise<"expired" | "not-half-made">;
-}
-
-/** Seconds a client should wait before retrying a 503. */
-export const checkoutRetryAfterSeconds = 2;
-
-/** Errors that mean the database had no connection for us in time: the service is busy. */
-export function isDatabaseBusy(error: unknown): boolean {
-  if (!(error instanceof Error)) return false;
-  const code = (error as { code?: unknown }).code;
-  // P2024 pool timeout, P2028 transaction could not start in time, P1001/P1017 unreachable/closed.
-  if (code === "P2024" || code === "P2028" || code === "P1001" || code === "P1017") return true;
-  return (
-    error.message.includes(poolTimeoutMessage) || error.message.includes("Unable to start a transaction")
-  );
 }
 
 /** Nothing to ship when every product is digital (and there is at least one). */
@@ -253,13 +240,7 @@ export function createCheckoutService(deps: {
 
   return {
     async checkout(request, options = {}) {
-      try {
-        return await start(request, options.idempotencyKey ?? null, requestHashOf(request));
-      } catch (error) {
-        if (isAppError(error)) throw error;
-        if (isDatabaseBusy(error)) throw busy(error, "Checkout is busy");
-        throw error;
-      }
+      return start(request, options.idempotencyKey ?? null, requestHashOf(request));
     },
 
     async expireHalfMade(orderId) {

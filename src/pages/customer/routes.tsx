@@ -4,7 +4,9 @@ import { formatMoney, orderReference } from "../../notifications/templates";
 import type { OrderQueries } from "../../orders/order-queries";
 import type { Reviews } from "../../orders/review-order";
 import type { ParcelTracking } from "../../shipping/parcel-tracking";
+import type { FreshLinks } from "../../notifications/fresh-link";
 import type { CustomerLinks } from "../links";
+import { freshLinkRoute, sendExpiredLink } from "./fresh-link";
 import { Layout, MessagePage, formatTime, sendFragment, sendPage } from "../layout";
 import { customerStatus, isReviewable, isSettled, type CustomerOrder } from "./order-view";
 
@@ -14,6 +16,8 @@ export interface CustomerPagesDeps {
   reviews: Reviews;
   tracking: ParcelTracking;
   links: CustomerLinks;
+  /** E-mails an expired link's owner a fresh one. */
+  freshLinks: FreshLinks;
   /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
 }
@@ -44,7 +48,12 @@ async function signedOrder(
 ) {
   const id = String(req.params.id);
   const sig = req.query.sig ?? (req.body as { sig?: unknown } | undefined)?.sig;
-  if (!uuid.safeParse(id).success || !deps.links.verify(purpose, id, sig)) {
+  const check = uuid.safeParse(id).success ? deps.links.check(purpose, id, sig) : "invalid";
+  if (check === "expired") {
+    sendExpiredLink(res, id, purpose, String(sig));
+    return undefined;
+  }
+  if (check !== "valid") {
     notFound(res);
     return undefined;
   }
@@ -141,6 +150,7 @@ function OrderPage(props: { order: CustomerOrder; links: CustomerLinks; heading:
 export function customerPages(deps: CustomerPagesDeps): Router {
   const router = Router();
   const { queries, links } = deps;
+  router.use(freshLinkRoute(deps));
 
   // Stripe sends the customer here with the session id: long, random and known only to them.
   router.get("/checkout/success", async (req, res) => {
@@ -155,7 +165,14 @@ export function customerPages(deps: CustomerPagesDeps): Router {
 
   router.get("/checkout/cancelled", async (req, res) => {
     const id = String(req.query.order_id ?? "");
-    if (!uuid.safeParse(id).success || !links.verify("checkout-cancelled", id, req.query.sig)) {
+    const check = uuid.safeParse(id).success
+      ? links.check("checkout-cancelled", id, req.query.sig)
+      : "invalid";
+    if (check === "expired") {
+      sendExpiredLink(res, id, "checkout-cancelled", String(req.query.sig));
+      return;
+    }
+    if (check !== "valid") {
       notFound(res, "checkout");
       return;
     }
@@ -324,7 +341,7 @@ function ReviewForm(props: { order: CustomerOrder; sig: string; error?: string }
         </p>
         {props.error ? <p class="error">{props.error}</p> : null}
         <form method="post" action={`/orders/${order.id}/review?sig=${props.sig}`}>
-          <fieldset class="stars" style="border:0;padding:0">
+          <fieldset class="stars">
             <legend>Rating</legend>
             {[1, 2, 3, 4, 5].map((rating) => (
               <label key={rating}>

@@ -4,6 +4,7 @@ import { formatTime, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout } from "./layout";
 import { orderOr404 } from "./order-page";
+import { framedBySelf } from "../../http/security-headers";
 
 /** GET /ops/orders/:id/emails/:emailId (and its /html): one e-mail, rendered again. */
 export function emailPage(deps: OpsConsoleDeps): Router {
@@ -42,10 +43,7 @@ export function emailPage(deps: OpsConsoleDeps): Router {
     }
     const content = await deps.renderer.render(order.id, email.template as keyof typeof emailTemplates);
     // Shown in a sandboxed iframe; the header sandboxes it when opened directly too.
-    res.setHeader(
-      "Content-Security-Policy",
-      "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-    );
+    res.set(framedBySelf);
     res.type("html").send(content.html);
   });
   return router;

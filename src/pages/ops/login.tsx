@@ -1,4 +1,4 @@
-import express, { Router } from "express";
+import express, { Router, type Request } from "express";
 import { rateLimit } from "express-rate-limit";
 import { safeEqual } from "../../http/bearer-auth";
 import { Layout, sendPage } from "../layout";
@@ -37,12 +37,20 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
   router.get("/ops/login", (req, res) => {
     sendPage(res, <LoginPage next={localNext(req.query.next)} />);
   });
+  const carriesToken = (req: Request) => {
+    const token = (req.body as { token?: unknown } | undefined)?.token;
+    return typeof token === "string" && safeEqual(token, deps.adminToken);
+  };
   router.post(
     "/ops/login",
-    // Only failed logins count (a 401 answer), per client, per replica.
+    // The form first (10 kB at most), so that the limit can tell the right token from a guess.
+    form,
+    // Only failed logins count (a 401 answer), per client, per replica; the right token is never
+    // counted nor refused, so nobody locks ops out of their console by guessing from their address.
     rateLimit({
       windowMs: 60_000,
       limit: deps.loginRateLimit ?? 5,
+      skip: carriesToken,
       skipSuccessfulRequests: true,
       standardHeaders: "draft-7",
       legacyHeaders: false,
@@ -57,10 +65,8 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
         );
       },
     }),
-    form,
     (req, res) => {
-      const token = (req.body as { token?: unknown }).token;
-      if (typeof token !== "string" || !safeEqual(token, deps.adminToken)) {
+      if (!carriesToken(req)) {
         deps.logger.warn({ ip: req.ip }, "ops console: failed login");
         sendPage(
           res,

@@ -17,7 +17,7 @@ export function Runs(props: {
       {props.runs.length === 0 ? <p class="muted">No runs recorded for this order yet.</p> : null}
       {props.runs.map((run) => (
         <div key={run.runId} class="run" data-run-status={run.status}>
-          <h3 style="font-size:1rem;margin:.75rem 0 .25rem">
+          <h3 class="step-title">
             {run.functionId}{" "}
             <span class={`badge ${run.status === "Failed" ? "bad" : run.status === "Completed" ? "ok" : ""}`}>
               {run.status}

@@ -2,6 +2,7 @@ import { readFile, readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { Router } from "express";
 import { Layout, formatTime, sendPage } from "../layout";
+import { framedBySelf } from "../../http/security-headers";
 
 /**
  * `/dev/outbox`: the .eml files the outbox transport wrote, like Mailpit's inbox. Mounted only
@@ -106,10 +107,8 @@ export function devOutbox(options: { directory: string }): Router {
           title="HTML part"
           src={`/dev/outbox/${encodeURIComponent(req.params.name)}/html`}
         />
-        <h2 style="margin-top:1rem">Text part</h2>
-        <pre class="card" style="white-space:pre-wrap">
-          {mail.text}
-        </pre>
+        <h2 class="spaced">Text part</h2>
+        <pre class="card wrap">{mail.text}</pre>
       </Layout>,
     );
   });
@@ -121,10 +120,8 @@ export function devOutbox(options: { directory: string }): Router {
       res.status(404).type("text").send("No such message in the outbox");
       return;
     }
-    res.setHeader(
-      "Content-Security-Policy",
-      "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-    );
+    // Shown in a sandboxed iframe of the message's page; sandboxed when opened directly too.
+    res.set(framedBySelf);
     res.type("html").send(mail.html);
   });
 
