@@ -162,8 +162,13 @@ export async function createServices(options: {
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
   const shipmentRecords = createShipmentRepository(db);
-  const alerter = createAlerter(config, logger, {
+  // With Slack, alerts are kept in the database until delivered and grouped in a storm
+  // (src/alerts/alert-outbox.ts); the cron deliver-ops-alerts retries what failed.
+  const { alerter, outbox: alertOutbox } = createAlerter(config, logger, {
+    db,
+    groupWindowMs: durationMs(config.ALERT_GROUP_WINDOW),
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
+    onBacklog: (undelivered) => metrics.setUndeliveredAlerts(undelivered),
     runUrlTemplate,
     orderUrl: opsOrderUrl,
   });
@@ -236,6 +241,7 @@ export async function createServices(options: {
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
+    alertOutbox,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
       reviewDelay: config.REVIEW_DELAY,
@@ -287,6 +293,8 @@ export async function createServices(options: {
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
     runs: runSource,
+    alertBacklog: () => alertOutbox.backlog(),
+    alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
@@ -337,6 +345,7 @@ export async function createServices(options: {
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
     async close() {
+      alertOutbox.close();
       emailTransport.close?.();
       await db.$disconnect();
     },

@@ -1,5 +1,6 @@
 import type { Response } from "express";
-import type { ComponentChildren, VNode } from "preact";
+import { createContext, type ComponentChildren, type VNode } from "preact";
+import { useContext } from "preact/hooks";
 import { render } from "preact-render-to-string";
 
 /**
@@ -32,6 +33,21 @@ form.inline{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
 @media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}}
 `;
 
+/**
+ * A warning every page of a request shows at its top (the ops console's "alerts are not reaching
+ * Slack"); set in `res.locals.banner` by a router's middleware.
+ */
+const BannerContext = createContext<string | undefined>(undefined);
+
+function Banner(): VNode | null {
+  const banner = useContext(BannerContext);
+  return banner === undefined ? null : (
+    <p class="notice bad" role="alert">
+      {banner}
+    </p>
+  );
+}
+
 export function Layout(props: {
   title: string;
   children: ComponentChildren;
@@ -57,7 +73,10 @@ export function Layout(props: {
           <strong>{props.brand ?? "Shop"}</strong>
           {props.nav ? <nav>{props.nav}</nav> : null}
         </header>
-        <main class={props.narrow ? "narrow" : undefined}>{props.children}</main>
+        <main class={props.narrow ? "narrow" : undefined}>
+          <Banner />
+          {props.children}
+        </main>
       </body>
     </html>
   );
@@ -69,7 +88,12 @@ export function renderPage(page: VNode): string {
 
 /** Sends a whole page; pages are never cached (they show live order state and CSRF tokens). */
 export function sendPage(res: Response, page: VNode, status = 200): void {
-  res.status(status).type("html").setHeader("Cache-Control", "no-store").send(renderPage(page));
+  const banner = typeof res.locals.banner === "string" ? res.locals.banner : undefined;
+  res
+    .status(status)
+    .type("html")
+    .setHeader("Cache-Control", "no-store")
+    .send(renderPage(<BannerContext.Provider value={banner}>{page}</BannerContext.Provider>));
 }
 
 /** Sends a fragment that htmx swaps into a page. */
