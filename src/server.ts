@@ -166,7 +166,8 @@ function installShutdown(
       closeResources()
         .then(() => {
           logger.info("shutdown complete");
-          process.exit(0);
+          // 0, unless the shutdown was asked for because something went wrong (src/dev/supervision.ts).
+          process.exit();
         })
         .catch((error: unknown) => {
           logger.error({ err: error }, "error while closing resources");

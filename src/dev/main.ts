@@ -6,4 +6,7 @@ import { startStandIns } from "./stand-ins";
  * with embedded stand-ins for whatever the configuration leaves unset. The production image runs
  * dist/server.js, which is built without src/dev and so cannot start a stand-in.
  */
-main({ startDevelopment: startStandIns });
+main({
+  startDevelopment: (config, logger, options) =>
+    startStandIns(config, logger, { ...options, ownsProcess: true }),
+});
