@@ -98,3 +98,40 @@ describe("the data folder deleted while the service runs", () => {
     }
   });
 });
+
+describe("npm start's log lines", () => {
+  it("on a terminal: readable lines (pino-pretty); piped: JSON (every other process test reads those)", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "of-tty-start-"));
+    // script(1) runs the service on a pseudo-terminal, as a person's shell would.
+    const command = `exec ${process.execPath} --import tsx src/dev/main.ts`;
+    const terminal = spawn("script", ["--quiet", "--return", "--command", command, "/dev/null"], {
+      cwd: root,
+      env: childEnv({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", TERM: "dumb", ...standInPorts }),
+    });
+    let output = "";
+    terminal.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    let servicePid: number | undefined;
+    try {
+      await eventually("listening", () => /order-fulfillment listening/.test(output), {
+        attempts: 1200,
+        everyMs: 100,
+      });
+      servicePid = await firstLine(path.join(dataDir, "service.pid"));
+      // Without the colours' escape sequences (ESC [ … m).
+      const plain = output.replace(new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g"), "");
+      expect(plain).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO.*: order-fulfillment listening/m);
+      expect(plain).not.toContain('"msg":');
+    } finally {
+      if (servicePid !== undefined && isAlive(servicePid)) process.kill(servicePid, "SIGTERM");
+      await eventually(
+        "the terminal closed",
+        () => terminal.exitCode !== null || terminal.signalCode !== null,
+        {
+          attempts: 300,
+          everyMs: 100,
+        },
+      ).catch(() => terminal.kill("SIGKILL"));
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});
