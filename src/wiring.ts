@@ -7,6 +7,7 @@ import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
 import { customerDataEncryption } from "./inngest/encryption";
+import { customerDataScrubbing } from "./inngest/error-scrubbing";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
@@ -38,6 +39,7 @@ import {
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
@@ -147,6 +149,8 @@ export async function createServices(options: {
     logger,
     middleware: [
       workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure }),
+      // Errors go to Inngest in clear, encrypted or not: the customer's data is masked in them.
+      customerDataScrubbing({ customerData: createCustomerDataLookup(db) }),
       ...(config.INNGEST_ENCRYPTION_KEY
         ? [
             customerDataEncryption({
