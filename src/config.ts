@@ -92,6 +92,10 @@ const schema = z.object({
   // How long the outbox keeps retrying an e-mail the mail server did not take; then ops are alerted.
   EMAIL_RETRY_FOR: duration.default("3d"),
   SLACK_WEBHOOK_URL: optionalUrl,
+  // Alerts of one kind raised within this window of the first go to Slack as one message ("0s": each at once).
+  ALERT_GROUP_WINDOW: duration.default("2m"),
+  // The ops console shows a banner once an alert has failed to reach Slack for this long.
+  ALERT_BANNER_AFTER: duration.default("10m"),
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
   LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),

@@ -48,6 +48,9 @@ function withoutEmailAddresses(value: unknown, depth = 0): unknown {
   );
 }
 
+/** A text with the e-mail addresses it quotes masked, for a line that logs an error's message alone. */
+export const maskEmailAddresses = (text: string): string => text.replace(emailAddress, "[email]");
+
 // errWithCause: the message as thrown, with each cause nested under `cause`. The default `err`
 // serializer appends every cause's message to the message, which repeated a card decline three times.
 const errorSerializer = (error: unknown) =>

@@ -1,3 +1,4 @@
+import type { DestinationStream } from "pino";
 import type { Server } from "node:http";
 import { buildApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
@@ -84,9 +85,18 @@ function configuredEndpoints(config: Config): ResolvedEndpoints {
   };
 }
 
-export async function runServer(options: { startDevelopment?: DevelopmentStarter } = {}): Promise<void> {
+export interface RunOptions {
+  startDevelopment?: DevelopmentStarter;
+  /** Where log lines go instead of stdout's JSON: `npm start` on a terminal prints them readable. */
+  logDestination?: DestinationStream;
+}
+
+export async function runServer(options: RunOptions = {}): Promise<void> {
   const config = readConfigOrExit();
-  const logger = createLogger({ level: config.LOG_LEVEL });
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   // Human progress lines go to stderr, so stdout stays one JSON log line per line.
   const progress = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -166,7 +176,8 @@ function installShutdown(
       closeResources()
         .then(() => {
           logger.info("shutdown complete");
-          process.exit(0);
+          // 0, unless the shutdown was asked for because something went wrong (src/dev/supervision.ts).
+          process.exit();
         })
         .catch((error: unknown) => {
           logger.error({ err: error }, "error while closing resources");
@@ -187,7 +198,7 @@ function installShutdown(
 }
 
 /** Runs the service from an entry point: one-line errors for what a person can fix, exit 1. */
-export function main(options: { startDevelopment?: DevelopmentStarter } = {}): void {
+export function main(options: RunOptions = {}): void {
   runServer(options).catch((error: unknown) => {
     if (error instanceof StartupError) {
       process.stderr.write(`order-fulfillment: ${error.message}\n`);

@@ -7,6 +7,7 @@ import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
 import { customerDataEncryption } from "./inngest/encryption";
+import { customerDataScrubbing } from "./inngest/error-scrubbing";
 import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
@@ -40,6 +41,7 @@ import {
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
@@ -152,6 +154,8 @@ export async function createServices(options: {
     logger,
     middleware: [
       workflowObservability({ metrics, logger, onFinalStepFailure: recordStepFailure }),
+      // Errors go to Inngest in clear, encrypted or not: the customer's data is masked in them.
+      customerDataScrubbing({ customerData: createCustomerDataLookup(db) }),
       ...(config.INNGEST_ENCRYPTION_KEY
         ? [
             customerDataEncryption({
@@ -167,8 +171,13 @@ export async function createServices(options: {
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
   const shipmentRecords = createShipmentRepository(db);
-  const alerter = createAlerter(config, logger, {
+  // With Slack, alerts are kept in the database until delivered and grouped in a storm
+  // (src/alerts/alert-outbox.ts); the cron deliver-ops-alerts retries what failed.
+  const { alerter, outbox: alertOutbox } = createAlerter(config, logger, {
+    db,
+    groupWindowMs: durationMs(config.ALERT_GROUP_WINDOW),
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
+    onBacklog: (undelivered) => metrics.setUndeliveredAlerts(undelivered),
     runUrlTemplate,
     orderUrl: opsOrderUrl,
   });
@@ -241,6 +250,7 @@ export async function createServices(options: {
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
+    alertOutbox,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
       reviewDelay: config.REVIEW_DELAY,
@@ -293,6 +303,8 @@ export async function createServices(options: {
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
     runs: runSource,
+    alertBacklog: () => alertOutbox.backlog(),
+    alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
@@ -345,6 +357,7 @@ export async function createServices(options: {
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
     async close() {
+      alertOutbox.close();
       emailTransport.close?.();
       await db.$disconnect();
     },

@@ -13,11 +13,17 @@ export interface OpsNotice {
   fields: Record<string, string | number | undefined>;
   /** When the notice concerns a run, its link is added. */
   runId?: string;
+  /**
+   * Names this alert: raising it again with the same key (a retried handler) keeps one. Without
+   * it the key is derived from the title, fields and run, so an identical notice is kept once.
+   */
+  key?: string;
 }
 
 /**
- * Tells ops that something needs a human. Delivery is best effort: an alert that cannot be delivered
- * is logged and never thrown, so it can never turn a failure handler into a second failure.
+ * Tells ops that something needs a human. With Slack the alert is kept in the database until Slack
+ * took it (src/alerts/alert-outbox.ts); nothing is thrown, so an alert can never turn a failure
+ * handler into a second failure.
  */
 export interface Alerter {
   runFailed(failure: RunFailure): Promise<void>;
@@ -25,10 +31,9 @@ export interface Alerter {
 }
 
 /** Told how each alert went, for metrics: `logged` means no Slack is configured (development). */
-export type AlertDeliveryObserver = (
-  kind: "run-failed" | "notice",
-  outcome: "sent" | "failed" | "logged",
-) => void;
+export type AlertKind = "run-failed" | "notice";
+
+export type AlertDeliveryObserver = (kind: AlertKind, outcome: "sent" | "failed" | "logged") => void;
 
 export function runUrl(template: string, runId: string): string {
   return template.replaceAll("{runId}", encodeURIComponent(runId));

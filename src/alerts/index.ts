@@ -1,4 +1,19 @@
-export { runUrl, type AlertDeliveryObserver, type Alerter, type OpsNotice, type RunFailure } from "./alerter";
+export {
+  runUrl,
+  type AlertDeliveryObserver,
+  type AlertKind,
+  type Alerter,
+  type OpsNotice,
+  type RunFailure,
+} from "./alerter";
+export {
+  createAlertOutbox,
+  defaultAlertRetryPolicy,
+  type AlertBacklog,
+  type AlertDrainResult,
+  type AlertOutbox,
+  type OutgoingAlert,
+} from "./alert-outbox";
 export { createAlerter, defaultRunUrlTemplate } from "./create-alerter";
+export { createDurableAlerter } from "./durable-alerter";
 export { createLogAlerter } from "./log-alerter";
-export { createSlackAlerter } from "./slack-alerter";

@@ -1,4 +1,5 @@
 import { main } from "../server";
+import { terminalLogDestination } from "./log-format";
 import { startStandIns } from "./stand-ins";
 
 /**
@@ -6,4 +7,9 @@ import { startStandIns } from "./stand-ins";
  * with embedded stand-ins for whatever the configuration leaves unset. The production image runs
  * dist/server.js, which is built without src/dev and so cannot start a stand-in.
  */
-main({ startDevelopment: startStandIns });
+const logDestination = terminalLogDestination(process.stdout);
+main({
+  ...(logDestination ? { logDestination } : {}),
+  startDevelopment: (config, logger, options) =>
+    startStandIns(config, logger, { ...options, ownsProcess: true }),
+});

@@ -7,6 +7,7 @@ import { checkDatabaseReachable, checkPortFree, StartupError } from "../startup-
 import type { ResolvedEndpoints } from "../wiring";
 import { DataDirInUseError, devSecretsFile, loadDevSecrets, lockDataDir, prepareDataDir } from "./data-dir";
 import { startEmbeddedPostgres } from "./embedded-postgres";
+import { exitWhenDataDirGoes, exitWhenParentGoes } from "./supervision";
 import { createEasyPostSandbox, type EasyPostSandbox } from "./easypost-sandbox";
 import { createEngineClock, createLocalEngine, type LocalEngine } from "./inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "./stripe-sandbox";
@@ -34,7 +35,14 @@ const sandboxSecretKey = "sk_test_sandbox";
 export async function startStandIns(
   config: Config,
   logger: Logger,
-  options: { progress?: (line: string) => void } = {},
+  options: {
+    progress?: (line: string) => void;
+    /**
+     * The service owns this process (`npm start`, src/dev/main.ts): it stops when its parent is
+     * gone or DATA_DIR is deleted. Off where the stand-ins run inside another program (the demo, tests).
+     */
+    ownsProcess?: boolean;
+  } = {},
 ): Promise<StandIns> {
   const progress = options.progress ?? (() => undefined);
   if (config.isProduction) {
@@ -55,6 +63,14 @@ export async function startStandIns(
     throw error;
   }
   stops.push(async () => lock.release());
+  if (options.ownsProcess) {
+    const unwatchDataDir = exitWhenDataDirGoes(path.join(dataDir, "service.pid"), dataDir, logger);
+    const unwatchParent = exitWhenParentGoes(logger);
+    stops.push(async () => {
+      unwatchDataDir();
+      unwatchParent();
+    });
+  }
 
   try {
     const startsSandbox = config.STRIPE_SECRET_KEY === undefined;

@@ -68,7 +68,39 @@ export function createInngestClient(
     // Events and checkpoints over node:http keep-alive agents: undici's per-request cost was a
     // fifth of a webhook's first delivery (src/http/keep-alive-fetch.ts, docs/benchmarks.md).
     fetch: createKeepAliveFetch(),
-    ...(options.logger ? { logger: options.logger.child({ component: "inngest" }) } : {}),
+    ...(options.logger
+      ? { logger: withoutDuplicateErrors(options.logger.child({ component: "inngest" })) }
+      : {}),
     ...(options.middleware ? { middleware: options.middleware } : {}),
+  });
+}
+
+/**
+ * The SDK's built-in logger middleware logs every failed step attempt ("Inngest step error") and
+ * every failed function ("Inngest function error") at error with the stack: beside our own lines
+ * (src/metrics/workflow-observability.ts: one warn per attempt, the stack once at the final
+ * failure) one failed step gave about 14 error lines. Those two messages go to debug; every other
+ * line of the SDK keeps its level. The SDK has no option to turn them off.
+ */
+const duplicateSdkErrors = new Set(["Inngest step error", "Inngest function error"]);
+
+type LogMethod = (...args: unknown[]) => void;
+
+function withoutDuplicateErrors(logger: Logger): Logger {
+  const isDuplicate = (args: unknown[]) =>
+    args.some((arg) => typeof arg === "string" && duplicateSdkErrors.has(arg));
+  return new Proxy(logger, {
+    get(target, property, receiver) {
+      if (property === "error") {
+        return (...args: unknown[]) =>
+          (isDuplicate(args) ? (target.debug as LogMethod) : (target.error as LogMethod)).apply(target, args);
+      }
+      if (property === "child") {
+        return (bindings: Record<string, unknown>) =>
+          withoutDuplicateErrors(target.child(bindings) as Logger);
+      }
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as LogMethod).bind(target) : value;
+    },
   });
 }

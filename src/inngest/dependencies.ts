@@ -1,4 +1,4 @@
-import type { Alerter } from "../alerts";
+import type { AlertOutbox, Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
@@ -71,6 +71,8 @@ export interface WorkflowDependencies {
   /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
   emailOutbox: EmailOutbox;
   alerts: Alerter;
+  /** Alerts kept until Slack took them; drained by src/inngest/functions/deliver-ops-alerts.ts. */
+  alertOutbox: Pick<AlertOutbox, "drain">;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
 }

@@ -1,4 +1,4 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { OrderStatus } from "../generated/prisma/enums";
 
 export type WebhookOutcome = "processed" | "duplicate" | "ignored" | "rejected" | "failed";
@@ -22,6 +22,8 @@ export interface Metrics {
   observeStepDuration(fn: string, step: string, seconds: number): void;
   observeEmail(template: string, outcome: EmailOutcome): void;
   observeAlert(kind: AlertKind, outcome: AlertOutcome): void;
+  /** Ops alerts kept in the outbox and not yet taken by Slack. */
+  setUndeliveredAlerts(count: number): void;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -72,6 +74,11 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     labelNames: ["kind", "outcome"] as const,
     registers: [registry],
   });
+  const undeliveredAlerts = new Gauge({
+    name: "alerts_undelivered",
+    help: "Ops alerts kept in the outbox and not yet delivered to Slack (waiting to be grouped, or failing)",
+    registers: [registry],
+  });
 
   return {
     registry,
@@ -93,6 +100,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
     observeAlert(kind, outcome) {
       alerts.inc({ kind, outcome });
+    },
+    setUndeliveredAlerts(count) {
+      undeliveredAlerts.set(count);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { Middleware } from "inngest";
 import { withLogContext, type LogContext } from "../log-context";
-import type { Logger } from "../logger";
+import { maskEmailAddresses, type Logger } from "../logger";
 import { secondsSince, type Metrics } from "./metrics";
 
 type StepContext = Middleware.OnStepErrorArgs["ctx"];
@@ -88,10 +88,10 @@ export function workflowObservability(deps: {
         step,
         attempt: ctx.attempt,
         final: isFinalAttempt,
-        err: error,
       };
+      // The stack once, when the step fails for good; an attempt that will be retried is one line.
       if (isFinalAttempt) {
-        logger.error(fields, "workflow step failed for good");
+        logger.error({ ...fields, err: error }, "workflow step failed for good");
         deps.onFinalStepFailure?.({
           runId: ctx.runId,
           ...(fields.orderId ? { orderId: fields.orderId } : {}),
@@ -100,7 +100,17 @@ export function workflowObservability(deps: {
           attempts: ctx.attempt + 1,
           error: error instanceof Error ? error.message : String(error),
         });
-      } else logger.warn(fields, "workflow step failed; it will be retried");
+      } else {
+        logger.warn(
+          {
+            ...fields,
+            error: maskEmailAddresses(
+              error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+            ),
+          },
+          "workflow step failed; it will be retried",
+        );
+      }
     }
   };
 }

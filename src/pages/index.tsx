@@ -10,7 +10,7 @@ import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { customerPages } from "./customer/routes";
 import { Layout, htmxPath, sendPage, styles, stylesPath } from "./layout";
 import type { CustomerLinks } from "./links";
-import { opsConsole } from "./ops/routes";
+import { opsConsole, type OpsConsoleDeps } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
 import type { OpsSessions } from "./ops/session";
 import { devOutbox } from "./outbox/routes";
@@ -32,6 +32,8 @@ export interface PagesDeps {
   renderer: EmailRenderer;
   runs?: RunSource;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
+  alertBacklog?: OpsConsoleDeps["alertBacklog"];
+  alertBannerAfterMs?: number;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
 }
@@ -94,6 +96,8 @@ export function pagesRouter(deps: PagesDeps): Router {
       queries: deps.queries,
       renderer: deps.renderer,
       ...(deps.runs ? { runs: deps.runs } : {}),
+      ...(deps.alertBacklog ? { alertBacklog: deps.alertBacklog } : {}),
+      ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       logger: deps.logger,
     }),
   );

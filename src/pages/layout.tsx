@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Response } from "express";
-import type { ComponentChildren, VNode } from "preact";
+import { createContext, type ComponentChildren, type VNode } from "preact";
+import { useContext } from "preact/hooks";
 import { render } from "preact-render-to-string";
 
 /**
@@ -41,6 +42,21 @@ fieldset.stars{border:0;padding:0}h2.spaced{margin-top:1rem}pre.wrap{white-space
 
 export const stylesPath = `/assets/app-${createHash("sha256").update(styles).digest("hex").slice(0, 12)}.css`;
 
+/**
+ * A warning every page of a request shows at its top (the ops console's "alerts are not reaching
+ * Slack"); set in `res.locals.banner` by a router's middleware.
+ */
+const BannerContext = createContext<string | undefined>(undefined);
+
+function Banner(): VNode | null {
+  const banner = useContext(BannerContext);
+  return banner === undefined ? null : (
+    <p class="notice bad" role="alert">
+      {banner}
+    </p>
+  );
+}
+
 export function Layout(props: {
   title: string;
   children: ComponentChildren;
@@ -66,7 +82,10 @@ export function Layout(props: {
           <strong>{props.brand ?? "Shop"}</strong>
           {props.nav ? <nav>{props.nav}</nav> : null}
         </header>
-        <main class={props.narrow ? "narrow" : undefined}>{props.children}</main>
+        <main class={props.narrow ? "narrow" : undefined}>
+          <Banner />
+          {props.children}
+        </main>
       </body>
     </html>
   );
@@ -78,7 +97,12 @@ export function renderPage(page: VNode): string {
 
 /** Sends a whole page; pages are never cached (they show live order state and CSRF tokens). */
 export function sendPage(res: Response, page: VNode, status = 200): void {
-  res.status(status).type("html").setHeader("Cache-Control", "no-store").send(renderPage(page));
+  const banner = typeof res.locals.banner === "string" ? res.locals.banner : undefined;
+  res
+    .status(status)
+    .type("html")
+    .setHeader("Cache-Control", "no-store")
+    .send(renderPage(<BannerContext.Provider value={banner}>{page}</BannerContext.Provider>));
 }
 
 /** Sends a fragment that htmx swaps into a page. */

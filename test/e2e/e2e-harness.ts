@@ -105,6 +105,8 @@ export class E2eHarness {
         INNGEST_DEV: this.engineUrl,
         SMTP_URL: this.smtp.url,
         SLACK_WEBHOOK_URL: this.slack.url,
+        // Each alert goes at once: these tests look at one alert at a time (grouping: test/alerts).
+        ALERT_GROUP_WINDOW: "0s",
         ADMIN_API_TOKEN: adminToken,
         CARRIER_WEBHOOK_SECRET: carrierSecret,
         EASYPOST_API_KEY: "EZTK_e2e",

@@ -85,6 +85,8 @@ export class WorkflowHarness {
       SMTP_URL: withCredentials(harness.smtp.url, options.smtpCredentials),
       EMAIL_FROM: "Shop <orders@shop.example>",
       SLACK_WEBHOOK_URL: harness.slack.url,
+      // Each alert goes at once: these tests look at one alert at a time (grouping: test/alerts).
+      ALERT_GROUP_WINDOW: "0s",
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
       // Orders here are made without a checkout address; EasyPost's path is covered by test/e2e.
       SHIPPING_CARRIER: "sandbox",

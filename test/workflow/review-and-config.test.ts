@@ -93,6 +93,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(Object.keys(byId).sort()).toEqual([
       "shop-alert-expiring-authorizations",
       "shop-cleanup-cancelled-order",
+      "shop-deliver-ops-alerts",
       "shop-drain-email-outbox",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
@@ -121,6 +122,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "*/5 * * * *" }]);
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
     expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "* * * * *" }]);
+    expect(byId["shop-deliver-ops-alerts"]?.triggers).toEqual([{ cron: "* * * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
     expect(cleanup.triggers).toEqual([
       { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-fulfill-order'" },

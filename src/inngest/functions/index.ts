@@ -2,6 +2,7 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 import { createAlertExpiringAuthorizations } from "./alert-expiring-authorizations";
 import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
+import { createDeliverOpsAlerts } from "./deliver-ops-alerts";
 import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
@@ -18,5 +19,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createAlertExpiringAuthorizations(inngest, deps),
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
+    createDeliverOpsAlerts(inngest, deps),
   ];
 }

@@ -14,6 +14,9 @@ export interface OpsConsoleDeps {
   renderer: EmailRenderer;
   runs?: RunSource;
   logger: Logger;
+  /** Ops alerts not yet delivered to Slack: past `alertBannerAfterMs` of failing, every page says so. */
+  alertBacklog?: () => Promise<{ undelivered: number; oldestFailingAt?: Date }>;
+  alertBannerAfterMs?: number;
   /** Login attempts per client per minute. */
   loginRateLimit?: number;
 }

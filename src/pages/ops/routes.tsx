@@ -18,6 +18,7 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   const router = Router();
   router.use(loginRoutes(deps));
   router.use("/ops", express.urlencoded({ extended: false, limit: "10kb" }), deps.sessions.require);
+  router.use("/ops", alertBanner(deps));
   router.use(logoutRoute(deps));
   router.use(ordersPage(deps));
   router.use(orderPage(deps));
@@ -25,4 +26,31 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   router.use(actionRoutes(deps));
   router.use(runPage(deps));
   return router;
+}
+
+/**
+ * Slack is where ops hear of a failed order; when alerts have failed to reach it for long, the
+ * console is the other place ops look, so every page says so (the readiness probe stays up: the
+ * service itself is fine, and restarting it would not help).
+ */
+function alertBanner(deps: OpsConsoleDeps): express.RequestHandler {
+  return async (_req, res, next) => {
+    if (deps.alertBacklog === undefined) return next();
+    try {
+      const backlog = await deps.alertBacklog();
+      const failingSince = backlog.oldestFailingAt;
+      if (
+        failingSince !== undefined &&
+        Date.now() - failingSince.getTime() >= (deps.alertBannerAfterMs ?? 10 * 60_000)
+      ) {
+        res.locals.banner =
+          `${backlog.undelivered} ops alert${backlog.undelivered === 1 ? "" : "s"} could not be delivered to ` +
+          `Slack since ${failingSince.toISOString()}: they are kept and retried. Check SLACK_WEBHOOK_URL ` +
+          `and Slack's status; meanwhile look at Needs attention.`;
+      }
+    } catch (error) {
+      deps.logger.warn({ err: error }, "could not read the ops alerts backlog");
+    }
+    next();
+  };
 }

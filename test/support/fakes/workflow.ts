@@ -674,6 +674,7 @@ export class FakeWorkflowWorld {
       shipments: this.shipmentsPort,
       messages: this.messagesPort,
       emailOutbox: { drain: async () => unused("emailOutbox.drain") },
+      alertOutbox: { drain: async () => unused("alertOutbox.drain") },
       alerts: this.alertsPort,
       settings,
       recovery: new Proxy({} as WorkflowDependencies["recovery"], {
