@@ -72,6 +72,9 @@ const schema = z.object({
   INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
+  // Accept an unsigned out-of-band sync (`curl -X PUT <app>/api/inngest`) although a signing key is
+  // set: it can only re-announce the pinned URL, without deployId, a few times a minute.
+  INNGEST_ALLOW_UNSIGNED_SYNC: z.stringbool().default(false),
   // Where alerts and the ops console link a run; unset: the ops console's run page with the local
   // engine, the dev server's run view with INNGEST_DEV, the Inngest dashboard in production.
   INNGEST_RUN_URL_TEMPLATE: z.string().includes("{runId}", 'must contain "{runId}"').optional(),

@@ -293,6 +293,12 @@ export async function createServices(options: {
       : {}),
   });
 
+  const serveOptions = {
+    client: inngest,
+    functions: createFunctions(inngest, workflow),
+    ...pinnedServeUrl(config),
+  };
+
   return {
     config,
     logger,
@@ -316,13 +322,13 @@ export async function createServices(options: {
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
       handler: inngestEndpoint({
-        serve: serve({
-          client: inngest,
-          functions: createFunctions(inngest, workflow),
-          ...pinnedServeUrl(config),
-        }),
+        serve: serve({ ...serveOptions, enableUnauthedSync: false }),
+        ...(config.INNGEST_ALLOW_UNSIGNED_SYNC
+          ? { serveUnsignedSync: serve({ ...serveOptions, enableUnauthedSync: true }) }
+          : {}),
         // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
         signaturesRequired: inngest.mode === "cloud",
+        originPinned: serveOptions.serveOrigin !== undefined,
         logger,
       }),
     },
