@@ -82,6 +82,8 @@ const schema = z.object({
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
   // The local engine checkpoints like Inngest by default; false selects the classic path.
   LOCAL_ENGINE_CHECKPOINTING: z.stringbool().default(true),
+  // How the local engine syncs the app: as the Inngest dev server does (default), or as Inngest Cloud.
+  LOCAL_ENGINE_SYNC: z.enum(["out-of-band", "in-band"]).default("out-of-band"),
 
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),
