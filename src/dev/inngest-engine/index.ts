@@ -51,6 +51,11 @@ export interface LocalEngineOptions {
   appUnreachableGraceMs?: number;
   /** Real ms to wait for the app's reply to one call (default 5 min). */
   requestTimeoutMs?: number;
+  /**
+   * Real ms a claimed job is leased for (default 30 s), renewed while its task runs: a job whose
+   * task ended without handing it back (the database was away) is claimed again once it runs out.
+   */
+  jobLeaseMs?: number;
   /** Real ms between fallback polls for due work (default 1 s). */
   pollIntervalMs?: number;
   /**
@@ -144,7 +149,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       poolSize: options.poolSize ?? 8,
     });
     const sql = new Sql(db.pool, db.preparedStatements);
-    const runs = new RunStore(sql, schema);
+    const runs = new RunStore(sql, schema, options.jobLeaseMs);
     const events = new EventStore(sql, schema);
     const lifecycle = new RunLifecycle(runs, clock, logger);
     const checkpoints = new Checkpoints({ logger, runs, runLocks, signingKey: options.signingKey });
