@@ -72,6 +72,9 @@ const schema = z.object({
   INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
+  // The origin Inngest is told to call (the SDK's own variable name): where the Inngest server
+  // reaches us when that is neither PUBLIC_URL nor the address it connects to (a container name).
+  INNGEST_SERVE_ORIGIN: optionalUrl,
   // Accept an unsigned out-of-band sync (`curl -X PUT <app>/api/inngest`) although a signing key is
   // set: it can only re-announce the pinned URL, without deployId, a few times a minute.
   INNGEST_ALLOW_UNSIGNED_SYNC: z.stringbool().default(false),
