@@ -259,6 +259,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   });
 }
 
+/**
+ * The Inngest dev server's address when INNGEST_DEV selects dev mode: its value when it is a URL,
+ * else (`1`, `true`) the address the SDK defaults to in dev mode. Undefined outside dev mode.
+ */
+export function inngestDevServerUrl(config: Pick<Config, "INNGEST_DEV">): string | undefined {
+  const value = config.INNGEST_DEV;
+  if (value === undefined || value === "0" || value === "false") return undefined;
+  return /^https?:\/\//.test(value) ? value : "http://localhost:8288";
+}
+
 /** Reads the process environment once, at boot. */
 export function loadConfig(): Config {
   return parseConfig(process.env);
