@@ -21,7 +21,8 @@ const otherKey = `signkey-prod-${randomBytes(32).toString("hex")}`;
 const forged = {
   Host: "evil.example",
   "X-Forwarded-Host": "evil.example",
-  "X-Forwarded-Proto": "http",
+  "X-Forwarded-Proto": "https",
+  Forwarded: "host=evil.example;proto=https",
 };
 
 /** `json.Marshal(map[string]string{"url": url})`: Go escapes <, > and & in strings. */
@@ -204,6 +205,8 @@ describe("syncing the app the way Inngest's servers do", () => {
         LOG_LEVEL: "silent",
         INNGEST_DEV: inngestApi.url,
         SHIPPING_CARRIER: "sandbox",
+        // Behind a trusted proxy X-Forwarded-Proto would set the protocol: it must not reach the URL.
+        TRUST_PROXY: "loopback",
       });
     });
     afterEach(async () => {
