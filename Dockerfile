@@ -25,6 +25,21 @@ COPY prisma.config.ts tsconfig.json tsconfig.build.json ./
 COPY src src
 RUN npm run build
 
+# The development target (`docker compose` builds it): `npm start`'s entry point, src/dev/main.ts,
+# with every dependency, so it starts the stand-ins the configuration leaves unset (EasyPost's
+# without an EasyPost key, Stripe's without a Stripe key) beside the real dev server, Mailpit and
+# `stripe listen`. Never deploy it: production runs the runtime target below.
+FROM build AS development
+ENV NODE_ENV=development PORT=3000 HOST=0.0.0.0 DATA_DIR=/app/.data
+COPY scripts/docker-entrypoint.sh scripts/docker-entrypoint.sh
+RUN mkdir -p /app/.data && chown node /app/.data
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=15s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+ENTRYPOINT ["/bin/sh", "scripts/docker-entrypoint.sh"]
+CMD ["node", "--import", "tsx", "src/dev/main.ts"]
+
 FROM base AS runtime
 ENV NODE_ENV=production PORT=3000
 # Code and dependencies stay owned by root: the service cannot rewrite itself, and it writes no

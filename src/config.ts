@@ -72,6 +72,12 @@ const schema = z.object({
   INNGEST_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_ENCRYPTION_KEY_PREVIOUS: z.string().min(32, "must be at least 32 characters").optional(),
   INNGEST_SERVE_PATH: z.string().startsWith("/").default("/api/inngest"),
+  // The origin Inngest is told to call (the SDK's own variable name): where the Inngest server
+  // reaches us when that is neither PUBLIC_URL nor the address it connects to (a container name).
+  INNGEST_SERVE_ORIGIN: optionalUrl,
+  // Accept an unsigned out-of-band sync (`curl -X PUT <app>/api/inngest`) although a signing key is
+  // set: it can only re-announce the pinned URL, without deployId, a few times a minute.
+  INNGEST_ALLOW_UNSIGNED_SYNC: z.stringbool().default(false),
   // Where alerts and the ops console link a run; unset: the ops console's run page with the local
   // engine, the dev server's run view with INNGEST_DEV, the Inngest dashboard in production.
   INNGEST_RUN_URL_TEMPLATE: z.string().includes("{runId}", 'must contain "{runId}"').optional(),
@@ -79,6 +85,8 @@ const schema = z.object({
   LOCAL_ENGINE_TIME_SCALE: z.coerce.number().positive().default(1),
   // The local engine checkpoints like Inngest by default; false selects the classic path.
   LOCAL_ENGINE_CHECKPOINTING: z.stringbool().default(true),
+  // How the local engine syncs the app: as the Inngest dev server does (default), or as Inngest Cloud.
+  LOCAL_ENGINE_SYNC: z.enum(["out-of-band", "in-band"]).default("out-of-band"),
 
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),
@@ -257,6 +265,16 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });
+}
+
+/**
+ * The Inngest dev server's address when INNGEST_DEV selects dev mode: its value when it is a URL,
+ * else (`1`, `true`) the address the SDK defaults to in dev mode. Undefined outside dev mode.
+ */
+export function inngestDevServerUrl(config: Pick<Config, "INNGEST_DEV">): string | undefined {
+  const value = config.INNGEST_DEV;
+  if (value === undefined || value === "0" || value === "false") return undefined;
+  return /^https?:\/\//.test(value) ? value : "http://localhost:8288";
 }
 
 /** Reads the process environment once, at boot. */

@@ -2,7 +2,7 @@ import { serve } from "inngest/express";
 import type { Inngest } from "inngest";
 import { createAlerter, defaultRunUrlTemplate, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
-import type { Config } from "./config";
+import { inngestDevServerUrl, type Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
 import { createDatabaseReadiness } from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
@@ -281,10 +281,12 @@ export async function createServices(options: {
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),
   });
   const queries = createOrderQueries(db, timeline);
+  // INNGEST_DEV=1 means the dev server at its default address, never Inngest Cloud.
+  const devServerUrl = inngestDevServerUrl(config);
   const runSource = endpoints.localEngineUrl
     ? createRunSource({ apiBase: endpoints.localEngineUrl, label: "the local engine", runUrlTemplate })
-    : config.INNGEST_DEV !== undefined && /^https?:\/\//.test(config.INNGEST_DEV)
-      ? createRunSource({ apiBase: config.INNGEST_DEV, label: "the Inngest dev server", runUrlTemplate })
+    : devServerUrl !== undefined
+      ? createRunSource({ apiBase: devServerUrl, label: "the Inngest dev server", runUrlTemplate })
       : createRunSource({
           apiBase: config.INNGEST_BASE_URL ?? "https://api.inngest.com",
           ...(config.INNGEST_SIGNING_KEY ? { signingKey: config.INNGEST_SIGNING_KEY } : {}),
@@ -311,6 +313,12 @@ export async function createServices(options: {
       : {}),
   });
 
+  const serveOptions = {
+    client: inngest,
+    functions: createFunctions(inngest, workflow),
+    ...pinnedServeUrl(config),
+  };
+
   return {
     config,
     logger,
@@ -336,13 +344,13 @@ export async function createServices(options: {
     inngestServe: {
       path: config.INNGEST_SERVE_PATH,
       handler: inngestEndpoint({
-        serve: serve({
-          client: inngest,
-          functions: createFunctions(inngest, workflow),
-          ...pinnedServeUrl(config),
-        }),
+        serve: serve({ ...serveOptions, enableUnauthedSync: false }),
+        ...(config.INNGEST_ALLOW_UNSIGNED_SYNC
+          ? { serveUnsignedSync: serve({ ...serveOptions, enableUnauthedSync: true }) }
+          : {}),
         // serve() checks signatures in cloud mode only (the SDK's rule), so only then bound unsigned bodies.
         signaturesRequired: inngest.mode === "cloud",
+        originPinned: serveOptions.serveOrigin !== undefined,
         logger,
       }),
     },

@@ -1,5 +1,5 @@
 import { IncomingWebhook } from "@slack/webhook";
-import type { Config } from "../config";
+import { inngestDevServerUrl, type Config } from "../config";
 import type { Database } from "../db/client";
 import type { Logger } from "../logger";
 import type { AlertDeliveryObserver, Alerter } from "./alerter";
@@ -18,8 +18,8 @@ export function defaultRunUrlTemplate(
 ): string {
   if (config.INNGEST_RUN_URL_TEMPLATE !== undefined) return config.INNGEST_RUN_URL_TEMPLATE;
   if (options.localEngine) return `${options.publicUrl.replace(/\/+$/, "")}/ops/runs/{runId}`;
-  if (config.INNGEST_DEV !== undefined && /^https?:\/\//.test(config.INNGEST_DEV))
-    return `${config.INNGEST_DEV.replace(/\/+$/, "")}/run?runID={runId}`;
+  const devServerUrl = inngestDevServerUrl(config);
+  if (devServerUrl !== undefined) return `${devServerUrl.replace(/\/+$/, "")}/run?runID={runId}`;
   return "https://app.inngest.com/env/production/runs/{runId}";
 }
 

@@ -166,6 +166,7 @@ export async function startStandIns(
         clock: createEngineClock({ timeScale: config.LOCAL_ENGINE_TIME_SCALE }),
         checkpointing: config.LOCAL_ENGINE_CHECKPOINTING,
         signingKey: secrets.INNGEST_SIGNING_KEY,
+        syncKind: config.LOCAL_ENGINE_SYNC,
       });
       const { url } = await engine.listen(config.LOCAL_ENGINE_PORT, "127.0.0.1");
       logger.info({ url }, "local engine (Inngest-compatible) started (no Inngest configuration)");

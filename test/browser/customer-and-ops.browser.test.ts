@@ -15,6 +15,8 @@ describe("customer pages and ops console in Chromium", () => {
   let browser: Browser;
   let publicUrl: string;
   let shippedOrderId: string;
+  /** Gates a test holds a stand-in's answer with; all opened at the end, whatever happened. */
+  const releaseGates: (() => void)[] = [];
 
   beforeAll(async () => {
     const port = await freePort();
@@ -28,6 +30,7 @@ describe("customer pages and ops console in Chromium", () => {
   }, 60_000);
 
   afterAll(async () => {
+    for (const release of releaseGates) release();
     await browser?.close();
     await harness?.close();
   });
@@ -130,8 +133,12 @@ describe("customer pages and ops console in Chromium", () => {
       if (order.status !== "payment_failed" || !order.timeline.some((e) => e.kind === "step-failed"))
         throw new Error(`A is ${order.status}`);
     });
-    // B: its capture hangs, so it is still being fulfilled when ops cancel it.
-    harness.sandbox.injectFailure("payment_intents.capture", { kind: "hang", ms: 20_000 });
+    // B: its capture hangs until ops have cancelled it (a gate, not a timer), so it is still
+    // being fulfilled when they do.
+    let releaseCapture = (): void => undefined;
+    const captureGate = new Promise<void>((resolve) => (releaseCapture = resolve));
+    releaseGates.push(releaseCapture);
+    harness.sandbox.injectFailure("payment_intents.capture", { kind: "hang", until: captureGate });
     const toCancel = await harness.checkout("cus_cancel", [{ sku: "TEE", quantity: 1 }]);
     await harness.sandbox.completeCheckoutSession(toCancel.checkoutSessionId, "authorized");
     await harness.eventually(async () => {
@@ -186,6 +193,7 @@ describe("customer pages and ops console in Chromium", () => {
     await page.getByText("Cancellation requested.").waitFor();
     const cancelEntry = page.locator('li[data-kind="cancel-requested"]');
     expect(await cancelEntry.textContent()).toContain("customer phoned");
+    releaseCapture();
 
     // Refund part of C (5.00 of 50.00): confirmed, done through the admin API's refunds, on the timeline.
     await page.goto(`${publicUrl}/ops/orders/${toRefund.orderId}`);

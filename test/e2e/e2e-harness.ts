@@ -126,7 +126,10 @@ export class E2eHarness {
     if (this.proxyDelayMs !== undefined && !this.proxy) {
       this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, { delayMs: this.proxyDelayMs });
     }
-    await this.engine.sync(this.proxy?.url ?? `${this.app.url}/api/inngest`);
+    // Out-of-band (the dev server's way) unless a proxy sits in front: the app announces its own
+    // address out-of-band, so the proxy's URL is synced in-band (Inngest Cloud's way).
+    if (this.proxy) await this.engine.sync(this.proxy.url, "in-band");
+    else await this.engine.sync(`${this.app.url}/api/inngest`);
   }
 
   get db() {

@@ -35,6 +35,8 @@ describe("log lines", () => {
         ADMIN_API_TOKEN: "an-admin-token-0123456789",
         CARRIER_WEBHOOK_SECRET: "a-carrier-secret-0123456789",
         LOCAL_ENGINE_PORT: "0",
+        STRIPE_SANDBOX_PORT: "0",
+        EASYPOST_SANDBOX_PORT: "0",
       });
       const standIns = await startStandIns(config, log.logger);
       expect(standIns.localEngine).toBeDefined();

@@ -11,7 +11,7 @@ jest.setTimeout(120_000);
  * one service per data folder, secrets made once, one-line errors naming the variable to change.
  */
 
-const standInPorts = { STRIPE_SANDBOX_PORT: "0", LOCAL_ENGINE_PORT: "0" };
+const standInPorts = { STRIPE_SANDBOX_PORT: "0", EASYPOST_SANDBOX_PORT: "0", LOCAL_ENGINE_PORT: "0" };
 
 async function listenOnSomePort(): Promise<{ port: number; close(): Promise<void> }> {
   const server = net.createServer();

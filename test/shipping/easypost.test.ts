@@ -8,6 +8,7 @@ import {
   type WarehouseAddress,
 } from "../../src/shipping/easypost-carrier";
 import type { ShippingAddress } from "../../src/shipping/shipping-provider";
+import { eventually } from "../support/eventually";
 
 const warehouse: WarehouseAddress = {
   name: "Shop Warehouse",
@@ -115,10 +116,12 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
 
   it("when the buy's answer is lost (the label was bought), the retry finds it bought and never buys twice", async () => {
     const orderId = nextOrderId();
-    sandbox.injectFailure("shipments.buy", { kind: "delay", ms: 1_500, afterProcessing: true });
+    // The label is bought, and the answer never comes (not a delay racing the client's timeout).
+    sandbox.injectFailure("shipments.buy", { kind: "hang", afterProcessing: true });
     await expect(
       carrier({ timeoutMs: 300 }).createShipment({ orderId, address: customer, lines }),
     ).rejects.toThrow();
+    await eventually("the lost buy was made", () => purchasedFor(orderId).length > 0);
     expect(purchasedFor(orderId)).toHaveLength(1);
     const refusedBefore = callsFor("shipments.buy", 422).length;
 

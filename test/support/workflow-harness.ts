@@ -7,6 +7,7 @@ import {
   createLocalEngine,
   type EngineClock,
   type LocalEngine,
+  type LocalEngineOptions,
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
 import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/events/contracts";
@@ -56,6 +57,10 @@ export class WorkflowHarness {
       smtpCredentials?: { user: string; pass: string };
       /** Something between the app's Inngest client and the engine (e.g. checkpoint faults). */
       engineApi?: (engineUrl: string) => Promise<string>;
+      /** Where the engine finds its database (e.g. through a proxy that can take it away). */
+      engineDatabaseUrl?: (databaseUrl: string) => Promise<string>;
+      /** The engine's own options (a logger to watch it, a shorter job lease). */
+      engine?: Partial<LocalEngineOptions>;
     } = {},
   ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
@@ -70,11 +75,12 @@ export class WorkflowHarness {
       createEngineClock({ timeScale: 0 }),
     );
     harness.engine = createLocalEngine({
-      databaseUrl: database.url,
+      databaseUrl: options.engineDatabaseUrl ? await options.engineDatabaseUrl(database.url) : database.url,
       logger,
       clock: harness.clock,
       retryBackoff: () => 1_000,
       checkpointing: engineCheckpointing,
+      ...options.engine,
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
 

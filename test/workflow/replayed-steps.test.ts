@@ -23,7 +23,8 @@ describe("fulfill-order: every step run twice, as a retry after a crash would", 
       replaySteps: true,
       replayed,
     });
-    await h.engine.sync(proxy.url);
+    // In-band: out-of-band, the app would announce its own address, not the proxy in front of it.
+    await h.engine.sync(proxy.url, "in-band");
   });
   afterAll(async () => {
     await proxy.close();

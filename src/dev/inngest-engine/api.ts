@@ -125,6 +125,8 @@ export function createApi(deps: ApiDeps): express.Express {
       return;
     }
     try {
+      // With a signing key the SDK authenticates with its hashed key, as Inngest's API checks.
+      deps.checkpoints.authorize(req.header("authorization"));
       await deps.sync.register({
         url: body.url,
         appId: typeof body.appName === "string" ? body.appName : "",

@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS ${s}.runs (
 );
 CREATE INDEX IF NOT EXISTS runs_event_idx ON ${s}.runs (event_id);
 CREATE INDEX IF NOT EXISTS runs_function_idx ON ${s}.runs (function_id, started_at);
+-- Statements that look for running runs read only those, not every run ever made.
+CREATE INDEX IF NOT EXISTS runs_running_idx ON ${s}.runs (id) WHERE status = 'Running';
 CREATE TABLE IF NOT EXISTS ${s}.steps (
   run_id text NOT NULL,
   id text NOT NULL,
@@ -79,6 +81,10 @@ CREATE TABLE IF NOT EXISTS ${s}.jobs (
   expression text
 );
 CREATE INDEX IF NOT EXISTS jobs_due_idx ON ${s}.jobs (run_at) WHERE NOT claimed;
+-- A claim is a lease: a claimed job whose lease ran out (its task ended without handing it back,
+-- e.g. the database refused the release) is claimable again.
+ALTER TABLE ${s}.jobs ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz;
+CREATE INDEX IF NOT EXISTS jobs_lease_idx ON ${s}.jobs (lease_expires_at) WHERE claimed;
 CREATE INDEX IF NOT EXISTS jobs_run_idx ON ${s}.jobs (run_id);
 CREATE INDEX IF NOT EXISTS jobs_wait_idx ON ${s}.jobs (event_name) WHERE kind = 'wait';
 CREATE TABLE IF NOT EXISTS ${s}.cancellations (

@@ -47,6 +47,9 @@ export class Executor {
   /** Jobs counted against maxConcurrentJobs (those waiting for a concurrency slot are not). */
   active = 0;
   private readonly tasks = new Set<Promise<void>>();
+  /** What each task is executing now: its lease is renewed, and no claim takes it over. */
+  private readonly executing = new Set<{ job: Job }>();
+  private leaseRenewal: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly stopWaiters = new Set<() => void>();
 
@@ -79,6 +82,31 @@ export class Executor {
     return this.tasks.size > 0;
   }
 
+  /** Ids of the jobs this process's tasks are executing. */
+  heldJobIds(): string[] {
+    return [...this.executing].map((entry) => entry.job.id);
+  }
+
+  /**
+   * Keeps the leases of executing jobs alive (a third of the lease apart). A job whose task ended
+   * without handing it back, because the database refused the release, stops being renewed, so
+   * its lease runs out and the next claim takes it: nothing stays claimed by nobody.
+   */
+  private renewLeasesWhileBusy(): void {
+    if (this.leaseRenewal) return;
+    this.leaseRenewal = setInterval(
+      () => {
+        const held = this.heldJobIds();
+        if (held.length === 0) return;
+        this.deps.runs
+          .renewLeases(held)
+          .catch((error: unknown) => this.deps.logger.debug({ err: error }, "renewing job leases failed"));
+      },
+      Math.max(10, this.deps.runs.leaseMs / 3),
+    );
+    this.leaseRenewal.unref();
+  }
+
   /** Executes a claimed job; a call job may come with its run, loaded when it was claimed. */
   start(job: Job, run?: RunContext): void {
     this.active++;
@@ -87,6 +115,8 @@ export class Executor {
     // it is this one, not the job the task started with (long deleted), that must go back to
     // the queue. Releasing the wrong one left the current call claimed by nothing, forever.
     const executing = { job };
+    this.executing.add(executing);
+    this.renewLeasesWhileBusy();
     const task: Promise<void> = this.execute(executing, run)
       .catch(async (error: unknown) => {
         if (this.stopping) return;
@@ -100,10 +130,14 @@ export class Executor {
           .releaseJob(failed.id, retryAt)
           .then(() => this.deps.noteTimer(retryAt))
           .catch((releaseError: unknown) =>
-            this.deps.logger.error({ err: releaseError }, "could not release job"),
+            this.deps.logger.warn(
+              { err: releaseError, jobId: failed.id, runId: failed.runId },
+              "could not release job; it is claimable again when its lease runs out",
+            ),
           );
       })
       .finally(() => {
+        this.executing.delete(executing);
         this.tasks.delete(task);
         this.active--;
         this.deps.capacityFreed();
@@ -114,6 +148,7 @@ export class Executor {
   /** Aborts calls in flight and waits for every task to notice; their jobs stay in PostgreSQL. */
   async stop(): Promise<void> {
     this.stopping = true;
+    if (this.leaseRenewal) clearInterval(this.leaseRenewal);
     for (const wake of this.stopWaiters) wake();
     this.deps.app.abortAll();
     await Promise.allSettled([...this.tasks]);

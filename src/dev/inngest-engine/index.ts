@@ -18,19 +18,25 @@ import { FunctionRegistry } from "./registry";
 import { RunStore } from "./run-store";
 import { Scheduler } from "./scheduler";
 import { Sql } from "./sql";
-import { AppSync } from "./sync";
+import { AppSync, type SyncKind } from "./sync";
 import type { Job, RunContext } from "./types";
 
 export { createEngineClock, type EngineClock } from "./clock";
 export { ExpressionError } from "./expressions";
+export type { SyncKind } from "./sync";
 
 export interface LocalEngineOptions {
   /** PostgreSQL holding the engine's state (its own schema, created on start). */
   databaseUrl: string;
   schema?: string;
   logger: Logger;
-  /** serve() URLs to sync in-band once the engine is up (retried while the app starts). */
+  /** serve() URLs to sync once the engine is up (retried while the app starts). */
   appUrls?: string[];
+  /**
+   * How the engine syncs an app: `out-of-band` (default: the PUT the Inngest dev server and
+   * self-hosted Inngest send, then the SDK's POST /fn/register) or `in-band` (Inngest Cloud's).
+   */
+  syncKind?: SyncKind;
   /** Virtual clock; default real time. */
   clock?: EngineClock;
   /** When set, requests to the app are signed like Inngest Cloud's (`X-Inngest-Signature`). */
@@ -45,6 +51,11 @@ export interface LocalEngineOptions {
   appUnreachableGraceMs?: number;
   /** Real ms to wait for the app's reply to one call (default 5 min). */
   requestTimeoutMs?: number;
+  /**
+   * Real ms a claimed job is leased for (default 30 s), renewed while its task runs: a job whose
+   * task ended without handing it back (the database was away) is claimed again once it runs out.
+   */
+  jobLeaseMs?: number;
   /** Real ms between fallback polls for due work (default 1 s). */
   pollIntervalMs?: number;
   /**
@@ -83,7 +94,7 @@ export interface LocalEngine {
    * caller's express app; paths it does not know fall through to the next handler.
    */
   handler: express.Express;
-  sync(appUrl: string): Promise<void>;
+  sync(appUrl: string, kind?: SyncKind): Promise<void>;
   clock: {
     now(): Date;
     /** Moves virtual time, fires what came due and waits until the engine is idle again. */
@@ -138,7 +149,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       poolSize: options.poolSize ?? 8,
     });
     const sql = new Sql(db.pool, db.preparedStatements);
-    const runs = new RunStore(sql, schema);
+    const runs = new RunStore(sql, schema, options.jobLeaseMs);
     const events = new EventStore(sql, schema);
     const lifecycle = new RunLifecycle(runs, clock, logger);
     const checkpoints = new Checkpoints({ logger, runs, runLocks, signingKey: options.signingKey });
@@ -201,6 +212,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       registry,
       app,
       onFunctionsChanged: () => scheduler.refreshCrons(),
+      kind: options.syncKind ?? "out-of-band",
+      signed: options.signingKey !== undefined,
     });
     await sync.restore();
     await intake.loadWaitedNames();
@@ -292,9 +305,9 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       logger.info({ url }, "local Inngest engine listening");
       return { url };
     },
-    async sync(appUrl) {
+    async sync(appUrl, kind) {
       const core = await corePromise;
-      await core.sync.sync(appUrl);
+      await core.sync.sync(appUrl, kind);
     },
     clock: {
       now: () => clock.now(),

@@ -171,11 +171,17 @@ export class RunStore {
     this.writeCheckpoints(inputs),
   );
 
+  /** SQL for the end of a lease taken now (real time: a hung call lasts real time, whatever the clock). */
+  private readonly leaseEnd: string;
+
   constructor(
     private readonly sql: Sql,
     schema: string,
+    /** Real ms a claim lasts unless renewed (renewLeases) by the task holding it. */
+    readonly leaseMs = 30_000,
   ) {
     this.s = quoteIdent(schema);
+    this.leaseEnd = `clock_timestamp() + interval '${Math.max(1, Math.round(leaseMs))} milliseconds'`;
   }
 
   /**
@@ -209,8 +215,8 @@ export class RunStore {
            AND NOT EXISTS (SELECT 1 FROM ${s}.runs WHERE event_id = $3 AND function_id = $2)
          RETURNING id
        ), job AS (
-         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed)
-         SELECT id, 'call', 'step', 0, $10, $12::boolean FROM run
+         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed, lease_expires_at)
+         SELECT id, 'call', 'step', 0, $10, $12::boolean, CASE WHEN $12::boolean THEN ${this.leaseEnd} END FROM run
          RETURNING id
        ), cancel AS (
          INSERT INTO ${s}.cancellations (run_id, function_id, event_name, expression, expires_at)
@@ -260,8 +266,14 @@ export class RunStore {
    * Claims due jobs (SKIP LOCKED keeps concurrent claimers from taking the same job), with the
    * run of each call job, and tells when the earliest job left unclaimed comes due: one
    * statement where a claim, a run load per job and a timer lookup used to be three or more.
+   * A claimed job whose lease has run out is due again, unless one of `held` (the jobs this
+   * process's tasks still execute, whose renewal a database outage may have delayed).
    */
-  async claimDue(now: Date, limit: number): Promise<{ claimed: ClaimedJob[]; nextDueAt?: Date }> {
+  async claimDue(
+    now: Date,
+    limit: number,
+    held: readonly string[] = [],
+  ): Promise<{ claimed: ClaimedJob[]; nextDueAt?: Date }> {
     const s = this.s;
     const { rows } = await this.sql.query<{
       claimed: { job: JobRow; run: RunContextRow | null }[] | null;
@@ -269,8 +281,9 @@ export class RunStore {
     }>(
       "claimDue",
       `WITH claimed AS (
-         UPDATE ${s}.jobs SET claimed = true
-         WHERE id IN (SELECT id FROM ${s}.jobs WHERE NOT claimed AND run_at <= $1
+         UPDATE ${s}.jobs SET claimed = true, lease_expires_at = ${this.leaseEnd}
+         WHERE id IN (SELECT id FROM ${s}.jobs
+                      WHERE run_at <= $1 AND (NOT claimed OR (lease_expires_at < clock_timestamp() AND id <> ALL($3::bigint[])))
                       ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
        )
@@ -279,7 +292,7 @@ export class RunStore {
                  'run', CASE WHEN c.kind = 'call' THEN (SELECT ${runContextJson(s)} FROM ${s}.runs r WHERE r.id = c.run_id) END)
                ORDER BY c.run_at, c.id) FROM claimed c) AS claimed,
               (SELECT min(run_at) FROM ${s}.jobs WHERE NOT claimed AND id NOT IN (SELECT id FROM claimed)) AS next_due_at`,
-      [now, limit],
+      [now, limit, held],
     );
     const row = rows[0];
     return {
@@ -346,8 +359,8 @@ export class RunStore {
          WHERE j.step_id NOT IN (SELECT step_id FROM others)
          RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
        ), discovery AS (
-         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed)
-         SELECT cur.run_id, 'call', 'step', 0, $4, $6 FROM cur
+         INSERT INTO ${s}.jobs (run_id, kind, step_id, attempt, run_at, claimed, lease_expires_at)
+         SELECT cur.run_id, 'call', 'step', 0, $4, $6, CASE WHEN $6::boolean THEN ${this.leaseEnd} END FROM cur
          WHERE jsonb_array_length($5::jsonb) = 0 AND NOT EXISTS (SELECT 1 FROM others)
          RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
        )
@@ -411,7 +424,10 @@ export class RunStore {
          FROM ROWS FROM (jsonb_to_recordset($1::jsonb) AS (run_id text, job_id bigint, steps jsonb, now timestamptz))
               WITH ORDINALITY AS i(run_id, job_id, steps, now, ord)
        ), run AS (
-         SELECT input.* FROM input JOIN ${s}.runs r ON r.id = input.run_id AND r.status = 'Running'
+         -- A lookup by primary key per checkpoint: as a join, the planner (which cannot see how
+         -- few rows the JSON holds) hashed the whole runs table, every run ever made, each time.
+         SELECT input.* FROM input
+         WHERE (SELECT r.status FROM ${s}.runs r WHERE r.id = input.run_id) = 'Running'
        ), saved AS (
          INSERT INTO ${s}.steps (run_id, id, name, op, result, completed_at, started_at, duration_ms)
          SELECT run.run_id, st.id, st.name, st.op, st.result, run.now, st."startedAt", st."durationMs"
@@ -482,8 +498,18 @@ export class RunStore {
   async releaseJob(jobId: string, runAt: Date): Promise<void> {
     await this.sql.query(
       "releaseJob",
-      `UPDATE ${this.s}.jobs SET claimed = false, run_at = $2 WHERE id = $1`,
+      `UPDATE ${this.s}.jobs SET claimed = false, lease_expires_at = NULL, run_at = $2 WHERE id = $1`,
       [jobId, runAt],
+    );
+  }
+
+  /** Extends the leases of the jobs this process is executing. */
+  async renewLeases(jobIds: readonly string[]): Promise<void> {
+    if (jobIds.length === 0) return;
+    await this.sql.query(
+      "renewLeases",
+      `UPDATE ${this.s}.jobs SET lease_expires_at = ${this.leaseEnd} WHERE claimed AND id = ANY($1::bigint[])`,
+      [jobIds],
     );
   }
 

@@ -180,7 +180,11 @@ export class Scheduler {
         // claim reports every job it could see.
         this.earliestJobAt = undefined;
         this.lastClaimAt = Date.now();
-        const { claimed, nextDueAt } = await this.deps.runs.claimDue(this.deps.clock.now(), capacity);
+        const { claimed, nextDueAt } = await this.deps.runs.claimDue(
+          this.deps.clock.now(),
+          capacity,
+          executor.heldJobIds(),
+        );
         for (const { job, run } of claimed) executor.start(job, run);
         this.backlogged = claimed.length === capacity;
         if (this.backlogged) this.pumpAgain = true;

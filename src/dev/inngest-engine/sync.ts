@@ -13,10 +13,25 @@ export interface AppRegistration {
 }
 
 /**
+ * How the engine asks an app to sync:
+ * - `out-of-band` (default), what the Inngest dev server and self-hosted Inngest send (inngest/inngest
+ *   `pkg/deploy/deploy.go` `Ping`): `PUT <serve url>` with body `{url}`, `x-inngest-server-kind`
+ *   (`dev` unsigned, `cloud` when signed), no `x-inngest-sync-kind`; the SDK answers by POSTing
+ *   its functions to our `/fn/register` before it replies;
+ * - `in-band`, what Inngest Cloud sends: the same PUT with `x-inngest-sync-kind: in_band`, signed;
+ *   the reply is the config and the SDK calls nothing.
+ */
+export type SyncKind = "out-of-band" | "in-band";
+
+/**
  * Registering an app: every function is compiled first, so one unsupported expression
  * rejects the whole sync (naming the function and expression) and nothing half-applies.
  */
 export class AppSync {
+  /** Registrations received (POST /fn/register and in-band replies), to tell a sync that registered elsewhere. */
+  private registrations = 0;
+  private lastRegistration: AppRegistration | undefined;
+
   constructor(
     private readonly deps: {
       logger: Logger;
@@ -25,16 +40,59 @@ export class AppSync {
       registry: FunctionRegistry;
       app: AppClient;
       onFunctionsChanged: () => Promise<void>;
+      /** Default `out-of-band`, the dev server's way. */
+      kind?: SyncKind;
+      /** Requests are signed (self-hosted Inngest's `x-inngest-server-kind: cloud`). */
+      signed?: boolean;
     },
   ) {}
 
-  /** In-band sync: `PUT <serve url>` with `x-inngest-sync-kind: in_band`; the reply is the config. */
-  async sync(appUrl: string): Promise<AppRegistration> {
+  async sync(appUrl: string, kind: SyncKind = this.deps.kind ?? "out-of-band"): Promise<AppRegistration> {
+    return kind === "in-band" ? this.syncInBand(appUrl) : this.syncOutOfBand(appUrl);
+  }
+
+  /** The dev server's sync: the app registers itself through POST /fn/register while we wait. */
+  private async syncOutOfBand(appUrl: string): Promise<AppRegistration> {
+    const before = this.registrations;
     const response = await this.deps.app.request(
       "PUT",
       appUrl,
       { url: appUrl },
-      { "x-inngest-sync-kind": "in_band" },
+      { "x-inngest-server-kind": this.deps.signed ? "cloud" : "dev" },
+    );
+    if (response.status !== 200) {
+      // The SDK passes on our /fn/register refusal as `{message}`: name it, unescaped.
+      let message = response.body.slice(0, 300);
+      try {
+        const reply = JSON.parse(response.body) as { message?: unknown };
+        if (typeof reply.message === "string") message = reply.message;
+      } catch {
+        // not JSON: the raw body, shortened
+      }
+      throw new AppError(
+        "upstream_unavailable",
+        `Syncing ${appUrl} failed: HTTP ${response.status} ${message}`,
+      );
+    }
+    if (this.registrations === before) {
+      throw new AppError(
+        "upstream_unavailable",
+        `Syncing ${appUrl}: the app answered but did not register here (is its Inngest base URL this engine?)`,
+      );
+    }
+    return this.lastRegistration ?? { url: appUrl, appId: "", functions: [] };
+  }
+
+  /** In-band sync: `PUT <serve url>` with `x-inngest-sync-kind: in_band`; the reply is the config. */
+  private async syncInBand(appUrl: string): Promise<AppRegistration> {
+    const response = await this.deps.app.request(
+      "PUT",
+      appUrl,
+      { url: appUrl },
+      {
+        "x-inngest-sync-kind": "in_band",
+        "x-inngest-server-kind": this.deps.signed ? "cloud" : "dev",
+      },
     );
     let body: unknown;
     try {
@@ -67,6 +125,8 @@ export class AppSync {
     await this.deps.events.saveApp({ ...registration, now: this.deps.clock.now() });
     this.deps.registry.replaceApp(registration.url, compiled);
     await this.deps.onFunctionsChanged();
+    this.registrations++;
+    this.lastRegistration = registration;
     for (const fn of compiled) {
       if (fn.ignoredOptions.length > 0) {
         this.deps.logger.warn(

@@ -8,17 +8,33 @@ import { Harness, silentLogger } from "./fixtures/harness";
 
 type AnyFunction = InngestFunction.Like;
 
+interface SyncRequest {
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+}
+
 async function serveApp(
   client: Inngest,
   functions: AnyFunction[],
-): Promise<{ url: string; close(): Promise<void> }> {
+  options: { enableUnauthedSync?: boolean } = {},
+): Promise<{ url: string; syncs: SyncRequest[]; close(): Promise<void> }> {
+  const syncs: SyncRequest[] = [];
   const app = express();
   app.use(express.json({ limit: "10mb" }));
-  app.use("/api/inngest", serve({ client, functions }));
+  app.use("/api/inngest", (req, _res, next) => {
+    if (req.method === "PUT") syncs.push({ headers: req.headers, body: req.body as unknown });
+    next();
+  });
+  // enableUnauthedSync: false is what the service sets: in cloud mode every request is signature-checked.
+  app.use(
+    "/api/inngest",
+    serve({ client, functions, enableUnauthedSync: options.enableUnauthedSync ?? false }),
+  );
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/inngest`,
+    syncs,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -99,6 +115,66 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
     }
   });
 
+  describe.each([
+    {
+      kind: "out-of-band" as const,
+      // The Inngest dev server's request (inngest/inngest pkg/deploy/deploy.go Ping): no sync kind.
+      expectedHeaders: { "x-inngest-server-kind": "dev", "content-type": "application/json" },
+    },
+    {
+      kind: "in-band" as const,
+      expectedHeaders: { "x-inngest-server-kind": "dev", "x-inngest-sync-kind": "in_band" },
+    },
+  ])("$kind sync driven by the engine", ({ kind, expectedHeaders }) => {
+    test(`sends the ${kind} PUT and registers the app's functions`, async () => {
+      const client = new Inngest({
+        id: `${kind}-app`,
+        isDev: true,
+        baseUrl: harness.engineUrl,
+        logger: silentLogger,
+      });
+      const app = await serveApp(client, [
+        client.createFunction({ id: "hi", triggers: [{ event: `test/${kind}` }] }, async () => `hi ${kind}`),
+      ]);
+      try {
+        await harness.engine.sync(app.url, kind);
+        expect(app.syncs).toHaveLength(1);
+        const [request] = app.syncs as [SyncRequest];
+        expect(request.headers).toMatchObject(expectedHeaders);
+        if (kind === "out-of-band") expect(request.headers["x-inngest-sync-kind"]).toBeUndefined();
+        expect(request.headers["x-inngest-signature"]).toBeUndefined();
+        expect(request.body).toEqual({ url: app.url });
+        const [eventId] = await harness.send({ name: `test/${kind}` });
+        expect(await harness.onlyRunOf(eventId as string)).toMatchObject({
+          function_id: `${kind}-app-hi`,
+          status: "Completed",
+          output: `hi ${kind}`,
+        });
+      } finally {
+        await app.close();
+      }
+    });
+  });
+
+  test("an out-of-band sync that registered with another server is an error, not a silent success", async () => {
+    const other = createLocalEngine({
+      databaseUrl: harness.db.url,
+      schema: "inngest_other",
+      logger: silentLogger,
+    });
+    const { url: otherUrl } = await other.listen(0);
+    const client = new Inngest({ id: "elsewhere-app", isDev: true, baseUrl: otherUrl, logger: silentLogger });
+    const app = await serveApp(client, [
+      client.createFunction({ id: "x", triggers: [{ event: "test/elsewhere" }] }, async () => "x"),
+    ]);
+    try {
+      await expect(harness.engine.sync(app.url)).rejects.toThrow(/did not register here/);
+    } finally {
+      await other.close();
+      await app.close();
+    }
+  });
+
   test("with a signing key, requests are signed so an app in cloud mode accepts them", async () => {
     const engine = createLocalEngine({
       databaseUrl: harness.db.url,
@@ -121,7 +197,20 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
       ),
     ]);
     try {
+      // The default, out-of-band: signed as self-hosted Inngest signs it, and the SDK's
+      // POST /fn/register carries the hashed signing key the engine checks.
       await engine.sync(app.url);
+      expect(app.syncs.at(-1)?.headers).toMatchObject({
+        "x-inngest-server-kind": "cloud",
+        "x-inngest-signature": expect.stringMatching(/^t=\d+&s=[0-9a-f]{64}$/),
+      });
+      const unauthorized = await fetch(`${engineUrl}/fn/register`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ url: "http://evil.example/api/inngest", appName: "x", functions: [] }),
+      });
+      expect(unauthorized.status).toBe(401);
+      await engine.sync(app.url, "in-band");
       const reply = await fetch(`${engineUrl}/e/local`, {
         method: "POST",
         body: JSON.stringify({ name: "test/signed" }),
@@ -133,8 +222,9 @@ describe("local Inngest engine: syncing and the HTTP API", () => {
       };
       expect(runs.data).toEqual([expect.objectContaining({ status: "Completed", output: "verified" })]);
 
-      // The same app refuses an engine that does not sign.
+      // The same app refuses an engine that does not sign, both ways.
       await expect(harness.engine.sync(app.url)).rejects.toThrow(/HTTP 401/);
+      await expect(harness.engine.sync(app.url, "in-band")).rejects.toThrow(/HTTP 401/);
     } finally {
       await engine.close();
       await app.close();
