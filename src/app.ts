@@ -28,6 +28,8 @@ export interface AppDependencies {
   stripeWebhook?: StripeWebhookEndpoint;
   /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
   checkout?: Router;
+  /** /api/admin/products: the catalog and its stock ledger (src/inventory/catalog-routes.ts). */
+  catalogAdmin?: Router;
   /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
   pages?: Router;
 }
@@ -96,11 +98,14 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin) app.use("/api/orders", noStore);
   // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
+  if (deps.catalogAdmin) app.use("/api/admin", noStore);
+  if (deps.catalogAdmin && deps.adminRateLimit) app.use("/api/admin", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb", reviver: refuseNul }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
+  if (deps.catalogAdmin) app.use("/api/admin/products", deps.catalogAdmin);
   if (deps.checkout) app.use(deps.checkout);
   if (deps.pages) app.use(deps.pages);
 

@@ -14,6 +14,10 @@ import { createInngestPublisher, type EventPublisher } from "./events/publisher"
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
+import { createCatalog } from "./inventory/catalog";
+import { catalogAdminRoutes } from "./inventory/catalog-routes";
+import { createLowStockWatch } from "./inventory/low-stock";
+import { createStockLedger } from "./inventory/stock-ledger";
 import type { Logger } from "./logger";
 import {
   createMetrics,
@@ -198,6 +202,11 @@ export async function createServices(options: {
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
   const inventory = createPrismaInventoryRepository(db);
+  const lowStock = createLowStockWatch(db, {
+    alerts,
+    opsProductUrl: (sku) => `${publicUrl.replace(/\/+$/, "")}/ops/products/${encodeURIComponent(sku)}`,
+  });
+  const catalog = createCatalog(db, { ledger: createStockLedger(db), lowStock });
   const intake = createOrderIntake({
     db,
     stripe,
@@ -236,6 +245,7 @@ export async function createServices(options: {
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
+    lowStock,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
       reviewDelay: config.REVIEW_DELAY,
@@ -286,6 +296,7 @@ export async function createServices(options: {
     adminToken: endpoints.adminToken,
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
+    catalog,
     runs: runSource,
     openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
@@ -336,6 +347,7 @@ export async function createServices(options: {
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
+    catalogAdmin: catalogAdminRoutes({ adminToken: endpoints.adminToken, catalog }),
     async close() {
       emailTransport.close?.();
       await db.$disconnect();

@@ -2,6 +2,7 @@ import type { Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
+import type { LowStockWatch } from "../inventory/low-stock";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
@@ -71,6 +72,8 @@ export interface WorkflowDependencies {
   /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
   emailOutbox: EmailOutbox;
   alerts: Alerter;
+  /** Products at or below their low-stock threshold: see watch-low-stock. */
+  lowStock?: LowStockWatch;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
 }

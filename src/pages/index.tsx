@@ -1,5 +1,6 @@
 import path from "node:path";
 import { Router } from "express";
+import type { Catalog } from "../inventory/catalog";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
 import type { OrderActions } from "../orders/order-actions";
@@ -29,6 +30,8 @@ export interface PagesDeps {
   sessions: OpsSessions;
   renderer: EmailRenderer;
   runs?: RunSource;
+  /** The catalog's use cases: /ops/products. */
+  catalog?: Catalog;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
@@ -86,6 +89,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       queries: deps.queries,
       renderer: deps.renderer,
       ...(deps.runs ? { runs: deps.runs } : {}),
+      ...(deps.catalog ? { catalog: deps.catalog } : {}),
       logger: deps.logger,
     }),
   );
