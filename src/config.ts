@@ -108,6 +108,9 @@ const schema = z.object({
     )
     .optional(),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // POST /api/checkout takes a customer id and e-mail from its caller: only the shop's backend,
+  // sending `Authorization: Bearer <token>`, may (docs/checkout.md). Required in production.
+  CHECKOUT_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 
   // Shipping (docs/shipping.md). Outside production an EasyPost stand-in starts when no key is set.
   SHIPPING_COUNTRIES: z
@@ -180,6 +183,7 @@ const requiredInProduction = [
   "WAREHOUSE_COUNTRY",
   // /metrics names orders, e-mails and alerts; no scraper may read it without the token.
   "METRICS_TOKEN",
+  "CHECKOUT_API_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
 
 export class ConfigError extends Error {

@@ -223,6 +223,7 @@ export async function createServices(options: {
       collectPhone: config.SHIPPING_COLLECT_PHONE,
     },
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
+    ...(config.CHECKOUT_API_TOKEN !== undefined ? { checkoutToken: config.CHECKOUT_API_TOKEN } : {}),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
