@@ -6,6 +6,7 @@ import type { ReadinessProbe } from "./health/readiness";
 import { healthRoutes } from "./health/routes";
 import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
+import { openApiRoute } from "./openapi/document";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -87,6 +88,7 @@ export function buildApp(deps: AppDependencies): Express {
 
   app.use(requestLogging(deps.logger));
   app.use(healthRoutes(deps.readiness));
+  app.get("/openapi.json", openApiRoute);
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);

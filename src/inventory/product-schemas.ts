@@ -215,3 +215,22 @@ export function describeIssues(error: z.ZodError): { message: string; fields: st
     fields,
   };
 }
+
+/** GET /api/products: what can be bought (archived products are left out; sold out ones show 0). */
+export const publicProductListSchema = z
+  .object({
+    products: z.array(
+      z
+        .object({
+          sku: z.string(),
+          name: z.string(),
+          unitPrice: z.number().int(),
+          currency: z.string(),
+          quantityAvailable: z.number().int(),
+          digital: z.literal(true).optional(),
+        })
+        .strict()
+        .meta({ id: "PublicProduct" }),
+    ),
+  })
+  .strict();

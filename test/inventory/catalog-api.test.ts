@@ -11,8 +11,10 @@ import { createLogger } from "../../src/logger";
 import { createCheckoutRepository } from "../../src/orders/checkout/checkout-repository";
 import { listenOnLoopback } from "../support/loopback-server";
 import { IntakeHarness } from "../orders/intake-harness";
+import { createResponseChecker } from "../support/openapi";
 
 const adminToken = "catalog-admin-token-0123456789";
+const contract = createResponseChecker();
 
 describe("the catalog through the admin API, and the stock ledger", () => {
   let h: IntakeHarness;
@@ -49,11 +51,14 @@ describe("the catalog through the admin API, and the stock ledger", () => {
       },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
-    return {
+    const answer = {
       status: res.status,
       etag: res.headers.get("etag"),
       body: (await res.json()) as Record<string, any>,
     };
+    // Every answer of this suite is held to the published contract.
+    contract.check(method, `/api/admin/products${path}`, answer.status, answer.body);
+    return answer;
   };
   const ledgerSum = async (sku: string) =>
     (await h.db.stockMovement.aggregate({ where: { sku }, _sum: { delta: true } }))._sum.delta ?? 0;
@@ -88,6 +93,7 @@ describe("the catalog through the admin API, and the stock ledger", () => {
     });
 
     const listed = (await (await fetch(`${h.url}/api/products`)).json()) as { products: { sku: string }[] };
+    contract.check("GET", "/api/products", 200, listed);
     expect(listed.products).toContainEqual({
       sku: "LAMP-1",
       name: "Desk lamp",
@@ -176,7 +182,9 @@ describe("the catalog through the admin API, and the stock ledger", () => {
       }),
     });
     expect(refused.status).toBe(409);
-    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("product_unavailable");
+    const refusal = (await refused.json()) as { error: { code: string } };
+    contract.check("POST", "/api/checkout", 409, refusal);
+    expect(refusal.error.code).toBe("product_unavailable");
     expect((await h.order(orderId)).lines).toHaveLength(1);
     expect((await call("GET", "")).body.products.map((p: { sku: string }) => p.sku)).not.toContain("OLD-1");
     expect(
