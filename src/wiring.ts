@@ -15,6 +15,7 @@ import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-re
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
 import { createCatalog } from "./inventory/catalog";
+import { createCatalogCsv } from "./inventory/catalog-csv";
 import { catalogAdminRoutes } from "./inventory/catalog-routes";
 import { createLowStockWatch } from "./inventory/low-stock";
 import { createStockLedger } from "./inventory/stock-ledger";
@@ -348,7 +349,11 @@ export async function createServices(options: {
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
-    catalogAdmin: catalogAdminRoutes({ adminToken: endpoints.adminToken, catalog }),
+    catalogAdmin: catalogAdminRoutes({
+      adminToken: endpoints.adminToken,
+      catalog,
+      csv: createCatalogCsv(db, { lowStock }),
+    }),
     async close() {
       emailTransport.close?.();
       await db.$disconnect();

@@ -3,9 +3,11 @@ import type { z } from "zod";
 import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
 import type { Catalog } from "./catalog";
+import type { CatalogCsv } from "./catalog-csv";
 import {
   createProductBody,
   describeIssues,
+  importBody,
   skuSchema,
   stockChangeBody,
   stockPageQuery,
@@ -47,10 +49,25 @@ const sendProduct = (res: Response, product: Product, status = 200) => {
  * same ones the ops console calls. Every body is checked by its schema in product-schemas.ts,
  * which GET /openapi.json publishes.
  */
-export function catalogAdminRoutes(deps: { adminToken: string; catalog: Catalog }): Router {
-  const { catalog } = deps;
+export function catalogAdminRoutes(deps: { adminToken: string; catalog: Catalog; csv?: CatalogCsv }): Router {
+  const { catalog, csv } = deps;
   const router = Router();
   router.use(requireBearerToken(deps.adminToken));
+
+  if (csv) {
+    // Before /:sku, which would take "export.csv" for a SKU.
+    router.get("/export.csv", async (_req, res) => {
+      res
+        .type("text/csv")
+        .set("Content-Disposition", 'attachment; filename="products.csv"')
+        .send(await csv.exportCsv());
+    });
+    router.post("/import", async (req, res) => {
+      const body = parseOr400(importBody, req.body ?? {});
+      const result = await csv.importCsv(body.csv, { dryRun: body.dryRun ?? false, by: "admin-api" });
+      res.status(body.dryRun ? 200 : 201).json(result);
+    });
+  }
 
   router.get("/", async (req, res) => {
     const query = req.query as Record<string, unknown>;

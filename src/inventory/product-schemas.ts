@@ -234,3 +234,35 @@ export const publicProductListSchema = z
     ),
   })
   .strict();
+
+/**
+ * POST /api/admin/products/import: the CSV travels as a JSON string, so the admin API keeps its
+ * one body parser (express.json, 100 kB: a few thousand products a request).
+ */
+export const importBody = z
+  .object({
+    csv: z.string().min(1).meta({ description: "The file, header line first: the columns of the export" }),
+    dryRun: z.boolean().optional().meta({ description: "Report what would change, change nothing" }),
+  })
+  .strict()
+  .meta({ id: "CatalogImport" });
+
+export const importResultSchema = z
+  .object({
+    dryRun: z.boolean(),
+    rows: z.array(
+      z
+        .object({
+          line: z.number().int(),
+          sku: z.string(),
+          action: z.enum(["create", "update", "unchanged"]),
+          changes: z.record(z.string(), z.tuple([z.unknown(), z.unknown()])),
+        })
+        .strict(),
+    ),
+    summary: z
+      .object({ create: z.number().int(), update: z.number().int(), unchanged: z.number().int() })
+      .strict(),
+  })
+  .strict()
+  .meta({ id: "CatalogImportResult" });

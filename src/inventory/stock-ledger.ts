@@ -1,3 +1,4 @@
+import type pg from "pg";
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import type { StockMovement, StockReason } from "./product-schemas";
@@ -70,58 +71,55 @@ const toMovement = (row: MovementRow): StockMovement => ({
   createdAt: row.created_at.toISOString(),
 });
 
+/** Something that runs a query: the pool, or a client inside the caller's transaction (the CSV import). */
+export type Queryable = Pick<pg.PoolClient, "query">;
+
+/** StockLedger.record on the given connection: the row lock, the new stock and its movement in one statement. */
+export async function recordMovement(sql: Queryable, change: StockChange): Promise<StockMovement> {
+  // The row lock first (a checkout or reservation holding it is waited for, and its committed
+  // stock read afresh), then the new stock and its movement from that one reading: a count
+  // taken while orders reserve never overwrites a reservation, it records the difference.
+  const { rows } = await sql.query<{ found: boolean; before: number; after: number } & Partial<MovementRow>>(
+    `WITH locked AS (
+      SELECT sku, stock_on_hand FROM products WHERE sku = $1 FOR UPDATE
+    ),
+    next AS (
+      SELECT sku, stock_on_hand AS before,
+             COALESCE($2::int, stock_on_hand + $3::int) AS after
+      FROM locked
+    ),
+    changed AS (
+      UPDATE products p SET stock_on_hand = n.after, updated_at = now()
+      FROM next n WHERE p.sku = n.sku AND n.after >= 0
+      RETURNING p.sku, p.stock_on_hand
+    ),
+    moved AS (
+      INSERT INTO stock_movements (sku, delta, reason, actor, note, stock_after)
+      SELECT c.sku, n.after - n.before, $4::stock_movement_reason, $5, $6, c.stock_on_hand
+      FROM changed c JOIN next n USING (sku)
+      RETURNING id, sku, delta, reason, actor, order_id, note, stock_after, created_at
+    )
+    SELECT true AS found, n.before, n.after, m.id, m.sku, m.delta, m.reason, m.actor, m.order_id,
+           m.note, m.stock_after, m.created_at
+    FROM next n LEFT JOIN moved m ON true`,
+    [change.sku, change.count ?? null, change.delta ?? 0, change.reason, change.actor, change.note ?? null],
+  );
+  const row = rows[0];
+  if (!row) throw new AppError("product_not_found", `Product ${change.sku} does not exist`);
+  if (row.id === undefined || row.id === null) {
+    throw new AppError(
+      "insufficient_stock",
+      `Product ${change.sku} has ${row.before} on hand: taking ${row.before - row.after} would go below zero`,
+      { details: { sku: change.sku, stockOnHand: row.before, delta: row.after - row.before } },
+    );
+  }
+  return toMovement(row as MovementRow);
+}
+
 export function createStockLedger(db: Database): StockLedger {
   const sql = sqlPool(db);
   return {
-    async record(change) {
-      // The row lock first (a checkout or reservation holding it is waited for, and its committed
-      // stock read afresh), then the new stock and its movement from that one reading: a count
-      // taken while orders reserve never overwrites a reservation, it records the difference.
-      const { rows } = await sql.query<
-        { found: boolean; before: number; after: number } & Partial<MovementRow>
-      >(
-        `WITH locked AS (
-          SELECT sku, stock_on_hand FROM products WHERE sku = $1 FOR UPDATE
-        ),
-        next AS (
-          SELECT sku, stock_on_hand AS before,
-                 COALESCE($2::int, stock_on_hand + $3::int) AS after
-          FROM locked
-        ),
-        changed AS (
-          UPDATE products p SET stock_on_hand = n.after, updated_at = now()
-          FROM next n WHERE p.sku = n.sku AND n.after >= 0
-          RETURNING p.sku, p.stock_on_hand
-        ),
-        moved AS (
-          INSERT INTO stock_movements (sku, delta, reason, actor, note, stock_after)
-          SELECT c.sku, n.after - n.before, $4::stock_movement_reason, $5, $6, c.stock_on_hand
-          FROM changed c JOIN next n USING (sku)
-          RETURNING id, sku, delta, reason, actor, order_id, note, stock_after, created_at
-        )
-        SELECT true AS found, n.before, n.after, m.id, m.sku, m.delta, m.reason, m.actor, m.order_id,
-               m.note, m.stock_after, m.created_at
-        FROM next n LEFT JOIN moved m ON true`,
-        [
-          change.sku,
-          change.count ?? null,
-          change.delta ?? 0,
-          change.reason,
-          change.actor,
-          change.note ?? null,
-        ],
-      );
-      const row = rows[0];
-      if (!row) throw new AppError("product_not_found", `Product ${change.sku} does not exist`);
-      if (row.id === undefined || row.id === null) {
-        throw new AppError(
-          "insufficient_stock",
-          `Product ${change.sku} has ${row.before} on hand: taking ${row.before - row.after} would go below zero`,
-          { details: { sku: change.sku, stockOnHand: row.before, delta: row.after - row.before } },
-        );
-      }
-      return toMovement(row as MovementRow);
-    },
+    record: (change) => recordMovement(sql, change),
 
     async page(sku, { limit, before }) {
       const { rows } = await sql.query<MovementRow>(

@@ -3,6 +3,8 @@ import { z } from "zod";
 import { httpStatusByCode, type ErrorCode } from "../errors";
 import {
   createProductBody,
+  importBody,
+  importResultSchema,
   productListSchema,
   productSchema,
   publicProductListSchema,
@@ -307,6 +309,30 @@ function buildDocument(): JsonSchema {
         responses: {
           "201": { ...json(schemaOf(productSchema), "The product"), headers: etag },
           ...errors([...adminErrors, ...bodyErrors, "validation_failed", "product_exists"]),
+        },
+      },
+    },
+    "/api/admin/products/export.csv": {
+      get: {
+        ...admin,
+        summary: "Every product and its stock as CSV (the import's columns)",
+        tags: ["catalog"],
+        responses: {
+          "200": { description: "products.csv", content: { "text/csv": { schema: { type: "string" } } } },
+          ...errors(adminErrors),
+        },
+      },
+    },
+    "/api/admin/products/import": {
+      post: {
+        ...admin,
+        summary: "Import products and stock counts from CSV: all or nothing, or a dry run",
+        tags: ["catalog"],
+        requestBody: requestBody(importBody),
+        responses: {
+          "200": json(schemaOf(importResultSchema), "Dry run: what would change"),
+          "201": json(schemaOf(importResultSchema), "Imported"),
+          ...errors([...adminErrors, ...bodyErrors, "validation_failed", "conflict"]),
         },
       },
     },
