@@ -7,6 +7,7 @@ import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
+import { apiReferencePage } from "./api-reference";
 import { customerPages } from "./customer/routes";
 import { Layout, htmxPath, sendPage } from "./layout";
 import type { CustomerLinks } from "./links";
@@ -67,11 +68,15 @@ export function pagesRouter(deps: PagesDeps): Router {
               <a href="/api/products">Products</a> (JSON); start a checkout with{" "}
               <code>POST /api/checkout</code>
             </li>
+            <li>
+              <a href="/api-docs">API reference</a> (<a href="/openapi.json">OpenAPI 3.1</a>)
+            </li>
           </ul>
         </div>
       </Layout>,
     );
   });
+  router.use(apiReferencePage());
   router.use(
     customerPages({
       queries: deps.queries,

@@ -2,6 +2,7 @@ import { createServer } from "node:http";
 import { buildApp } from "../../src/app";
 import { createLogger } from "../../src/logger";
 import { openApiDocument } from "../../src/openapi/document";
+import { apiReferencePage } from "../../src/pages/api-reference";
 import { IntakeHarness } from "../orders/intake-harness";
 import { listenOnLoopback } from "../support/loopback-server";
 import { createResponseChecker } from "../support/openapi";
@@ -78,6 +79,26 @@ describe("GET /openapi.json", () => {
     const products = await fetch(`${h.url}/api/products`);
     contract.check("GET", "/api/products", 200, await products.json());
     expect(contract.checked).toHaveLength(7);
+  });
+
+  it("is rendered at /api-docs from the same document", async () => {
+    const app = buildApp({
+      logger: createLogger({ level: "silent" }),
+      readiness: async () => ({ ready: true, checks: {} }) as never,
+      pages: apiReferencePage(),
+    });
+    const server = await listenOnLoopback(createServer(app));
+    try {
+      const res = await fetch(`${server.url}/api-docs`);
+      expect(res.status).toBe(200);
+      const html = await res.text();
+      for (const path of Object.keys((openApiDocument() as { paths: object }).paths)) {
+        expect(html).toContain(` ${path}</code>`);
+      }
+      expect(html).toContain("PATCH /api/admin/products/{sku}");
+    } finally {
+      await server.close();
+    }
   });
 
   it("catches an answer that breaks it", () => {
