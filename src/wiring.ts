@@ -207,7 +207,8 @@ export async function createServices(options: {
     alerts,
     opsProductUrl: (sku) => `${publicUrl.replace(/\/+$/, "")}/ops/products/${encodeURIComponent(sku)}`,
   });
-  const catalog = createCatalog(db, { ledger: createStockLedger(db), lowStock });
+  const stockLedger = createStockLedger(db);
+  const catalog = createCatalog(db, { ledger: stockLedger, lowStock });
   const intake = createOrderIntake({
     db,
     stripe,
@@ -248,6 +249,7 @@ export async function createServices(options: {
     emailOutbox: emailDelivery,
     alerts,
     lowStock,
+    stockLedger,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
       reviewDelay: config.REVIEW_DELAY,

@@ -3,6 +3,7 @@ import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { LowStockWatch } from "../inventory/low-stock";
+import type { StockLedger } from "../inventory/stock-ledger";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
@@ -74,6 +75,8 @@ export interface WorkflowDependencies {
   alerts: Alerter;
   /** Products at or below their low-stock threshold: see watch-low-stock. */
   lowStock?: LowStockWatch;
+  /** The stock ledger's daily check: see check-stock-ledger. */
+  stockLedger?: Pick<StockLedger, "mismatches">;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
 }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import type { Alerter } from "../alerts";
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import type { StockMovement, StockReason } from "./product-schemas";
@@ -144,4 +145,29 @@ export function createStockLedger(db: Database): StockLedger {
       return rows.map((row) => ({ sku: row.sku, stockOnHand: row.stock_on_hand, ledgerSum: row.ledger_sum }));
     },
   };
+}
+
+/**
+ * The ledger's reconciliation: ops are told about every product whose stock on hand is not the
+ * sum of its movements (a writer that changed stock without its row, or SQL by hand). Returns them.
+ */
+export async function reportLedgerMismatches(
+  ledger: Pick<StockLedger, "mismatches">,
+  alerts: Pick<Alerter, "notify">,
+): Promise<LedgerMismatch[]> {
+  const mismatches = await ledger.mismatches();
+  if (mismatches.length > 0) {
+    await alerts.notify({
+      title: `Stock ledger: ${mismatches.length} product(s) whose stock is not the sum of their movements`,
+      fields: {
+        products: mismatches
+          .slice(0, 20)
+          .map((m) => `${m.sku}: ${m.stockOnHand} on hand, ledger ${m.ledgerSum}`)
+          .join("; "),
+        action:
+          "Stock was changed outside the service (SQL by hand, or a writer without its ledger row): find and stop it. A count does not close the gap (it records the difference to what is on hand)",
+      },
+    });
+  }
+  return mismatches;
 }

@@ -6,7 +6,11 @@ import { createCatalog } from "../../src/inventory/catalog";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { catalogAdminRoutes } from "../../src/inventory/catalog-routes";
 import { createLowStockWatch, type LowStockWatch } from "../../src/inventory/low-stock";
-import { createStockLedger, type StockLedger } from "../../src/inventory/stock-ledger";
+import {
+  createStockLedger,
+  reportLedgerMismatches,
+  type StockLedger,
+} from "../../src/inventory/stock-ledger";
 import { createLogger } from "../../src/logger";
 import { createCheckoutRepository } from "../../src/orders/checkout/checkout-repository";
 import { listenOnLoopback } from "../support/loopback-server";
@@ -353,5 +357,24 @@ describe("the catalog through the admin API, and the stock ledger", () => {
     expect(lowAlerts()).toHaveLength(1);
     await call("POST", "/LOW-1/stock", { delta: -9, reason: "adjusted" });
     expect(lowAlerts()).toHaveLength(2);
+  });
+
+  it("the daily ledger check tells ops about stock changed without its movement, and only that", async () => {
+    const notices: OpsNotice[] = [];
+    const notify = async (notice: OpsNotice) => void notices.push(notice);
+    const before = (await reportLedgerMismatches(ledger, { notify })).map((m) => m.sku);
+    // The harness's catalog was inserted without ledger rows: exactly the case the check is for.
+    expect(before).toEqual(["EURO-BAG", "MUG", "POSTER", "TEE"]);
+    await h.db.$executeRaw`UPDATE products SET stock_on_hand = stock_on_hand + 5 WHERE sku = 'CUP-1'`;
+    const after = await reportLedgerMismatches(ledger, { notify });
+    expect(after).toContainEqual({ sku: "CUP-1", stockOnHand: 29, ledgerSum: 24 });
+    expect(notices.at(-1)?.fields.products).toContain("CUP-1: 29 on hand, ledger 24");
+    // A count records the difference to what is on hand, so it does not hide the change made by hand.
+    await call("POST", "/CUP-1/stock", { count: 24, reason: "counted", note: "recount after the check" });
+    expect(await reportLedgerMismatches(ledger, { notify })).toContainEqual({
+      sku: "CUP-1",
+      stockOnHand: 24,
+      ledgerSum: 19,
+    });
   });
 });

@@ -7,6 +7,7 @@ import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
+import { createCheckStockLedger } from "./check-stock-ledger";
 import { createWatchLowStock } from "./watch-low-stock";
 
 /** Every Inngest function this app serves. */
@@ -20,5 +21,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
     ...(deps.lowStock ? [createWatchLowStock(inngest, deps.lowStock)] : []),
+    ...(deps.stockLedger ? [createCheckStockLedger(inngest, deps.stockLedger, deps.alerts)] : []),
   ];
 }
