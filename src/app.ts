@@ -8,6 +8,7 @@ import { errorHandler, notFound } from "./http/errors";
 import { requestLogging } from "./http/request-logging";
 import { refuseNulInJson, refuseNulInUrl } from "./http/refuse-nul";
 import { securityHeaders } from "./http/security-headers";
+import { openApiRoute } from "./openapi/document";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -30,6 +31,8 @@ export interface AppDependencies {
   stripeWebhook?: StripeWebhookEndpoint;
   /** GET /api/products and POST /api/checkout (src/orders/order-intake.ts). */
   checkout?: Router;
+  /** /api/admin/products: the catalog and its stock ledger (src/inventory/catalog-routes.ts). */
+  catalogAdmin?: Router;
   /** HTML pages: customer pages, /ops, /dev/outbox (src/pages). */
   pages?: Router;
   /** NODE_ENV=production: Strict-Transport-Security on (src/http/security-headers.ts). */
@@ -94,6 +97,7 @@ export function buildApp(deps: AppDependencies): Express {
   // Before any route reads the URL; after the access log, which records the refusal at warn.
   app.use(refuseNulInUrl);
   app.use(healthRoutes(deps.readiness));
+  app.get("/openapi.json", openApiRoute);
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 
   if (deps.carrierWebhook) app.use(deps.carrierWebhook);
@@ -105,11 +109,14 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin) app.use("/api/orders", noStore);
   // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
+  if (deps.catalogAdmin) app.use("/api/admin", noStore);
+  if (deps.catalogAdmin && deps.adminRateLimit) app.use("/api/admin", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb", reviver: refuseNulInJson }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
+  if (deps.catalogAdmin) app.use("/api/admin/products", deps.catalogAdmin);
   if (deps.checkout) app.use(deps.checkout);
   if (deps.pages) app.use(deps.pages);
 

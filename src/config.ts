@@ -124,6 +124,9 @@ const schema = z.object({
     )
     .optional(),
   METRICS_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  // POST /api/checkout takes a customer id and e-mail from its caller: only the shop's backend,
+  // sending `Authorization: Bearer <token>`, may (docs/checkout.md). Required in production.
+  CHECKOUT_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
 
   // Shipping (docs/shipping.md). Outside production an EasyPost stand-in starts when no key is set.
   SHIPPING_COUNTRIES: z
@@ -137,6 +140,12 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, "must be EasyPost service names separated by commas")
     .default("GroundAdvantage,Ground,FEDEX_GROUND"),
   SHIPPING_ITEM_WEIGHT_OZ: z.coerce.number().positive().default(16),
+  // The box parcels ship in, "length x width x height" in inches, e.g. 12x9x4; unset: weight only.
+  SHIPPING_BOX_IN: z
+    .string()
+    .regex(/^\d+(\.\d+)?x\d+(\.\d+)?x\d+(\.\d+)?$/, "must be length x width x height in inches, e.g. 12x9x4")
+    .transform((value) => value.split("x").map(Number) as [number, number, number])
+    .optional(),
   EASYPOST_API_KEY: z.string().min(1).optional(),
   EASYPOST_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   EASYPOST_API_BASE: optionalUrl,
@@ -190,6 +199,7 @@ const requiredInProduction = [
   "WAREHOUSE_COUNTRY",
   // /metrics names orders, e-mails and alerts; no scraper may read it without the token.
   "METRICS_TOKEN",
+  "CHECKOUT_API_TOKEN",
 ] as const satisfies readonly (keyof Env)[];
 
 export class ConfigError extends Error {

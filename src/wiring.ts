@@ -15,6 +15,11 @@ import { createInngestPublisher, type EventPublisher } from "./events/publisher"
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
+import { createCatalog } from "./inventory/catalog";
+import { createCatalogCsv } from "./inventory/catalog-csv";
+import { catalogAdminRoutes } from "./inventory/catalog-routes";
+import { createLowStockWatch } from "./inventory/low-stock";
+import { createStockLedger } from "./inventory/stock-ledger";
 import type { Logger } from "./logger";
 import {
   createMetrics,
@@ -212,6 +217,12 @@ export async function createServices(options: {
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
   const inventory = createPrismaInventoryRepository(db);
+  const lowStock = createLowStockWatch(db, {
+    alerts,
+    opsProductUrl: (sku) => `${publicUrl.replace(/\/+$/, "")}/ops/products/${encodeURIComponent(sku)}`,
+  });
+  const stockLedger = createStockLedger(db);
+  const catalog = createCatalog(db, { ledger: stockLedger, lowStock });
   const intake = createOrderIntake({
     db,
     stripe,
@@ -228,6 +239,7 @@ export async function createServices(options: {
       collectPhone: config.SHIPPING_COLLECT_PHONE,
     },
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
+    ...(config.CHECKOUT_API_TOKEN !== undefined ? { checkoutToken: config.CHECKOUT_API_TOKEN } : {}),
     metrics,
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
@@ -251,6 +263,8 @@ export async function createServices(options: {
     emailOutbox: emailDelivery,
     alerts,
     alertOutbox,
+    lowStock,
+    stockLedger,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
       reviewDelay: config.REVIEW_DELAY,
@@ -304,6 +318,7 @@ export async function createServices(options: {
     adminToken: endpoints.adminToken,
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
+    catalog,
     runs: runSource,
     alertBacklog: () => alertOutbox.backlog(),
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
@@ -364,6 +379,11 @@ export async function createServices(options: {
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
+    catalogAdmin: catalogAdminRoutes({
+      adminToken: endpoints.adminToken,
+      catalog,
+      csv: createCatalogCsv(db, { lowStock }),
+    }),
     async close() {
       alertOutbox.close();
       emailTransport.close?.();

@@ -55,6 +55,7 @@ describe("config", () => {
       "WAREHOUSE_ZIP",
       "WAREHOUSE_COUNTRY",
       "METRICS_TOKEN",
+      "CHECKOUT_API_TOKEN",
       "INNGEST_EVENT_KEY",
     ]);
   });
@@ -72,6 +73,7 @@ describe("config", () => {
       SMTP_URL: "smtp://mail:587",
       SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
       ADMIN_API_TOKEN: "a-long-admin-token-value",
+      CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
       LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
       EASYPOST_API_KEY: "EZAK_live_123",
       EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",

@@ -2,6 +2,8 @@ import type { AlertOutbox, Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { InventoryRepository } from "../inventory/inventory";
+import type { LowStockWatch } from "../inventory/low-stock";
+import type { StockLedger } from "../inventory/stock-ledger";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
 import type { OrderRepository } from "../orders/order-repository";
@@ -73,6 +75,10 @@ export interface WorkflowDependencies {
   alerts: Alerter;
   /** Alerts kept until Slack took them; drained by src/inngest/functions/deliver-ops-alerts.ts. */
   alertOutbox: Pick<AlertOutbox, "drain">;
+  /** Products at or below their low-stock threshold: see watch-low-stock. */
+  lowStock?: LowStockWatch;
+  /** The stock ledger's daily check: see check-stock-ledger. */
+  stockLedger?: Pick<StockLedger, "mismatches">;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
 }

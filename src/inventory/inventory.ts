@@ -18,6 +18,8 @@ export interface ProductView {
   quantityAvailable: number;
   /** Nothing to ship: no address is asked for at checkout. */
   digital?: boolean;
+  /** Off sale: no new checkout (orders already placed are not affected). */
+  archived?: boolean;
 }
 
 export interface InventoryRepository {

@@ -8,6 +8,7 @@ function toView(product: {
   currency: string;
   stockOnHand: number;
   digital?: boolean;
+  archived?: boolean;
 }): ProductView {
   return {
     sku: product.sku,
@@ -16,6 +17,7 @@ function toView(product: {
     currency: product.currency,
     quantityAvailable: product.stockOnHand,
     ...(product.digital ? { digital: true } : {}),
+    ...(product.archived ? { archived: true } : {}),
   };
 }
 
@@ -42,14 +44,16 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
 
   return {
     async listProducts() {
-      const products = await db.product.findMany({ orderBy: { sku: "asc" } });
+      // What can be bought: an archived product is off sale (sold out ones show 0 available).
+      const products = await db.product.findMany({ where: { archivedAt: null }, orderBy: { sku: "asc" } });
       return products.map(toView);
     },
 
     async findProducts(skus) {
       // Raw pg: every checkout prices its cart here (docs/benchmarks.md).
       const { rows } = await sql.query<Parameters<typeof toView>[0]>(
-        `SELECT sku, name, unit_price AS "unitPrice", currency, stock_on_hand AS "stockOnHand", digital
+        `SELECT sku, name, unit_price AS "unitPrice", currency, stock_on_hand AS "stockOnHand", digital,
+                archived_at IS NOT NULL AS archived
          FROM products WHERE sku = ANY($1::text[])`,
         [skus],
       );
@@ -106,7 +110,12 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
             SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
             FROM req r, verdict v
             WHERE v.ok AND p.sku = r.sku
-            RETURNING p.sku
+            RETURNING p.sku, p.stock_on_hand
+          ),
+          moved AS (
+            INSERT INTO stock_movements (sku, delta, reason, actor, order_id, stock_after)
+            SELECT t.sku, -r.quantity, 'reserved', 'fulfilment', ${orderId}::uuid, t.stock_on_hand
+            FROM taken t JOIN req r USING (sku)
           ),
           made AS (
             INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
@@ -159,7 +168,13 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
           SET stock_on_hand = p.stock_on_hand + f.quantity, updated_at = now()
           FROM flipped f
           WHERE p.sku = f.sku
-          RETURNING p.sku
+          RETURNING p.sku, p.stock_on_hand
+        ),
+        moved AS (
+          -- The ledger row for the stock given back (src/inventory/stock-ledger.ts).
+          INSERT INTO stock_movements (sku, delta, reason, actor, order_id, stock_after)
+          SELECT r.sku, f.quantity, 'released', 'fulfilment', ${orderId}::uuid, r.stock_on_hand
+          FROM returned r JOIN flipped f USING (sku)
         )
         SELECT f.sku, f.quantity FROM flipped f JOIN returned r USING (sku) ORDER BY f.sku`;
       return rows.map(({ sku, quantity }) => ({ sku, quantity }));

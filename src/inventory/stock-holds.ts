@@ -32,12 +32,19 @@ export class HoldOutOfStock extends Error {
 export async function takeStockForHold(
   tx: Prisma.TransactionClient,
   lines: readonly ReservationLine[],
+  orderId?: string,
 ): Promise<void> {
   for (const line of [...lines].sort((a, b) => a.sku.localeCompare(b.sku))) {
     // The conditional decrement is the guard; the CHECK (stock_on_hand >= 0) is the backstop.
+    // Its ledger row is written by the same statement (src/inventory/stock-ledger.ts).
     const taken = await tx.$executeRaw`
-      UPDATE products SET stock_on_hand = stock_on_hand - ${line.quantity}, updated_at = now()
-      WHERE sku = ${line.sku} AND stock_on_hand >= ${line.quantity}`;
+      WITH taken AS (
+        UPDATE products SET stock_on_hand = stock_on_hand - ${line.quantity}, updated_at = now()
+        WHERE sku = ${line.sku} AND stock_on_hand >= ${line.quantity}
+        RETURNING sku, stock_on_hand
+      )
+      INSERT INTO stock_movements (sku, delta, reason, actor, order_id, stock_after)
+      SELECT sku, ${-line.quantity}::int, 'reserved', 'checkout', ${orderId ?? null}::uuid, stock_on_hand FROM taken`;
     if (taken === 0) {
       const product = await tx.product.findUnique({ where: { sku: line.sku } });
       throw new HoldOutOfStock(line.sku, line.quantity, product?.stockOnHand ?? 0);
@@ -73,8 +80,14 @@ export async function releaseHolds(
   const sorted = [...released].sort((a, b) => a.sku.localeCompare(b.sku));
   for (const line of sorted) {
     await tx.$executeRaw`
-      UPDATE products SET stock_on_hand = stock_on_hand + ${line.quantity}, updated_at = now()
-      WHERE sku = ${line.sku}`;
+      WITH returned AS (
+        UPDATE products SET stock_on_hand = stock_on_hand + ${line.quantity}, updated_at = now()
+        WHERE sku = ${line.sku}
+        RETURNING sku, stock_on_hand
+      )
+      INSERT INTO stock_movements (sku, delta, reason, actor, order_id, note, stock_after)
+      SELECT sku, ${line.quantity}::int, 'released', 'checkout', ${orderId}::uuid, ${reason ?? null}::text, stock_on_hand
+      FROM returned`;
   }
   if (reason !== undefined && sorted.length > 0) {
     await recordInTransaction(tx, orderId, "stock-hold-released", {

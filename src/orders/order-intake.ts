@@ -53,6 +53,8 @@ export function createOrderIntake(deps: {
   sessionTtlMs?: number;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
+  /** CHECKOUT_API_TOKEN: when set, POST /api/checkout needs it as a bearer token. */
+  checkoutToken?: string;
 }): OrderIntake {
   const holds = createStockHolds(deps.db);
   const checkoutRepository = createCheckoutRepository(deps.db);
@@ -97,6 +99,10 @@ export function createOrderIntake(deps: {
       logger: deps.logger,
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     }),
-    checkout: checkoutRoutes({ inventory: deps.inventory, checkout }),
+    checkout: checkoutRoutes({
+      inventory: deps.inventory,
+      checkout,
+      ...(deps.checkoutToken !== undefined ? { checkoutToken: deps.checkoutToken } : {}),
+    }),
   };
 }

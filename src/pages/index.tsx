@@ -1,5 +1,6 @@
 import path from "node:path";
 import { Router } from "express";
+import type { Catalog } from "../inventory/catalog";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
 import type { FreshLinks } from "../notifications/fresh-link";
@@ -7,6 +8,7 @@ import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
+import { apiReferencePage } from "./api-reference";
 import { customerPages } from "./customer/routes";
 import { Layout, htmxPath, sendPage, styles, stylesPath } from "./layout";
 import type { CustomerLinks } from "./links";
@@ -31,6 +33,8 @@ export interface PagesDeps {
   sessions: OpsSessions;
   renderer: EmailRenderer;
   runs?: RunSource;
+  /** The catalog's use cases: /ops/products. */
+  catalog?: Catalog;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
@@ -73,11 +77,15 @@ export function pagesRouter(deps: PagesDeps): Router {
               <a href="/api/products">Products</a> (JSON); start a checkout with{" "}
               <code>POST /api/checkout</code>
             </li>
+            <li>
+              <a href="/api-docs">API reference</a> (<a href="/openapi.json">OpenAPI 3.1</a>)
+            </li>
           </ul>
         </div>
       </Layout>,
     );
   });
+  router.use(apiReferencePage());
   router.use(
     customerPages({
       queries: deps.queries,
@@ -98,6 +106,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.runs ? { runs: deps.runs } : {}),
       ...(deps.alertBacklog ? { alertBacklog: deps.alertBacklog } : {}),
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
+      ...(deps.catalog ? { catalog: deps.catalog } : {}),
       logger: deps.logger,
     }),
   );

@@ -51,5 +51,14 @@ export function createShippingProvider(
     warehouse: warehouseAddress(config),
     serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
     itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+    ...(config.SHIPPING_BOX_IN
+      ? {
+          box: {
+            lengthIn: config.SHIPPING_BOX_IN[0],
+            widthIn: config.SHIPPING_BOX_IN[1],
+            heightIn: config.SHIPPING_BOX_IN[2],
+          },
+        }
+      : {}),
   });
 }

@@ -110,10 +110,12 @@ export function createEasyPostCarrier(options: {
   warehouse: WarehouseAddress;
   /** Acceptable service names, e.g. ["GroundAdvantage", "Ground"]: the cheapest of these is bought. */
   serviceLevels: readonly string[];
-  /** Parcel weight per item, in ounces (the catalogue has no weights yet). */
+  /** Weight per item, in ounces, of a product the catalog has no weight for. */
   itemWeightOz: number;
+  /** The box every parcel goes in (inches), when the shop uses one; EasyPost rates by weight alone without. */
+  box?: { lengthIn: number; widthIn: number; heightIn: number };
 }): ShippingProvider {
-  const { warehouse, serviceLevels, itemWeightOz } = options;
+  const { warehouse, serviceLevels, itemWeightOz, box } = options;
 
   const findByReference = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
     try {
@@ -172,7 +174,14 @@ export function createEasyPostCarrier(options: {
           reference,
           to_address: toEasyPostAddress(request.address),
           from_address: toEasyPostAddress(warehouse),
-          parcel: { weight: items * itemWeightOz },
+          parcel: {
+            // The sum of the lines: each unit at its catalog weight, or the default.
+            weight: request.lines.reduce(
+              (sum, line) => sum + line.quantity * (line.weightOz ?? itemWeightOz),
+              0,
+            ),
+            ...(box ? { length: box.lengthIn, width: box.widthIn, height: box.heightIn } : {}),
+          },
           options: { label_format: "PNG", print_custom_1: reference },
         });
       }

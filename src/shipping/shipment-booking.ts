@@ -9,7 +9,12 @@ import type {
 
 /** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
 export interface ShippingDestinations {
-  find(orderId: string): Promise<{ address: ShippingAddress | null; digitalOnly: boolean } | null>;
+  find(orderId: string): Promise<{
+    address: ShippingAddress | null;
+    digitalOnly: boolean;
+    /** One unit's weight in ounces per SKU, where the catalog has one. */
+    weightsOz?: Record<string, number | null>;
+  } | null>;
 }
 
 /**
@@ -31,7 +36,12 @@ export function createShipmentBooking(deps: {
     const destination = await destinations.find(request.orderId);
     if (destination?.digitalOnly) return null;
     const address = request.address ?? destination?.address ?? undefined;
-    return { ...request, ...(address ? { address } : {}) };
+    const weights = destination?.weightsOz ?? {};
+    const lines = request.lines.map((line) => ({
+      ...line,
+      weightOz: line.weightOz ?? weights[line.sku] ?? null,
+    }));
+    return { ...request, lines, ...(address ? { address } : {}) };
   };
   return {
     /** Null when every product of the order is digital: nothing to ship, nothing booked. */

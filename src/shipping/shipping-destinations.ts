@@ -26,16 +26,27 @@ export function createShippingDestinations(db: Database): ShippingDestinations {
   return {
     async find(orderId) {
       // One statement (Prisma's nested select takes three): asked on every order's shipment step.
-      const { rows } = await sql.query<{ shipping_address: unknown; digital_only: boolean }>(
+      // The lines' unit weights ride along in the same statement: they make the parcel.
+      const { rows } = await sql.query<{
+        shipping_address: unknown;
+        digital_only: boolean;
+        weights: Record<string, number | null> | null;
+      }>(
         `SELECT o.shipping_address,
                 COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
-                          WHERE l.order_id = o.id), false) AS digital_only
+                          WHERE l.order_id = o.id), false) AS digital_only,
+                (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
+                 WHERE l.order_id = o.id) AS weights
          FROM orders o WHERE o.id = $1::uuid`,
         [orderId],
       );
       const order = rows[0];
       if (!order) return null;
-      return { address: parseStoredAddress(order.shipping_address), digitalOnly: order.digital_only };
+      return {
+        address: parseStoredAddress(order.shipping_address),
+        digitalOnly: order.digital_only,
+        weightsOz: order.weights ?? {},
+      };
     },
   };
 }

@@ -15,7 +15,8 @@ export interface ShippingAddress {
 export interface ShipmentRequest {
   orderId: string;
   address?: ShippingAddress;
-  lines: readonly { sku: string; quantity: number }[];
+  /** `weightOz`: one unit's weight from the catalog; without it the carrier's default item weight. */
+  lines: readonly { sku: string; quantity: number; weightOz?: number | null }[];
 }
 
 export interface CarrierBooking {

@@ -98,6 +98,7 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
         SMTP_URL: "smtp://127.0.0.1:1",
         SLACK_WEBHOOK_URL: "http://127.0.0.1:1/slack",
         ADMIN_API_TOKEN: adminToken,
+        CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
         EASYPOST_API_KEY: "EZTK_hijack_test",
         EASYPOST_WEBHOOK_SECRET: "easypost-hijack-secret",
         WAREHOUSE_NAME: "Shop warehouse",

@@ -92,6 +92,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     const byId = Object.fromEntries(synced.functions.map((fn) => [fn.id, fn]));
     expect(Object.keys(byId).sort()).toEqual([
       "shop-alert-expiring-authorizations",
+      "shop-check-stock-ledger",
       "shop-cleanup-cancelled-order",
       "shop-deliver-ops-alerts",
       "shop-drain-email-outbox",
@@ -100,6 +101,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-recover-stalled-orders",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
+      "shop-watch-low-stock",
     ]);
 
     const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
@@ -123,6 +125,8 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
     expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "* * * * *" }]);
     expect(byId["shop-deliver-ops-alerts"]?.triggers).toEqual([{ cron: "* * * * *" }]);
+    expect(byId["shop-watch-low-stock"]?.triggers).toEqual([{ cron: "* * * * *" }]);
+    expect(byId["shop-check-stock-ledger"]?.triggers).toEqual([{ cron: "17 4 * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
     expect(cleanup.triggers).toEqual([
       { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-fulfill-order'" },

@@ -8,6 +8,8 @@ import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
+import { createCheckStockLedger } from "./check-stock-ledger";
+import { createWatchLowStock } from "./watch-low-stock";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -20,5 +22,7 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
     createDeliverOpsAlerts(inngest, deps),
+    ...(deps.lowStock ? [createWatchLowStock(inngest, deps.lowStock)] : []),
+    ...(deps.stockLedger ? [createCheckStockLedger(inngest, deps.stockLedger, deps.alerts)] : []),
   ];
 }

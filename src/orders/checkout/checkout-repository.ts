@@ -120,7 +120,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
               AS r (sku, name, unit_price, quantity, line_id)
           ),
           locked AS (
-            SELECT p.sku, p.stock_on_hand FROM products p WHERE p.sku IN (SELECT sku FROM req)
+            SELECT p.sku, p.stock_on_hand FROM products p
+            WHERE p.sku IN (SELECT sku FROM req) AND p.archived_at IS NULL
             ORDER BY p.sku FOR UPDATE
           ),
           verdict AS (
@@ -131,6 +132,13 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           taken AS (
             UPDATE products p SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
             FROM req r, verdict v WHERE v.ok AND p.sku = r.sku
+            RETURNING p.sku, p.stock_on_hand
+          ),
+          moved AS (
+            -- The hold's ledger row, in the same statement (src/inventory/stock-ledger.ts).
+            INSERT INTO stock_movements (sku, delta, reason, actor, order_id, stock_after)
+            SELECT t.sku, -r.quantity, 'reserved', 'checkout', $1::uuid, t.stock_on_hand
+            FROM taken t JOIN req r USING (sku)
           ),
           ord AS (
             INSERT INTO orders (id, customer_id, email, status, currency, total, created_at, updated_at)

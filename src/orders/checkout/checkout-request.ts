@@ -10,6 +10,31 @@ export interface CheckoutRequest {
   items: { sku: string; quantity: number }[];
 }
 
+/**
+ * The request as GET /openapi.json documents it. parseCheckoutRequest answers each problem with
+ * its own code first (the API's contract), then holds what it built to this schema.
+ */
+export const checkoutRequestSchema = z
+  .object({
+    customerId: z.string().trim().min(1).max(200).meta({ description: "The shop's id for the customer" }),
+    email: z.email().max(254),
+    items: z
+      .array(
+        z.object({
+          sku: z.string().trim().min(1).max(100),
+          quantity: z.number().int().min(1).max(maxQuantityPerLine),
+        }),
+      )
+      .min(1)
+      .max(50)
+      .meta({ description: "Repeated SKUs are added up (at most 100 per SKU)" }),
+  })
+  .meta({ id: "CheckoutRequest" });
+
+export const checkoutResultSchema = z
+  .object({ orderId: z.uuid(), checkoutSessionId: z.string(), checkoutUrl: z.url() })
+  .meta({ id: "CheckoutResult" });
+
 const shape = z.object({
   customerId: z.string().trim().min(1).max(200),
   email: z.unknown().optional(),
@@ -66,9 +91,17 @@ export function parseCheckoutRequest(body: unknown): CheckoutRequest {
       );
     }
   }
-  return {
+  const request = {
     customerId,
     email: parsed.data.email.trim(),
     items: [...merged].map(([sku, quantity]) => ({ sku, quantity })),
   };
+  const checked = checkoutRequestSchema.safeParse(request);
+  if (!checked.success) {
+    throw new AppError(
+      "validation_failed",
+      checked.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+    );
+  }
+  return request;
 }

@@ -1,4 +1,5 @@
-import { Router } from "express";
+import { Router, type RequestHandler } from "express";
+import { requireBearerToken } from "../../http/bearer-auth";
 import { AppError } from "../../errors";
 import type { InventoryRepository } from "../../inventory/inventory";
 import { parseCheckoutRequest } from "./checkout-request";
@@ -16,12 +17,22 @@ function idempotencyKeyOf(header: string | undefined): string | undefined {
 }
 
 /** GET /api/products and POST /api/checkout; mounted after the JSON body parser. */
-export function checkoutRoutes(deps: { inventory: InventoryRepository; checkout: CheckoutService }): Router {
+export function checkoutRoutes(deps: {
+  inventory: InventoryRepository;
+  checkout: CheckoutService;
+  /**
+   * The shop backend's token: the request names the customer and their e-mail, which only the
+   * shop can vouch for, so with a token no one else may start a checkout in their name.
+   */
+  checkoutToken?: string;
+}): Router {
   const router = Router();
   router.get("/api/products", async (_req, res) => {
     res.json({ products: await deps.inventory.listProducts() });
   });
-  router.post("/api/checkout", async (req, res) => {
+  const authorised: RequestHandler =
+    deps.checkoutToken !== undefined ? requireBearerToken(deps.checkoutToken) : (_req, _res, next) => next();
+  router.post("/api/checkout", authorised, async (req, res) => {
     const idempotencyKey = idempotencyKeyOf(req.get("idempotency-key"));
     // A 503 (Stripe or the database unavailable) carries Retry-After (src/http/errors.ts): the
     // client retries with the same key.

@@ -183,6 +183,12 @@ export function createCheckoutService(deps: {
     if (unknown.length > 0) {
       throw new AppError("unknown_sku", `Unknown SKU: ${unknown.join(", ")}`, { details: { skus: unknown } });
     }
+    const archived = lines.filter((line) => line.archived).map((line) => line.sku);
+    if (archived.length > 0) {
+      throw new AppError("product_unavailable", `No longer on sale: ${archived.join(", ")}`, {
+        details: { skus: archived },
+      });
+    }
     const currencies = new Set(lines.map((line) => line.currency.toLowerCase()));
     if (currencies.size > 1) {
       throw new AppError(

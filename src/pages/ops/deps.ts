@@ -1,3 +1,4 @@
+import type { Catalog } from "../../inventory/catalog";
 import type { Logger } from "../../logger";
 import type { EmailRenderer } from "../../notifications/email-renderer";
 import type { OrderActions } from "../../orders/order-actions";
@@ -13,6 +14,8 @@ export interface OpsConsoleDeps {
   queries: Pick<OrderQueries, "search" | "details" | "orderOfRun">;
   renderer: EmailRenderer;
   runs?: RunSource;
+  /** Products and stock (/ops/products): the admin API's catalog use cases. */
+  catalog?: Catalog;
   logger: Logger;
   /** Ops alerts not yet delivered to Slack: past `alertBannerAfterMs` of failing, every page says so. */
   alertBacklog?: () => Promise<{ undelivered: number; oldestFailingAt?: Date }>;

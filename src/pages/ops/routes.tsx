@@ -5,6 +5,7 @@ import { emailPage } from "./email-page";
 import { loginRoutes, logoutRoute } from "./login";
 import { orderPage } from "./order-page";
 import { ordersPage } from "./orders-page";
+import { productPages } from "./products-page";
 import { runPage } from "./run-page";
 
 export type { OpsConsoleDeps } from "./deps";
@@ -25,6 +26,7 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   router.use(emailPage(deps));
   router.use(actionRoutes(deps));
   router.use(runPage(deps));
+  if (deps.catalog) router.use(productPages(deps, deps.catalog));
   return router;
 }
 

@@ -1,0 +1,162 @@
+import { createServer } from "node:http";
+import { buildApp } from "../../src/app";
+import { createCatalog } from "../../src/inventory/catalog";
+import { createCatalogCsv } from "../../src/inventory/catalog-csv";
+import { catalogAdminRoutes } from "../../src/inventory/catalog-routes";
+import { createLowStockWatch } from "../../src/inventory/low-stock";
+import { createStockLedger } from "../../src/inventory/stock-ledger";
+import { createLogger } from "../../src/logger";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+import { listenOnLoopback } from "../support/loopback-server";
+import { createResponseChecker } from "../support/openapi";
+
+// The answers are held to openapi.json by the contract checker; the assertions read them loosely.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+type JsonAnswer = Record<string, any>;
+
+const adminToken = "catalog-csv-admin-token-0123456789";
+const contract = createResponseChecker();
+
+describe("CSV import and export of products and stock counts", () => {
+  let database: TestDatabase;
+  let server: { url: string; close(): Promise<void> };
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const lowStock = createLowStockWatch(database.db, {
+      alerts: { notify: async () => undefined, runFailed: async () => undefined },
+    });
+    const catalog = createCatalog(database.db, { ledger: createStockLedger(database.db), lowStock });
+    const app = buildApp({
+      logger: createLogger({ level: "silent" }),
+      readiness: async () => ({ ready: true, checks: {} }) as never,
+      catalogAdmin: catalogAdminRoutes({
+        adminToken,
+        catalog,
+        csv: createCatalogCsv(database.db, { lowStock }),
+      }),
+    });
+    server = await listenOnLoopback(createServer(app));
+  });
+  afterAll(async () => {
+    await server.close();
+    await database.drop();
+  });
+
+  const importCsv = async (csv: string, dryRun = false) => {
+    const res = await fetch(`${server.url}/api/admin/products/import`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ csv, dryRun }),
+    });
+    const body = (await res.json()) as JsonAnswer;
+    contract.check("POST", "/api/admin/products/import", res.status, body);
+    return { status: res.status, body };
+  };
+  const exportCsv = async () => {
+    const res = await fetch(`${server.url}/api/admin/products/export.csv`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(res.headers.get("content-type")).toMatch(/^text\/csv/);
+    return res.text();
+  };
+  const snapshot = async () => ({
+    products: await database.db.product.findMany({ orderBy: { sku: "asc" } }),
+    movements: await database.db.stockMovement.count(),
+  });
+
+  const sheet = [
+    "sku,name,unitPrice,currency,weightOz,stockOnHand,lowStockThreshold,digital",
+    "MUG-1,Logo mug,1200,usd,14,50,5,false",
+    'TEE-1,"T-shirt, black",2500,USD,6,100,,false',
+    "EBOOK-1,Field guide,900,usd,,0,,true",
+  ].join("\n");
+
+  it("a dry run reports what would change and changes nothing", async () => {
+    const dry = await importCsv(sheet, true);
+    expect(dry.status).toBe(200);
+    expect(dry.body.summary).toEqual({ create: 3, update: 0, unchanged: 0 });
+    expect(dry.body.rows[1]).toMatchObject({ line: 3, sku: "TEE-1", action: "create" });
+    expect(dry.body.rows[1].changes.name).toEqual([null, "T-shirt, black"]);
+    expect(await database.db.product.count()).toBe(0);
+  });
+
+  it("imports the sheet, its stock as received ledger rows", async () => {
+    const done = await importCsv(sheet);
+    expect(done.status).toBe(201);
+    expect(done.body.summary).toEqual({ create: 3, update: 0, unchanged: 0 });
+    const tee = await database.db.product.findUniqueOrThrow({ where: { sku: "TEE-1" } });
+    expect([tee.name, tee.currency, tee.stockOnHand, tee.weightOz]).toEqual([
+      "T-shirt, black",
+      "usd",
+      100,
+      6,
+    ]);
+    const movements = await database.db.stockMovement.findMany({ where: { sku: "MUG-1" } });
+    expect(movements.map((m) => [m.reason, m.delta, m.actor])).toEqual([["received", 50, "admin-api"]]);
+  });
+
+  it("refuses a file with a bad row whole, naming the line and the field", async () => {
+    const before = await snapshot();
+    const bad = await importCsv(
+      [
+        "sku,name,unitPrice,currency,stockOnHand",
+        "MUG-1,Logo mug,1300,usd,40",
+        "NEW-1,New thing,-5,usd,3",
+        "NEW-2,,100,euro,1",
+        "NEW-1,Twice,100,usd,1",
+      ].join("\n"),
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe("validation_failed");
+    expect(bad.body.error.details.errors).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ line: 3, field: "unitPrice" }),
+        expect.objectContaining({ line: 4, field: "name" }),
+        expect.objectContaining({ line: 4, field: "currency" }),
+        expect.objectContaining({ line: 5, field: "sku" }),
+      ]),
+    );
+    expect(bad.body.error.message).toMatch(/line 3, unitPrice/);
+    expect(await snapshot()).toEqual(before);
+
+    const unknownColumn = await importCsv("sku,name,unitPrice,currency,colour\nX-1,X,1,usd,red");
+    expect(unknownColumn.body.error.details.errors).toEqual([
+      expect.objectContaining({ line: 1, field: "colour" }),
+    ]);
+  });
+
+  it("exports a file that imports back unchanged", async () => {
+    const exported = await exportCsv();
+    expect(exported.split("\n")[0]).toBe(
+      "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived",
+    );
+    const before = await snapshot();
+    const again = await importCsv(exported);
+    expect(again.status).toBe(201);
+    expect(again.body.summary).toEqual({ create: 0, update: 0, unchanged: 3 });
+    expect(await snapshot()).toEqual(before);
+    expect(await exportCsv()).toBe(exported);
+  });
+
+  it("a stock count in the file is a counted movement of the difference", async () => {
+    const exported = await exportCsv();
+    const changed = exported.replace(
+      "MUG-1,Logo mug,1200,usd,false,14,,,,5,50,false",
+      "MUG-1,Logo mug,1250,usd,false,14,,,,5,47,false",
+    );
+    expect(changed).not.toBe(exported);
+    const dry = await importCsv(changed, true);
+    expect(dry.body.rows.find((r: { sku: string }) => r.sku === "MUG-1")).toMatchObject({
+      action: "update",
+      changes: { unitPrice: [1200, 1250], stockOnHand: [50, 47] },
+    });
+    await importCsv(changed);
+    const mug = await database.db.product.findUniqueOrThrow({ where: { sku: "MUG-1" } });
+    expect([mug.unitPrice, mug.stockOnHand, mug.version]).toEqual([1250, 47, 2]);
+    const last = await database.db.stockMovement.findFirstOrThrow({
+      where: { sku: "MUG-1" },
+      orderBy: { id: "desc" },
+    });
+    expect([last.reason, last.delta, last.note]).toEqual(["counted", -3, "CSV import, line 3"]);
+  });
+});
