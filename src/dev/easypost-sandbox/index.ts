@@ -36,6 +36,7 @@ export const easyPostSandboxEndpoints = [
   "shipments.retrieve",
   "shipments.buy",
   "trackers.retrieve",
+  "shipments.list",
 ] as const;
 export type EasyPostSandboxEndpoint = (typeof easyPostSandboxEndpoints)[number];
 
@@ -178,6 +179,15 @@ const failureInput = z.object({
   ms: z.number().int().nonnegative().optional(),
   afterProcessing: z.boolean().optional(),
   times: z.number().int().positive().optional(),
+});
+const listInput = z.object({
+  page_size: z.coerce.number().int().min(1).max(100).default(20),
+  before_id: z.string().optional(),
+  after_id: z.string().optional(),
+  start_datetime: z.iso.datetime({ offset: true }).optional(),
+  end_datetime: z.iso.datetime({ offset: true }).optional(),
+  purchased: z.enum(["true", "false"]).optional(),
+  include_children: z.string().optional(),
 });
 const advanceInput = z.object({
   status: z.enum(trackerStatuses).optional(),
@@ -392,6 +402,37 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     return shipment;
   };
 
+  const listShipments = (query: Record<string, unknown>) => {
+    const parsed = listInput.safeParse(query);
+    if (!parsed.success) {
+      throw new EasyPostApiError(
+        422,
+        "PARAMETER.INVALID",
+        "Invalid parameter.",
+        parsed.error.issues.map((issue) => ({ field: issue.path.join("."), message: issue.message })),
+      );
+    }
+    const { page_size: pageSize, before_id: beforeId, after_id: afterId } = parsed.data;
+    const start = parsed.data.start_datetime ? Date.parse(parsed.data.start_datetime) : -Infinity;
+    const end = parsed.data.end_datetime ? Date.parse(parsed.data.end_datetime) : Infinity;
+    const newestFirst = Object.values(state.shipments).reverse();
+    const indexOf = (id: string) => {
+      const index = newestFirst.findIndex((shipment) => shipment.id === id);
+      if (index < 0) throw notFound();
+      return index;
+    };
+    const from = beforeId ? indexOf(beforeId) + 1 : 0;
+    const to = afterId ? indexOf(afterId) : newestFirst.length;
+    const matching = newestFirst.slice(from, to).filter((shipment) => {
+      const created = Date.parse(shipment.created_at);
+      if (created < start || created > end) return false;
+      if (parsed.data.purchased === "true") return shipment.postage_label !== null;
+      if (parsed.data.purchased === "false") return shipment.postage_label === null;
+      return true;
+    });
+    return { shipments: matching.slice(0, pageSize), has_more: matching.length > pageSize };
+  };
+
   const findTracker = (ref: string): EasyPostTracker => {
     const direct = state.trackers[ref] ?? Object.values(state.trackers).find((t) => t.tracking_code === ref);
     if (direct) return direct;
@@ -559,6 +600,13 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
   api.post(
     "/shipments",
     handle("shipments.create", 201, (req) => createShipment(req.body)),
+  );
+  // EasyPost's GET /v2/shipments: newest first, `page_size` (default 20, at most 100), `before_id`
+  // (older than that shipment: the client's getNextPage), `after_id`, `start_datetime` and
+  // `end_datetime` (ISO 8601, on created_at), `purchased`; answers { shipments, has_more }.
+  api.get(
+    "/shipments",
+    handle("shipments.list", 200, (req) => listShipments(req.query as Record<string, unknown>)),
   );
   api.get(
     "/shipments/:id",

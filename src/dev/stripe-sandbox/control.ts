@@ -9,7 +9,10 @@ import {
   settleAsyncPayment,
 } from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
+import { amendCapture, openDispute } from "./disputes";
 import { retrieveEvent } from "./events";
+import type { Params } from "./form";
+import { createRefund } from "./refunds";
 import {
   cancelPaymentIntent,
   expireAuthorization,
@@ -85,6 +88,47 @@ export class SandboxControl {
   /** Someone voided the authorization outside this service (the Dashboard, say). */
   cancelAuthorization(paymentIntentId: string, options: DeliverOption = {}): Promise<ControlResult> {
     return this.finish(cancelPaymentIntent(this.ctx, paymentIntentId, {}, customerOrigin), options);
+  }
+
+  /**
+   * A refund made outside this service (the Dashboard, another system): the same refund as the
+   * API's, with its `refund.created` and `charge.refunded` events; `deliver: false` loses them.
+   */
+  async refund(
+    fields: { paymentIntent: string; amount?: number; reason?: string },
+    options: DeliverOption = {},
+  ): Promise<{ refund: Stripe.Refund; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const params: Params = { payment_intent: fields.paymentIntent };
+    if (fields.amount !== undefined) params.amount = String(fields.amount);
+    if (fields.reason !== undefined) params.reason = fields.reason;
+    const outcome = createRefund(this.ctx, params, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      refund: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** The cardholder disputes the charge (what Stripe's dispute test cards do). */
+  async dispute(
+    fields: { paymentIntent: string; reason?: string; amount?: number },
+    options: DeliverOption = {},
+  ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = openDispute(this.ctx, fields.paymentIntent, fields, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      dispute: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** See amendCapture: Stripe's record of a capture now differs from ours. */
+  amendCapture(paymentIntentId: string, amount: number): Stripe.Charge {
+    const charge = amendCapture(this.ctx, paymentIntentId, amount);
+    this.ctx.store.persist();
+    return charge;
   }
 
   /** Delivers an event again, freshly signed, whatever happened before (Stripe's "Resend"). */

@@ -12,6 +12,8 @@ interface FixtureTypes {
   refund: Stripe.Refund;
   event: Stripe.Event;
   item: Stripe.LineItem;
+  balance_transaction: Stripe.BalanceTransaction;
+  dispute: Stripe.Dispute;
 }
 
 export function fromFixture<K extends keyof FixtureTypes>(name: K): FixtureTypes[K] {

@@ -25,6 +25,9 @@ export interface SandboxData {
   paymentIntents: Record<string, Stripe.PaymentIntent>;
   charges: Record<string, Stripe.Charge>;
   refunds: Record<string, Stripe.Refund>;
+  /** Oldest first (insertion order): what moved money on the account's balance. */
+  balanceTransactions: Record<string, Stripe.BalanceTransaction>;
+  disputes: Record<string, Stripe.Dispute>;
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
   idempotency: Record<string, IdempotencyRecord>;
@@ -40,6 +43,8 @@ function emptyData(): SandboxData {
     paymentIntents: {},
     charges: {},
     refunds: {},
+    balanceTransactions: {},
+    disputes: {},
     events: [],
     idempotency: {},
     clockAdvancedMs: 0,
