@@ -7,6 +7,15 @@ import { durationMs } from "./shared/duration";
  * valid; in production the stand-ins are forbidden and the real endpoints become required.
  */
 
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const duration = z.string().regex(/^\d+(ms|s|m|h|d|w)$/, 'must be a duration such as "30s", "1h" or "14d"');
 
 const optionalUrl = z.url().optional();
@@ -83,6 +92,13 @@ const schema = z.object({
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),
   REVIEW_AFTER_DELIVERY: duration.default("3d"),
+  // The shop's IANA time zone: the daily reconciliation reconciles a calendar day there.
+  SHOP_TIME_ZONE: z
+    .string()
+    .refine(isTimeZone, "must be an IANA time zone such as Europe/Paris or UTC")
+    .default("UTC"),
+  // A paid order not shipped this long after it was placed is a reconciliation mismatch.
+  RECONCILIATION_SHIP_WITHIN: duration.default("2d"),
 
   SMTP_URL: z
     .string()

@@ -47,6 +47,13 @@ import { createOrderRedrive } from "./orders/redrive-order";
 import { createReviews } from "./orders/review-order";
 import { createRunFailures } from "./orders/run-failures";
 import { checkoutPayUrl } from "./payments/stripe-checkout";
+import {
+  createEasyPostLedger,
+  createReconciliation,
+  createStripeLedger,
+  reconciliationAdminRoutes,
+  type Reconciliation,
+} from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
@@ -65,6 +72,7 @@ import {
   createShipmentRepository,
   createShippingDestinations,
   createShippingProvider,
+  lazyEasyPostClient,
   publicBaseUrl,
   type ShippingProvider,
 } from "./shipping";
@@ -103,6 +111,8 @@ export interface Services extends AppDependencies {
   shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
+  /** The daily reconciliation (the cron, /api/reconciliation and the console call it). */
+  reconciliation: Reconciliation;
   close(): Promise<void>;
 }
 
@@ -197,6 +207,20 @@ export async function createServices(options: {
 
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
+  const reconciliation = createReconciliation({
+    db,
+    stripe: createStripeLedger(stripe),
+    // The sandbox carrier keeps no ledger to read: only EasyPost's labels are reconciled.
+    ...(config.SHIPPING_CARRIER === "easypost" && endpoints.easyPost
+      ? { carrier: createEasyPostLedger(lazyEasyPostClient(endpoints.easyPost)) }
+      : {}),
+    alerts,
+    logger,
+    timeZone: config.SHOP_TIME_ZONE,
+    shipWithinMs: durationMs(config.RECONCILIATION_SHIP_WITHIN),
+    reportUrl: (runId) => `${publicUrl.replace(/\/+$/, "")}/ops/reconciliation/${runId}`,
+    orderUrl: opsOrderUrl,
+  });
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -249,6 +273,7 @@ export async function createServices(options: {
       intake: intake.intake,
       redrive,
       checkouts: intake.checkoutSweep,
+      reconciliation,
     },
   };
 
@@ -287,6 +312,7 @@ export async function createServices(options: {
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
     runs: runSource,
+    reconciliation,
     openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
@@ -306,6 +332,7 @@ export async function createServices(options: {
     workflow,
     shippingProvider,
     metrics,
+    reconciliation,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
       limit: config.ADMIN_RATE_LIMIT,
@@ -336,6 +363,7 @@ export async function createServices(options: {
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
+    reconciliationAdmin: reconciliationAdminRoutes({ adminToken: endpoints.adminToken, reconciliation }),
     async close() {
       emailTransport.close?.();
       await db.$disconnect();

@@ -11,6 +11,7 @@ import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
 import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
+import type { Reconciliation } from "../reconciliation/reconcile";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -55,6 +56,8 @@ export interface RecoveryDependencies {
   redrive: OrderRedrive;
   /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
   checkouts: CheckoutSweep;
+  /** The daily reconciliation against Stripe and the carrier: see reconcile-daily. */
+  reconciliation: Pick<Reconciliation, "run" | "list" | "timeZone">;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */

@@ -5,6 +5,7 @@ import type { EmailRenderer } from "../notifications/email-renderer";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
+import type { Reconciliation } from "../reconciliation";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { customerPages } from "./customer/routes";
 import { Layout, htmxPath, sendPage } from "./layout";
@@ -29,6 +30,7 @@ export interface PagesDeps {
   sessions: OpsSessions;
   renderer: EmailRenderer;
   runs?: RunSource;
+  reconciliation?: Reconciliation;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
@@ -86,6 +88,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       queries: deps.queries,
       renderer: deps.renderer,
       ...(deps.runs ? { runs: deps.runs } : {}),
+      ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
       logger: deps.logger,
     }),
   );

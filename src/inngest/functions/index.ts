@@ -4,6 +4,7 @@ import { createAlertExpiringAuthorizations } from "./alert-expiring-authorizatio
 import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
 import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
+import { createReconcileDaily } from "./reconcile-daily";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
@@ -18,5 +19,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createAlertExpiringAuthorizations(inngest, deps),
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
+    createReconcileDaily(inngest, deps),
   ];
 }

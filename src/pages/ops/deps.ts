@@ -2,6 +2,7 @@ import type { Logger } from "../../logger";
 import type { EmailRenderer } from "../../notifications/email-renderer";
 import type { OrderActions } from "../../orders/order-actions";
 import type { OrderQueries } from "../../orders/order-queries";
+import type { Reconciliation } from "../../reconciliation";
 import type { RunSource } from "./runs";
 import type { OpsSessions } from "./session";
 
@@ -13,6 +14,8 @@ export interface OpsConsoleDeps {
   queries: Pick<OrderQueries, "search" | "details" | "orderOfRun">;
   renderer: EmailRenderer;
   runs?: RunSource;
+  /** The daily reconciliation's reports (/ops/reconciliation). */
+  reconciliation?: Reconciliation;
   logger: Logger;
   /** Login attempts per client per minute. */
   loginRateLimit?: number;

@@ -5,6 +5,7 @@ import { emailPage } from "./email-page";
 import { loginRoutes, logoutRoute } from "./login";
 import { orderPage } from "./order-page";
 import { ordersPage } from "./orders-page";
+import { reconciliationPage } from "./reconciliation-page";
 import { runPage } from "./run-page";
 
 export type { OpsConsoleDeps } from "./deps";
@@ -24,5 +25,6 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   router.use(emailPage(deps));
   router.use(actionRoutes(deps));
   router.use(runPage(deps));
+  router.use(reconciliationPage(deps));
   return router;
 }
