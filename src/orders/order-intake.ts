@@ -16,6 +16,9 @@ import type { Alerter } from "../alerts";
 import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
+import { createRefundEvents } from "./intake/refund-events";
+import { createOrderRepository } from "./order-repository";
+import { createTimeline } from "../timeline/timeline";
 import {
   stripeWebhookEndpoint,
   type StripeWebhookEndpoint,
@@ -71,6 +74,15 @@ export function createOrderIntake(deps: {
     publisher: deps.publisher,
     logger: deps.logger,
     ...(deps.onTransition ? { onTransition: deps.onTransition } : {}),
+    refunds: createRefundEvents({
+      db: deps.db,
+      stripe: deps.stripe,
+      orders: createOrderRepository(deps.db),
+      publisher: deps.publisher,
+      timeline: createTimeline(deps.db),
+      alerts: deps.alerts,
+      logger: deps.logger,
+    }),
   });
   const checkout = createCheckoutService({
     inventory: deps.inventory,

@@ -56,6 +56,9 @@ export const timelineKinds = [
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",
+  // Refunds made at Stripe outside this service (src/orders/intake/refund-events.ts).
+  "refund-recorded",
+  "refund-needs-ops",
 ] as const;
 
 export type TimelineKind = (typeof timelineKinds)[number];

@@ -27,6 +27,7 @@ import {
 } from "./stripe-event-plan";
 import type { Alerter } from "../../alerts";
 import type { StockHolds } from "../../inventory/stock-holds";
+import { isRefundEvent, type RefundEvents } from "./refund-events";
 
 export interface IntakeResult {
   outcome: WebhookOutcome | "unknown-order";
@@ -49,6 +50,8 @@ export interface StripeIntakeDeps {
   publisher: EventPublisher;
   logger: Logger;
   onTransition?: (to: OrderStatus) => void;
+  /** Refunds made at Stripe (charge.refunded, refund.*): recorded and acted on. */
+  refunds?: RefundEvents;
   /** Deadline for the event API (duplicates of the delivery wait meanwhile). Default 5 s. */
   publishTimeoutMs?: number;
 }
@@ -300,6 +303,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
 
   return {
     async handle(event) {
+      if (deps.refunds && isRefundEvent(event)) return deps.refunds.handle(event);
       const key = orderKeyOf(event);
       if ("ignore" in key) {
         logger.debug({ eventId: event.id, type: event.type, reason: key.ignore }, "Stripe event ignored");
