@@ -41,6 +41,7 @@ import { createOrderIntake } from "./orders/order-intake";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { createLabelVoids } from "./shipping/label-void";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
@@ -197,6 +198,14 @@ export async function createServices(options: {
 
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
+  const labels = createLabelVoids({
+    provider: shippingProvider,
+    shipments: shipmentRecords,
+    timeline,
+    alerts,
+    publisher,
+    flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
+  });
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -233,11 +242,18 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
+    labels,
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
+      labelRefundCheckEvery: config.LABEL_REFUND_CHECK_EVERY,
+      labelRefundChecks: Math.max(
+        1,
+        Math.ceil((30 * 86_400_000) / durationMs(config.LABEL_REFUND_CHECK_EVERY)),
+      ),
+      fulfilmentHold: config.FULFILMENT_HOLD,
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
     },
@@ -260,7 +276,14 @@ export async function createServices(options: {
     publisher,
     timeline,
     redrive,
-    refunds: createRefunds({ db, stripe, sender, logger }),
+    refunds: createRefunds({
+      db,
+      stripe,
+      sender,
+      logger,
+      onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+    }),
+    labels,
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),

@@ -9,6 +9,7 @@ import type { OrderRepository } from "./order-repository";
 import { redriveOrder, type OrderRedrive } from "./redrive-order";
 import type { RefundOutcome, RefundRequest, Refunds } from "./refund-order";
 
+import type { LabelVoids } from "../shipping/label-void";
 import type { Actor } from "./actor";
 
 export type { Actor } from "./actor";
@@ -37,10 +38,16 @@ export function createOrderActions(deps: {
   sender: EmailSender;
   renderer: EmailRenderer;
   cancelWindowMs: number;
+  labels: Pick<LabelVoids, "voidable">;
 }): OrderActions {
-  const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs } = deps;
+  const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs, labels } =
+    deps;
   return {
-    cancel: (request) => cancelOrder({ orders, publisher, timeline, cancelWindowMs }, request),
+    cancel: (request) =>
+      cancelOrder(
+        { orders, publisher, timeline, cancelWindowMs, labelVoidable: (orderId) => labels.voidable(orderId) },
+        request,
+      ),
     refund: (request) => refunds.refund(request),
     redrive: (request) => redriveOrder({ redrive, publisher }, request),
     resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),

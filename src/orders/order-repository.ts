@@ -168,7 +168,11 @@ export function createOrderRepository(
       const marked = await sql.query(
         `UPDATE orders o SET cancel_requested_at = now(), updated_at = now()
          WHERE o.id = $1::uuid AND o.status = ANY($2::order_status[])
-           AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)`,
+           AND NOT EXISTS (
+             SELECT 1 FROM shipments s WHERE s.order_id = o.id
+               -- A shipped order's label can still be handed back until the carrier's first scan.
+               AND NOT (o.status = 'shipped' AND s.status = 'booked' AND s.label_refund_status IS NULL
+                        AND COALESCE(s.tracker_status, 'unknown') IN ('unknown', 'pre_transit')))`,
         [orderId, [...cancellableFrom]],
       );
       return (marked.rowCount ?? 0) > 0;

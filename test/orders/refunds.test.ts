@@ -63,6 +63,7 @@ describe("POST /api/orders/:id/refund", () => {
           timeline: createTimeline(database.db),
           redrive: createOrderRedrive(database.db),
           refunds: createRefunds({ db: database.db, stripe, sender, logger }),
+          labels: { voidable: async () => false },
           sender,
           renderer: createEmailRenderer({
             db: database.db,

@@ -189,7 +189,12 @@ describe("fulfill-order (fast tier): the happy path", () => {
   });
 
   it("waits for this order's delivery event up to REVIEW_DELAY, then REVIEW_AFTER_DELIVERY more", async () => {
-    const { world, place } = setup({ cancelWindow: "1h", reviewDelay: "9d", reviewAfterDelivery: "2d" });
+    const { world, place } = setup({
+      ...defaultSettings,
+      cancelWindow: "1h",
+      reviewDelay: "9d",
+      reviewAfterDelivery: "2d",
+    });
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
 

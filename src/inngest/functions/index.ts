@@ -7,6 +7,7 @@ import { createFulfillOrder } from "./fulfill-order";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
+import { createTrackLabelRefund } from "./track-label-refund";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -18,5 +19,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createAlertExpiringAuthorizations(inngest, deps),
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
+    createTrackLabelRefund(inngest, deps),
   ];
 }

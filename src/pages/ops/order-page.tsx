@@ -103,6 +103,16 @@ function OrderPage(props: {
             {order.shipment.deliveredAt
               ? ` · delivered ${formatTime(order.shipment.deliveredAt)}`
               : ""} · <a href={order.shipment.trackingUrl}>tracking page</a>
+            {order.shipment.trackerStatus ? ` · carrier: ${order.shipment.trackerStatus}` : ""}
+            {order.shipment.labelRefundStatus ? (
+              <span class="label-refund">
+                {" "}
+                · label refund <strong>{order.shipment.labelRefundStatus}</strong>
+                {order.shipment.labelRefundRequestedAt
+                  ? ` (asked ${formatTime(order.shipment.labelRefundRequestedAt)})`
+                  : ""}
+              </span>
+            ) : null}
           </p>
         ) : (
           <p class="muted">Not shipped.</p>

@@ -88,6 +88,9 @@ const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_pro
 
 export const defaultSettings: WorkflowSettings = {
   cancelWindow: "30d",
+  labelRefundCheckEvery: "1d",
+  labelRefundChecks: 30,
+  fulfilmentHold: "0s",
   reviewDelay: "14d",
   reviewAfterDelivery: "3d",
 };
@@ -635,6 +638,22 @@ export class FakeWorkflowWorld {
     },
   };
 
+  /** The label of a cancelled shipped order, handed back as the fake carrier's void answers. */
+  readonly labelsPort: WorkflowDependencies["labels"] = {
+    voidable: async (orderId) => this.shipmentRows.has(orderId),
+    voidLabel: async (orderId) => {
+      const recorded = this.shipmentRows.get(orderId);
+      if (!recorded) return { outcome: "no-label" };
+      this.voidedLabels.push(recorded.trackingNumber);
+      const answer = this.carrierVoidOutcome;
+      if (answer === "voided" || answer === "already-voided" || answer === "refunded")
+        return { outcome: "requested", status: "refunded" };
+      if (answer === "submitted") return { outcome: "requested", status: "submitted" };
+      return { outcome: "needs-ops", why: answer === "rejected" ? "rejected" : "not-voidable" };
+    },
+    checkRefund: async () => null,
+  };
+
   readonly messagesPort: CustomerMessages = {
     shipped: async (orderId, shipment) => {
       this.maybeFail("messages.shipped");
@@ -672,6 +691,7 @@ export class FakeWorkflowWorld {
       payments: this.paymentsPort,
       paymentRecords: this.paymentRecordsPort,
       shipments: this.shipmentsPort,
+      labels: this.labelsPort,
       messages: this.messagesPort,
       emailOutbox: { drain: async () => unused("emailOutbox.drain") },
       alerts: this.alertsPort,
