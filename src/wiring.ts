@@ -42,6 +42,7 @@ import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
 import { createLabelVoids } from "./shipping/label-void";
+import { createHolds } from "./orders/hold-order";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
@@ -198,6 +199,7 @@ export async function createServices(options: {
 
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
+  const holds = createHolds({ db, timeline, publisher });
   const labels = createLabelVoids({
     provider: shippingProvider,
     shipments: shipmentRecords,
@@ -243,6 +245,7 @@ export async function createServices(options: {
       destinations: createShippingDestinations(db),
     }),
     labels,
+    holds,
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
@@ -284,6 +287,7 @@ export async function createServices(options: {
       onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
     }),
     labels,
+    holds,
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),

@@ -2,6 +2,7 @@ import type { Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
 import type { LabelVoids } from "../shipping/label-void";
+import type { Holds } from "../orders/hold-order";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
@@ -76,6 +77,8 @@ export interface WorkflowDependencies {
   shipments: ShipmentBooking;
   /** Bought labels handed back to the carrier (a cancel or a full refund after booking). */
   labels: LabelVoids;
+  /** Fulfilment holds (src/orders/hold-order.ts): no label is bought while an order is held. */
+  holds: Holds;
   messages: CustomerMessages;
   /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
   emailOutbox: EmailOutbox;

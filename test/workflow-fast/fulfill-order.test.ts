@@ -18,6 +18,7 @@ const happySteps = [
   "claim",
   "reserve-stock",
   "charge-card",
+  "check-hold-0",
   "create-shipment",
   "send-confirmation",
   "wait-for-delivery",
@@ -221,6 +222,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       "claim",
       "reserve-stock",
       "charge-card",
+      "check-hold-0",
       "create-shipment",
       "send-confirmation",
       "wait-for-delivery",
@@ -265,6 +267,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       "claim",
       "reserve-stock",
       "charge-card",
+      "check-hold-0",
       "create-shipment",
       "wait-after-delivery:3d",
       "send-review-request",
@@ -383,6 +386,7 @@ describe("fulfill-order (fast tier): the claim", () => {
     expect(stepIds(run)).toEqual([
       "claim-id",
       "claim",
+      "lift-hold",
       "release-stock",
       "return-payment",
       "mark-cancelled",
@@ -800,7 +804,14 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       status: "completed",
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card", "create-shipment"]);
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "charge-card",
+      "check-hold-0",
+      "create-shipment",
+    ]);
     expect(world.voidedLabels).toEqual(["TRK1"]);
     expect(world.shipmentRows.has(order.orderId)).toBe(false);
     expect(world.order(order.orderId).status).toBe("fulfilling");

@@ -5,6 +5,7 @@ import { chargeCard } from "../steps/charge-card";
 import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";
 import { createShipment } from "../steps/create-shipment";
+import { awaitHoldRelease, waitOutFulfilmentHold } from "../steps/hold-fulfilment";
 import { markDelivered } from "../steps/mark-delivered";
 import { reserveStock } from "../steps/reserve-stock";
 import { Saga, undosOf } from "../steps/saga";
@@ -20,7 +21,9 @@ export const fulfillOrderFunctionId = "fulfill-order";
 export const fulfilmentSteps = [
   claimOrder,
   reserveStock,
+  waitOutFulfilmentHold,
   chargeCard,
+  awaitHoldRelease,
   createShipment,
   sendConfirmation,
   markDelivered,
@@ -111,6 +114,9 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         return { orderId, outcome: "cancelled_out_of_stock" as const };
       }
 
+      // FULFILMENT_HOLD: a cancel in this window takes no money and buys no label.
+      await saga.run(waitOutFulfilmentHold);
+
       let charge;
       try {
         charge = await saga.run(chargeCard, claim, event.data.paymentIntentId);
@@ -132,6 +138,10 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         });
       }
       if (!charge.charged) return { orderId, stopped: charge.stopped };
+
+      // On hold (ops, the address check, a dispute): no label until released.
+      const hold = await saga.run(awaitHoldRelease);
+      if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
       const shipment = await saga.run(createShipment, claim);
       if (!shipment.shipped) return { orderId, stopped: shipment.stopped };
