@@ -63,15 +63,16 @@ function OrderPage(props: {
           <a class="button secondary" href={`/ops/orders/${order.id}/confirm/redrive`}>
             Re-drive…
           </a>{" "}
+          {order.hold === null || order.hold.reason === "fulfilment_window" ? (
+            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/hold`}>
+              Hold…
+            </a>
+          ) : null}{" "}
           {order.hold ? (
             <a class="button secondary" href={`/ops/orders/${order.id}/confirm/release-hold`}>
               Release hold…
             </a>
-          ) : (
-            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/hold`}>
-              Hold…
-            </a>
-          )}
+          ) : null}
         </p>
       </div>
       <div class="card">
