@@ -36,7 +36,9 @@ export interface ShipmentBooking {
     lines: { sku: string; quantity: number }[];
   }): Promise<ShipmentNotice | null>;
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
-  findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
+  findByOrder(
+    orderId: string,
+  ): Promise<(ShipmentNotice & { status: "booked" | "delivered"; deliveredAt?: Date | null }) | null>;
 }
 
 export interface WorkflowSettings {
