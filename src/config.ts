@@ -99,6 +99,12 @@ const schema = z.object({
     .default("UTC"),
   // A paid order not shipped this long after it was placed is a reconciliation mismatch.
   RECONCILIATION_SHIP_WITHIN: duration.default("2d"),
+  // The wait between payment and buying the label, in which a cancel buys no label at all
+  // (docs/holds-and-labels.md). Unset: 30m in production (most cancels come in the first minutes,
+  // and half an hour rarely misses a same-day pickup), 0s otherwise (a developer's order ships at once).
+  FULFILMENT_HOLD: duration.optional(),
+  // How often a submitted label refund is asked about, over the carrier's 30 days.
+  LABEL_REFUND_CHECK_EVERY: duration.default("1d"),
 
   SMTP_URL: z
     .string()
@@ -160,8 +166,9 @@ type Env = z.infer<typeof schema>;
 export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
-  Omit<Env, "HOST"> & {
+  Omit<Env, "HOST" | "FULFILMENT_HOLD"> & {
     HOST: string;
+    FULFILMENT_HOLD: string;
     isProduction: boolean;
     /** True when no DATABASE_URL is given: `npm start` runs an embedded PostgreSQL. */
     useEmbeddedDatabase: boolean;
@@ -262,6 +269,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return Object.freeze({
     ...values,
     HOST: values.HOST ?? (values.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1"),
+    FULFILMENT_HOLD: values.FULFILMENT_HOLD ?? (values.NODE_ENV === "production" ? "30m" : "0s"),
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });

@@ -20,6 +20,8 @@ export const httpStatusByCode = {
   order_not_refundable: 409,
   refund_exceeds_captured: 409,
   order_not_redrivable: 409,
+  order_not_holdable: 409,
+  order_not_held: 409,
   conflict: 409,
   idempotency_key_reused: 422,
   payload_too_large: 413,

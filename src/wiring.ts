@@ -41,6 +41,8 @@ import { createOrderIntake } from "./orders/order-intake";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { createLabelVoids } from "./shipping/label-void";
+import { createHolds } from "./orders/hold-order";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
@@ -221,6 +223,15 @@ export async function createServices(options: {
     reportUrl: (runId) => `${publicUrl.replace(/\/+$/, "")}/ops/reconciliation/${runId}`,
     orderUrl: opsOrderUrl,
   });
+  const holds = createHolds({ db, timeline, publisher });
+  const labels = createLabelVoids({
+    provider: shippingProvider,
+    shipments: shipmentRecords,
+    timeline,
+    alerts,
+    publisher,
+    flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
+  });
   const inventory = createPrismaInventoryRepository(db);
   const intake = createOrderIntake({
     db,
@@ -257,11 +268,19 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
+    labels,
+    holds,
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
+      labelRefundCheckEvery: config.LABEL_REFUND_CHECK_EVERY,
+      labelRefundChecks: Math.max(
+        1,
+        Math.ceil((30 * 86_400_000) / durationMs(config.LABEL_REFUND_CHECK_EVERY)),
+      ),
+      fulfilmentHold: config.FULFILMENT_HOLD,
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
     },
@@ -285,7 +304,15 @@ export async function createServices(options: {
     publisher,
     timeline,
     redrive,
-    refunds: createRefunds({ db, stripe, sender, logger }),
+    refunds: createRefunds({
+      db,
+      stripe,
+      sender,
+      logger,
+      onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+    }),
+    labels,
+    holds,
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),

@@ -1,6 +1,8 @@
 import type { Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
+import type { LabelVoids } from "../shipping/label-void";
+import type { Holds } from "../orders/hold-order";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { CustomerMessages, ShipmentNotice } from "../notifications/customer-messages";
 import type { EmailOutbox } from "../notifications/email-sender";
@@ -35,11 +37,19 @@ export interface ShipmentBooking {
     lines: { sku: string; quantity: number }[];
   }): Promise<ShipmentNotice | null>;
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
-  findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
+  findByOrder(
+    orderId: string,
+  ): Promise<(ShipmentNotice & { status: "booked" | "delivered"; deliveredAt?: Date | null }) | null>;
 }
 
 export interface WorkflowSettings {
   cancelWindow: string;
+  /** How often a submitted label refund is asked about (LABEL_REFUND_CHECK_EVERY). */
+  labelRefundCheckEvery: string;
+  /** How many looks cover the carrier's 30 days (at least one). */
+  labelRefundChecks: number;
+  /** FULFILMENT_HOLD: the wait between payment and buying the label ("0s": none). */
+  fulfilmentHold: string;
   reviewDelay: string;
   reviewAfterDelivery: string;
 }
@@ -70,6 +80,10 @@ export interface WorkflowDependencies {
   payments: PaymentGateway;
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
+  /** Bought labels handed back to the carrier (a cancel or a full refund after booking). */
+  labels: LabelVoids;
+  /** Fulfilment holds (src/orders/hold-order.ts): no label is bought while an order is held. */
+  holds: Holds;
   messages: CustomerMessages;
   /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
   emailOutbox: EmailOutbox;

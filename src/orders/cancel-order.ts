@@ -5,14 +5,19 @@ import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
 
-/** Paid orders whose parcel is not booked yet; after that only ops can stop it. */
-const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+/**
+ * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not
+ * scanned (the cleanup hands the label back); after the first scan only ops can stop the parcel.
+ */
+const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling", "shipped"];
 
 export interface CancelOrderDeps {
   orders: OrderRepository;
   publisher: EventPublisher;
   timeline: Pick<Timeline, "record">;
   cancelWindowMs: number;
+  /** Whether a booked order's label can still be handed back (bought, not scanned). */
+  labelVoidable: (orderId: string) => Promise<boolean>;
   now?: () => Date;
 }
 
@@ -39,7 +44,10 @@ export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }
         "an unpaid checkout expires on its own (Stripe expires a Checkout Session after 24 hours)",
     );
   }
-  if (!cancellableStatuses.includes(order.status) || order.hasShipment) {
+  const stoppable =
+    cancellableStatuses.includes(order.status) &&
+    (!order.hasShipment || (order.status === "shipped" && (await deps.labelVoidable(orderId))));
+  if (!stoppable) {
     throw new AppError(
       "order_not_cancellable",
       `Order ${orderId} is ${order.status} and can no longer be cancelled`,

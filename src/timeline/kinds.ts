@@ -53,6 +53,14 @@ export const timelineKinds = [
   "refund-failed",
   "email-resent",
   "review-received",
+  // Labels handed back to the carrier, holds, address checks (src/shipping/label-void.ts,
+  // src/orders/hold-order.ts).
+  "label-refund-requested",
+  "label-refunded",
+  "label-refund-rejected",
+  "label-not-voided",
+  "hold-placed",
+  "hold-released",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

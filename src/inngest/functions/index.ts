@@ -8,6 +8,7 @@ import { createReconcileDaily } from "./reconcile-daily";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
+import { createTrackLabelRefund } from "./track-label-refund";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -20,5 +21,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createDrainEmailOutbox(inngest, deps),
     createSweepStaleCheckouts(inngest, deps),
     createReconcileDaily(inngest, deps),
+    createTrackLabelRefund(inngest, deps),
   ];
 }
