@@ -236,6 +236,7 @@ export async function createServices(options: {
   const intake = createOrderIntake({
     db,
     stripe,
+    voidLabel: (orderId) => labels.voidLabel(orderId, "refunded"),
     inventory,
     publisher,
     logger,

@@ -54,6 +54,8 @@ export function createOrderIntake(deps: {
   shipping?: ShippingCollection;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
+  /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
+  voidLabel?: (orderId: string) => Promise<unknown>;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
 }): OrderIntake {
@@ -82,6 +84,7 @@ export function createOrderIntake(deps: {
       timeline: createTimeline(deps.db),
       alerts: deps.alerts,
       logger: deps.logger,
+      ...(deps.voidLabel ? { voidLabel: deps.voidLabel } : {}),
     }),
   });
   const checkout = createCheckoutService({

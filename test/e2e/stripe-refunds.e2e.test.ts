@@ -98,4 +98,23 @@ describe("end to end: refunds made at Stripe", () => {
       },
     });
   });
+
+  it("a full refund at Stripe after the label is bought hands the label back to the carrier", async () => {
+    const { orderId, checkoutSessionId } = await h.checkout("cus_refund_after_label", [
+      { sku: "REFUND-MUG", quantity: 1 },
+    ]);
+    await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized", { shipping });
+    const shipped = await h.eventually(async () => {
+      const order = await h.order(orderId);
+      expect(order.status).toBe("shipped");
+      return order;
+    }, 60_000);
+    await h.sandbox.refund({ paymentIntent: shipped.paymentIntentId as string });
+    await h.eventually(async () => {
+      const [label] = h.easyPost.shipments().filter((s) => s.reference === `order-${orderId}`);
+      expect(["submitted", "refunded"]).toContain(label?.refund_status);
+    });
+    const refunds = await h.db.refund.findMany({ where: { orderId } });
+    expect(refunds).toEqual([expect.objectContaining({ amount: 1500, status: "succeeded" })]);
+  });
 });

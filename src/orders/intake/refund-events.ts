@@ -24,6 +24,8 @@ export interface RefundEventsDeps {
   timeline: Pick<Timeline, "record">;
   alerts: Pick<Alerter, "notify">;
   logger: Logger;
+  /** Hands the label back to the carrier; unset, ops are told to stop the parcel. */
+  voidLabel?: (orderId: string) => Promise<unknown>;
 }
 
 const idOf = (value: string | { id: string } | null | undefined): string | null =>
@@ -152,6 +154,15 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
             by: "stripe",
           });
           logger.info({ orderId, eventId: event.id, stopped }, "refunded in full before shipping: stopped");
+        } else if (
+          deps.voidLabel &&
+          order.shipment &&
+          recorded.length > 0 &&
+          ["fulfilling", "shipped"].includes(order.status)
+        ) {
+          // The label void tells ops itself when the parcel has moved or the carrier refuses.
+          const voided = await deps.voidLabel(orderId);
+          logger.info({ orderId, eventId: event.id, voided }, "refunded in full after the label: voided");
         } else if (
           order.shipment &&
           recorded.length > 0 &&
