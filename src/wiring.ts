@@ -237,6 +237,7 @@ export async function createServices(options: {
     db,
     stripe,
     voidLabel: (orderId) => labels.voidLabel(orderId, "refunded"),
+    holds,
     inventory,
     publisher,
     logger,

@@ -13,7 +13,7 @@ export type OpsHoldReason = (typeof opsHoldReasons)[number];
  * `fulfilment_window` is FULFILMENT_HOLD, placed by the run itself; ops may replace it with a
  * reason of their own (the run then waits for their release) or release it early.
  */
-export type HoldReason = OpsHoldReason | "fulfilment_window";
+export type HoldReason = OpsHoldReason | "fulfilment_window" | "dispute" | "radar_review";
 
 export const holdReasonLabels: Record<HoldReason, string> = {
   high_risk: "high risk",
@@ -21,6 +21,8 @@ export const holdReasonLabels: Record<HoldReason, string> = {
   customer_request: "customer request",
   other: "other",
   fulfilment_window: "fulfilment window (FULFILMENT_HOLD)",
+  dispute: "payment disputed at Stripe",
+  radar_review: "Stripe Radar review or fraud warning",
 };
 
 export interface Hold {

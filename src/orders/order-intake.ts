@@ -17,6 +17,8 @@ import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
 import { createRefundEvents } from "./intake/refund-events";
+import { createRiskEvents } from "./intake/risk-events";
+import type { Holds } from "./hold-order";
 import { createOrderRepository } from "./order-repository";
 import { createTimeline } from "../timeline/timeline";
 import {
@@ -56,6 +58,8 @@ export function createOrderIntake(deps: {
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
   voidLabel?: (orderId: string) => Promise<unknown>;
+  /** The fulfilment hold, for disputes and Radar reviews. */
+  holds?: Pick<Holds, "placeHold" | "releaseHold">;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
 }): OrderIntake {
@@ -86,6 +90,18 @@ export function createOrderIntake(deps: {
       logger: deps.logger,
       ...(deps.voidLabel ? { voidLabel: deps.voidLabel } : {}),
     }),
+    ...(deps.holds
+      ? {
+          risks: createRiskEvents({
+            db: deps.db,
+            stripe: deps.stripe,
+            holds: deps.holds,
+            timeline: createTimeline(deps.db),
+            alerts: deps.alerts,
+            logger: deps.logger,
+          }),
+        }
+      : {}),
   });
   const checkout = createCheckoutService({
     inventory: deps.inventory,

@@ -67,6 +67,10 @@ export const timelineKinds = [
   // Refunds made at Stripe outside this service (src/orders/intake/refund-events.ts).
   "refund-recorded",
   "refund-needs-ops",
+  // Disputes and Radar at Stripe (src/orders/intake/risk-events.ts).
+  "dispute-updated",
+  "radar-review",
+  "early-fraud-warning",
 ] as const;
 
 export type TimelineKind = (typeof timelineKinds)[number];

@@ -57,6 +57,11 @@ const schemas = {
     reason: z.enum(["fraudulent", "product_not_received", "duplicate", "general"]).optional(),
     deliver,
   }),
+  review: z.object({ payment_intent: z.string().min(1), deliver }),
+  closeReview: z.object({
+    reason: z.enum(["approved", "refunded", "refunded_as_fraud", "disputed", "redacted"]),
+    deliver,
+  }),
   amendCapture: z.object({ amount: z.number().int().positive() }),
   drop: z.object({ type: z.string().min(1), times: z.number().int().positive().optional() }),
   failure: z.object({
@@ -153,6 +158,16 @@ export function createControlRouter(deps: {
     const { payment_intent, deliver: send, ...fields } = schemas.dispute.parse(body(req));
     const result = await control.dispute({ paymentIntent: payment_intent, ...fields }, { deliver: send });
     res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/reviews", async (req, res) => {
+    const { payment_intent, deliver: send } = schemas.review.parse(body(req));
+    const result = await control.openReview(payment_intent, { deliver: send });
+    res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/reviews/:id/close", async (req, res) => {
+    const { reason, deliver: send } = schemas.closeReview.parse(body(req));
+    const result = await control.closeReview(param(req, "id"), reason, { deliver: send });
+    res.json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
   });
   router.post("/payment_intents/:id/amend_capture", (req, res) => {
     const { amount } = schemas.amendCapture.parse(body(req));

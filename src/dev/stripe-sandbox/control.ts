@@ -9,7 +9,7 @@ import {
   settleAsyncPayment,
 } from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
-import { amendCapture, openDispute } from "./disputes";
+import { amendCapture, closeReview, openDispute, openReview } from "./disputes";
 import { retrieveEvent } from "./events";
 import type { Params } from "./form";
 import { createRefund } from "./refunds";
@@ -119,6 +119,35 @@ export class SandboxControl {
     this.ctx.store.persist();
     return {
       dispute: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** Radar opens a review of the payment. */
+  async openReview(
+    paymentIntentId: string,
+    options: DeliverOption = {},
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = openReview(this.ctx, paymentIntentId, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      review: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** Ops close the review in the Dashboard. */
+  async closeReview(
+    reviewId: string,
+    closedReason: Stripe.Review.ClosedReason,
+    options: DeliverOption = {},
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = closeReview(this.ctx, reviewId, closedReason, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      review: outcome.result,
       events: outcome.events,
       deliveries: await this.deliverAll(outcome.events, options),
     };

@@ -90,3 +90,42 @@ export function amendCapture(ctx: SandboxContext, paymentIntentId: string, amoun
   }
   return charge;
 }
+
+/** Radar opens a manual review of a payment (what Stripe's review test cards do). */
+export function openReview(
+  ctx: SandboxContext,
+  paymentIntentId: string,
+  origin: Origin,
+): Outcome<Stripe.Review> {
+  const paymentIntent = retrievePaymentIntent(ctx, paymentIntentId);
+  const charge = chargeOf(ctx, paymentIntent);
+  const review: Stripe.Review = {
+    ...fromFixture("review"),
+    id: stripeId("prv"),
+    charge: charge?.id ?? null,
+    created: unixSeconds(ctx.now()),
+    open: true,
+    opened_reason: "rule",
+    payment_intent: paymentIntent.id,
+    reason: "rule",
+    closed_reason: null,
+  } as Stripe.Review;
+  ctx.store.data.reviews[review.id] = review;
+  paymentIntent.review = review.id;
+  return { result: review, events: [recordEvent(ctx, "review.opened", review, origin)] };
+}
+
+/** Someone closes the review in the Dashboard: approved, or refunded (as fraud or not). */
+export function closeReview(
+  ctx: SandboxContext,
+  reviewId: string,
+  closedReason: Stripe.Review.ClosedReason,
+  origin: Origin,
+): Outcome<Stripe.Review> {
+  const review = ctx.store.data.reviews[reviewId];
+  if (!review) throw stripeErrors.resourceMissing("review", reviewId);
+  if (!review.open)
+    throw stripeErrors.invalidRequest("review_closed", `Review ${reviewId} is already closed.`);
+  Object.assign(review, { open: false, closed_reason: closedReason, reason: closedReason });
+  return { result: review, events: [recordEvent(ctx, "review.closed", review, origin)] };
+}

@@ -8,7 +8,12 @@ import { optionalHash, optionalInteger, optionalList, optionalString } from "./f
 import { stripeId } from "./ids";
 
 type EventObject =
-  Stripe.Checkout.Session | Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund | Stripe.Dispute;
+  | Stripe.Checkout.Session
+  | Stripe.PaymentIntent
+  | Stripe.Charge
+  | Stripe.Refund
+  | Stripe.Dispute
+  | Stripe.Review;
 
 export function recordEvent(
   ctx: SandboxContext,

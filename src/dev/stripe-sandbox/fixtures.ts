@@ -14,6 +14,7 @@ interface FixtureTypes {
   item: Stripe.LineItem;
   balance_transaction: Stripe.BalanceTransaction;
   dispute: Stripe.Dispute;
+  review: Stripe.Review;
 }
 
 export function fromFixture<K extends keyof FixtureTypes>(name: K): FixtureTypes[K] {

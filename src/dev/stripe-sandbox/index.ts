@@ -101,6 +101,17 @@ export interface StripeSandbox {
     fields: { paymentIntent: string; reason?: string; amount?: number },
     options?: DeliverOption,
   ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** Radar opens a review of the payment (`review.opened`). */
+  openReview(
+    paymentIntentId: string,
+    options?: DeliverOption,
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** The review is closed (`review.closed`) as approved or refunded. */
+  closeReview(
+    reviewId: string,
+    closedReason: Stripe.Review.ClosedReason,
+    options?: DeliverOption,
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
   /** Test fixture: Stripe's captured amount (and its balance transaction) now reads `amount`. */
   amendCapture(paymentIntentId: string, amount: number): Stripe.Charge;
   /** The next `times` deliveries of events matching `type` are lost for good (no retry). */
@@ -242,6 +253,8 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     refund: (fields, opts) => control.refund(fields, opts),
     dispute: (fields, opts) => control.dispute(fields, opts),
     amendCapture: (id, amount) => control.amendCapture(id, amount),
+    openReview: (id, opts) => control.openReview(id, opts),
+    closeReview: (id, reason, opts) => control.closeReview(id, reason, opts),
     dropDeliveries: (type, times = 1) => deliverer.drop(type, times),
     redeliver: (eventId) => control.redeliver(eventId),
     signedDelivery: (eventId) => control.signedDelivery(eventId),

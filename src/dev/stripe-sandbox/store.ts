@@ -28,6 +28,7 @@ export interface SandboxData {
   /** Oldest first (insertion order): what moved money on the account's balance. */
   balanceTransactions: Record<string, Stripe.BalanceTransaction>;
   disputes: Record<string, Stripe.Dispute>;
+  reviews: Record<string, Stripe.Review>;
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
   idempotency: Record<string, IdempotencyRecord>;
@@ -45,6 +46,7 @@ function emptyData(): SandboxData {
     refunds: {},
     balanceTransactions: {},
     disputes: {},
+    reviews: {},
     events: [],
     idempotency: {},
     clockAdvancedMs: 0,

@@ -28,6 +28,7 @@ import {
 import type { Alerter } from "../../alerts";
 import type { StockHolds } from "../../inventory/stock-holds";
 import { isRefundEvent, type RefundEvents } from "./refund-events";
+import { isRiskEvent, type RiskEvents } from "./risk-events";
 
 export interface IntakeResult {
   outcome: WebhookOutcome | "unknown-order";
@@ -52,6 +53,8 @@ export interface StripeIntakeDeps {
   onTransition?: (to: OrderStatus) => void;
   /** Refunds made at Stripe (charge.refunded, refund.*): recorded and acted on. */
   refunds?: RefundEvents;
+  /** Disputes and Radar (charge.dispute.*, review.*, radar.early_fraud_warning.created). */
+  risks?: RiskEvents;
   /** Deadline for the event API (duplicates of the delivery wait meanwhile). Default 5 s. */
   publishTimeoutMs?: number;
 }
@@ -304,6 +307,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
   return {
     async handle(event) {
       if (deps.refunds && isRefundEvent(event)) return deps.refunds.handle(event);
+      if (deps.risks && isRiskEvent(event)) return deps.risks.handle(event);
       const key = orderKeyOf(event);
       if ("ignore" in key) {
         logger.debug({ eventId: event.id, type: event.type, reason: key.ignore }, "Stripe event ignored");
