@@ -21,6 +21,8 @@ export interface AppDependencies {
   inngestServe?: { path: string; handler: RequestHandler };
   /** /api/orders: the admin view and cancellation. */
   orderAdmin?: Router;
+  /** /api/reconciliation: the daily reconciliation's runs (src/reconciliation/admin-routes.ts). */
+  reconciliationAdmin?: Router;
   /** Runs before orderAdmin: a per-client limit on failed admin requests (src/http/rate-limit.ts). */
   adminRateLimit?: RequestHandler;
   /** Express "trust proxy" (TRUST_PROXY): which proxies' X-Forwarded-For names the client. */
@@ -111,12 +113,15 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
   if (deps.catalogAdmin) app.use("/api/admin", noStore);
   if (deps.catalogAdmin && deps.adminRateLimit) app.use("/api/admin", deps.adminRateLimit);
+  if (deps.reconciliationAdmin) app.use("/api/reconciliation", noStore);
+  if (deps.reconciliationAdmin && deps.adminRateLimit) app.use("/api/reconciliation", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb", reviver: refuseNulInJson }));
   app.use("/api", requireJsonBody);
 
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.catalogAdmin) app.use("/api/admin/products", deps.catalogAdmin);
+  if (deps.reconciliationAdmin) app.use("/api/reconciliation", deps.reconciliationAdmin);
   if (deps.checkout) app.use(deps.checkout);
   if (deps.pages) app.use(deps.pages);
 

@@ -7,6 +7,15 @@ import { durationMs } from "./shared/duration";
  * valid; in production the stand-ins are forbidden and the real endpoints become required.
  */
 
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const duration = z.string().regex(/^\d+(ms|s|m|h|d|w)$/, 'must be a duration such as "30s", "1h" or "14d"');
 
 const optionalUrl = z.url().optional();
@@ -91,6 +100,19 @@ const schema = z.object({
   CANCEL_WINDOW: duration.default("1h"),
   REVIEW_DELAY: duration.default("14d"),
   REVIEW_AFTER_DELIVERY: duration.default("3d"),
+  // The shop's IANA time zone: the daily reconciliation reconciles a calendar day there.
+  SHOP_TIME_ZONE: z
+    .string()
+    .refine(isTimeZone, "must be an IANA time zone such as Europe/Paris or UTC")
+    .default("UTC"),
+  // A paid order not shipped this long after it was placed is a reconciliation mismatch.
+  RECONCILIATION_SHIP_WITHIN: duration.default("2d"),
+  // The wait between payment and buying the label, in which a cancel buys no label at all
+  // (docs/holds-and-labels.md). Unset: 30m in production (most cancels come in the first minutes,
+  // and half an hour rarely misses a same-day pickup), 0s otherwise (a developer's order ships at once).
+  FULFILMENT_HOLD: duration.optional(),
+  // How often a submitted label refund is asked about, over the carrier's 30 days.
+  LABEL_REFUND_CHECK_EVERY: duration.default("1d"),
 
   SMTP_URL: z
     .string()
@@ -169,8 +191,9 @@ type Env = z.infer<typeof schema>;
 export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
-  Omit<Env, "HOST"> & {
+  Omit<Env, "HOST" | "FULFILMENT_HOLD"> & {
     HOST: string;
+    FULFILMENT_HOLD: string;
     isProduction: boolean;
     /** True when no DATABASE_URL is given: `npm start` runs an embedded PostgreSQL. */
     useEmbeddedDatabase: boolean;
@@ -272,6 +295,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
   return Object.freeze({
     ...values,
     HOST: values.HOST ?? (values.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1"),
+    FULFILMENT_HOLD: values.FULFILMENT_HOLD ?? (values.NODE_ENV === "production" ? "30m" : "0s"),
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });

@@ -21,6 +21,8 @@ export const httpStatusByCode = {
   order_not_refundable: 409,
   refund_exceeds_captured: 409,
   order_not_redrivable: 409,
+  order_not_holdable: 409,
+  order_not_held: 409,
   conflict: 409,
   product_exists: 409,
   version_conflict: 409,

@@ -50,12 +50,21 @@ import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { createLabelVoids } from "./shipping/label-void";
+import { createHolds } from "./orders/hold-order";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
 import { createReviews } from "./orders/review-order";
 import { createRunFailures } from "./orders/run-failures";
 import { checkoutPayUrl } from "./payments/stripe-checkout";
+import {
+  createEasyPostLedger,
+  createReconciliation,
+  createStripeLedger,
+  reconciliationAdminRoutes,
+  type Reconciliation,
+} from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
@@ -74,6 +83,7 @@ import {
   createShipmentRepository,
   createShippingDestinations,
   createShippingProvider,
+  lazyEasyPostClient,
   publicBaseUrl,
   type ShippingProvider,
 } from "./shipping";
@@ -114,6 +124,8 @@ export interface Services extends AppDependencies {
   metrics: Metrics;
   /** Signs and checks the customer links (tests open them as a customer would). */
   links: CustomerLinks;
+  /** The daily reconciliation (the cron, /api/reconciliation and the console call it). */
+  reconciliation: Reconciliation;
   close(): Promise<void>;
 }
 
@@ -216,6 +228,29 @@ export async function createServices(options: {
 
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
+  const reconciliation = createReconciliation({
+    db,
+    stripe: createStripeLedger(stripe),
+    // The sandbox carrier keeps no ledger to read: only EasyPost's labels are reconciled.
+    ...(config.SHIPPING_CARRIER === "easypost" && endpoints.easyPost
+      ? { carrier: createEasyPostLedger(lazyEasyPostClient(endpoints.easyPost)) }
+      : {}),
+    alerts,
+    logger,
+    timeZone: config.SHOP_TIME_ZONE,
+    shipWithinMs: durationMs(config.RECONCILIATION_SHIP_WITHIN),
+    reportUrl: (runId) => `${publicUrl.replace(/\/+$/, "")}/ops/reconciliation/${runId}`,
+    orderUrl: opsOrderUrl,
+  });
+  const holds = createHolds({ db, timeline, publisher });
+  const labels = createLabelVoids({
+    provider: shippingProvider,
+    shipments: shipmentRecords,
+    timeline,
+    alerts,
+    publisher,
+    flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
+  });
   const inventory = createPrismaInventoryRepository(db);
   const lowStock = createLowStockWatch(db, {
     alerts,
@@ -226,6 +261,8 @@ export async function createServices(options: {
   const intake = createOrderIntake({
     db,
     stripe,
+    voidLabel: (orderId) => labels.voidLabel(orderId, "refunded"),
+    holds,
     inventory,
     publisher,
     logger,
@@ -259,6 +296,8 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       destinations: createShippingDestinations(db),
     }),
+    labels,
+    holds,
     messages: createOrderEmails({ db, sender, links }),
     emailOutbox: emailDelivery,
     alerts,
@@ -267,6 +306,12 @@ export async function createServices(options: {
     stockLedger,
     settings: {
       cancelWindow: config.CANCEL_WINDOW,
+      labelRefundCheckEvery: config.LABEL_REFUND_CHECK_EVERY,
+      labelRefundChecks: Math.max(
+        1,
+        Math.ceil((30 * 86_400_000) / durationMs(config.LABEL_REFUND_CHECK_EVERY)),
+      ),
+      fulfilmentHold: config.FULFILMENT_HOLD,
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
     },
@@ -278,6 +323,7 @@ export async function createServices(options: {
       intake: intake.intake,
       redrive,
       checkouts: intake.checkoutSweep,
+      reconciliation,
     },
   };
 
@@ -289,7 +335,15 @@ export async function createServices(options: {
     publisher,
     timeline,
     redrive,
-    refunds: createRefunds({ db, stripe, sender, logger }),
+    refunds: createRefunds({
+      db,
+      stripe,
+      sender,
+      logger,
+      onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+    }),
+    labels,
+    holds,
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),
@@ -322,6 +376,7 @@ export async function createServices(options: {
     runs: runSource,
     alertBacklog: () => alertOutbox.backlog(),
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
+    reconciliation,
     openCheckoutUrl: checkoutPayUrl(stripe),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
@@ -349,6 +404,7 @@ export async function createServices(options: {
     metrics,
     links,
     production: config.isProduction,
+    reconciliation,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
       limit: config.ADMIN_RATE_LIMIT,
@@ -384,6 +440,7 @@ export async function createServices(options: {
       catalog,
       csv: createCatalogCsv(db, { lowStock }),
     }),
+    reconciliationAdmin: reconciliationAdminRoutes({ adminToken: endpoints.adminToken, reconciliation }),
     async close() {
       alertOutbox.close();
       emailTransport.close?.();

@@ -144,6 +144,9 @@ export async function startStandIns(
         webhookSecret: easyPostWebhookSecret,
         logger,
         stateFile: path.join(dataDir, "easypost-sandbox.json"),
+        // A label refund is processed a minute after it is asked (EasyPost: 15 to 30 days for USPS),
+        // so a developer sees it move from submitted to refunded.
+        refundProcessingMs: 60_000,
       });
       const { url } = await sandbox.listen(config.EASYPOST_SANDBOX_PORT, "127.0.0.1");
       logger.info({ url }, "EasyPost stand-in started (no EASYPOST_API_KEY)");

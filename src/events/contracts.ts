@@ -74,9 +74,39 @@ export const shipmentDeliveredEvent = (data: ShipmentDeliveredData) => ({
 });
 export type ShipmentDeliveredEvent = ReturnType<typeof shipmentDeliveredEvent>;
 
+/** A bought label was handed back to the carrier: track-label-refund follows its status. */
+export const labelRefundRequested = eventType("shop/label.refund-requested", {
+  schema: z.object({ orderId: z.uuid() }),
+});
+export type LabelRefundRequestedData = z.infer<typeof labelRefundRequested.schema>;
+
+/** One tracking run per order's label (a repeated request wakes no second one). */
+export const labelRefundRequestedEvent = (data: LabelRefundRequestedData) => ({
+  name: labelRefundRequested.name,
+  id: `label-refund-requested-${data.orderId}`,
+  data: { ...data },
+});
+
+/** A fulfilment hold ended (released by ops, or the address corrected): the waiting run goes on. */
+export const holdReleased = eventType("shop/order.hold-released", {
+  schema: z.object({ orderId: z.uuid(), holdId: z.string().min(1) }),
+});
+export type HoldReleasedData = z.infer<typeof holdReleased.schema>;
+
+/** Each hold is released once: `holdId` is when it was placed, so a later hold gets a new id. */
+export const holdReleasedEvent = (data: HoldReleasedData) => ({
+  name: holdReleased.name,
+  id: `hold-released-${data.orderId}-${data.holdId}`,
+  data: { ...data },
+});
+
 /** Every event this service sends, as the publisher takes it. */
 export type OutgoingEvent =
-  OrderPlacedEvent | ReturnType<typeof orderCancelledEvent> | ShipmentDeliveredEvent;
+  | OrderPlacedEvent
+  | ReturnType<typeof orderCancelledEvent>
+  | ShipmentDeliveredEvent
+  | ReturnType<typeof labelRefundRequestedEvent>
+  | ReturnType<typeof holdReleasedEvent>;
 
 /**
  * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the

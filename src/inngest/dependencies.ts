@@ -1,6 +1,8 @@
 import type { AlertOutbox, Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
 import type { VoidOutcome } from "../shipping/shipping-provider";
+import type { LabelVoids } from "../shipping/label-void";
+import type { Holds } from "../orders/hold-order";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { LowStockWatch } from "../inventory/low-stock";
 import type { StockLedger } from "../inventory/stock-ledger";
@@ -13,6 +15,7 @@ import type { PaymentGateway } from "../payments/payment-gateway";
 import type { PaymentRepository } from "../payments/payment-repository";
 import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
+import type { Reconciliation } from "../reconciliation/reconcile";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -36,11 +39,19 @@ export interface ShipmentBooking {
     lines: { sku: string; quantity: number }[];
   }): Promise<ShipmentNotice | null>;
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
-  findByOrder(orderId: string): Promise<(ShipmentNotice & { status: "booked" | "delivered" }) | null>;
+  findByOrder(
+    orderId: string,
+  ): Promise<(ShipmentNotice & { status: "booked" | "delivered"; deliveredAt?: Date | null }) | null>;
 }
 
 export interface WorkflowSettings {
   cancelWindow: string;
+  /** How often a submitted label refund is asked about (LABEL_REFUND_CHECK_EVERY). */
+  labelRefundCheckEvery: string;
+  /** How many looks cover the carrier's 30 days (at least one). */
+  labelRefundChecks: number;
+  /** FULFILMENT_HOLD: the wait between payment and buying the label ("0s": none). */
+  fulfilmentHold: string;
   reviewDelay: string;
   reviewAfterDelivery: string;
 }
@@ -57,6 +68,8 @@ export interface RecoveryDependencies {
   redrive: OrderRedrive;
   /** Half-made checkouts and stale stock holds: see sweep-stale-checkouts. */
   checkouts: CheckoutSweep;
+  /** The daily reconciliation against Stripe and the carrier: see reconcile-daily. */
+  reconciliation: Pick<Reconciliation, "run" | "list" | "timeZone">;
 }
 
 /** Everything the Inngest functions touch, built in src/wiring.ts. */
@@ -69,6 +82,10 @@ export interface WorkflowDependencies {
   payments: PaymentGateway;
   paymentRecords: PaymentRepository;
   shipments: ShipmentBooking;
+  /** Bought labels handed back to the carrier (a cancel or a full refund after booking). */
+  labels: LabelVoids;
+  /** Fulfilment holds (src/orders/hold-order.ts): no label is bought while an order is held. */
+  holds: Holds;
   messages: CustomerMessages;
   /** E-mails an SMTP outage left unsent; drained by src/inngest/functions/drain-email-outbox.ts. */
   emailOutbox: EmailOutbox;

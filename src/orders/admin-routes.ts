@@ -2,6 +2,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
+import { opsHoldReasons } from "./hold-order";
 import type { OrderActions } from "./order-actions";
 import type { OrderQueries } from "./order-queries";
 
@@ -13,6 +14,8 @@ const refundBody = z
     reason: z.string().max(500).optional(),
   })
   .strict();
+
+const holdBody = z.object({ reason: z.enum(opsHoldReasons), note: z.string().max(500).optional() }).strict();
 
 function idParam(value: unknown, code: "order_not_found" | "not_found", what: string): string {
   const parsed = uuid.safeParse(value);
@@ -63,6 +66,22 @@ export function orderAdminRoutes(deps: { adminToken: string; actions: OrderActio
   router.post("/:id/redrive", async (req, res) => {
     const orderId = orderIdParam(req.params.id);
     res.status(202).json(await actions.redrive({ orderId, by: "admin-api" }));
+  });
+
+  router.post("/:id/hold", async (req, res) => {
+    const orderId = orderIdParam(req.params.id);
+    const body = holdBody.safeParse(req.body ?? {});
+    if (!body.success)
+      throw new AppError(
+        "validation_failed",
+        body.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; "),
+      );
+    res.status(200).json(await actions.hold({ orderId, ...body.data, by: "admin-api" }));
+  });
+
+  router.post("/:id/release-hold", async (req, res) => {
+    const orderId = orderIdParam(req.params.id);
+    res.status(200).json(await actions.releaseHold({ orderId, by: "admin-api" }));
   });
 
   router.post("/:id/emails/:emailId/resend", async (req, res) => {

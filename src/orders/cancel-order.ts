@@ -5,14 +5,19 @@ import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
 
-/** Paid orders whose parcel is not booked yet; after that only ops can stop it. */
-const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+/**
+ * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not
+ * scanned (the cleanup hands the label back); after the first scan only ops can stop the parcel.
+ */
+const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling", "shipped"];
 
 export interface CancelOrderDeps {
   orders: OrderRepository;
   publisher: EventPublisher;
   timeline: Pick<Timeline, "record">;
   cancelWindowMs: number;
+  /** Whether a booked order's label can still be handed back (bought, not scanned). */
+  labelVoidable: (orderId: string) => Promise<boolean>;
   now?: () => Date;
 }
 
@@ -39,7 +44,10 @@ export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }
         "an unpaid checkout expires on its own (Stripe expires a Checkout Session after 24 hours)",
     );
   }
-  if (!cancellableStatuses.includes(order.status) || order.hasShipment) {
+  const stoppable =
+    cancellableStatuses.includes(order.status) &&
+    (!order.hasShipment || (order.status === "shipped" && (await deps.labelVoidable(orderId))));
+  if (!stoppable) {
     throw new AppError(
       "order_not_cancellable",
       `Order ${orderId} is ${order.status} and can no longer be cancelled`,
@@ -53,7 +61,32 @@ export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }
     const marked = await deps.orders.requestCancellation(orderId, cancellableStatuses);
     if (!marked) throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
   }
+  await announceStop(deps, { orderId, reason, by });
+  return { orderId, status: "cancellation_requested" as const };
+}
+
+async function announceStop(
+  deps: Pick<CancelOrderDeps, "publisher" | "timeline">,
+  { orderId, reason, by }: { orderId: string; reason?: string | undefined; by: string },
+): Promise<void> {
   await deps.publisher.publish(orderCancelledEvent({ orderId, ...(reason ? { reason } : {}) }));
   await deps.timeline.record(orderId, "cancel-requested", { ...(reason ? { reason } : {}), by });
-  return { orderId, status: "cancellation_requested" as const };
+}
+
+/**
+ * The same stop as a cancel, for a fact rather than a request (the payment was refunded in full
+ * at Stripe): no cancellation window applies. The run's cancel and its cleanup do the rest; once
+ * the run no longer listens, its guarded writes still refuse to ship a cancelled order.
+ * False when the order could not be marked (it moved on meanwhile).
+ */
+export async function requestStop(
+  deps: Pick<CancelOrderDeps, "publisher" | "timeline"> & {
+    orders: Pick<CancelOrderDeps["orders"], "requestCancellation">;
+  },
+  request: { orderId: string; cancellableFrom: readonly OrderStatus[]; reason: string; by: string },
+): Promise<boolean> {
+  const marked = await deps.orders.requestCancellation(request.orderId, request.cancellableFrom);
+  if (!marked) return false;
+  await announceStop(deps, request);
+  return true;
 }

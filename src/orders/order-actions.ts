@@ -9,6 +9,8 @@ import type { OrderRepository } from "./order-repository";
 import { redriveOrder, type OrderRedrive } from "./redrive-order";
 import type { RefundOutcome, RefundRequest, Refunds } from "./refund-order";
 
+import type { LabelVoids } from "../shipping/label-void";
+import { holdOrder, releaseOrderHold, type HoldRequest, type Holds } from "./hold-order";
 import type { Actor } from "./actor";
 
 export type { Actor } from "./actor";
@@ -25,6 +27,8 @@ export interface OrderActions {
   refund(request: RefundRequest): Promise<RefundOutcome>;
   redrive(request: { orderId: string; by: Actor }): Promise<Awaited<ReturnType<typeof redriveOrder>>>;
   resendEmail(request: { orderId: string; emailId: string; by: Actor }): Promise<ResendResult>;
+  hold(request: HoldRequest): Promise<Awaited<ReturnType<typeof holdOrder>>>;
+  releaseHold(request: { orderId: string; by: Actor }): Promise<Awaited<ReturnType<typeof releaseOrderHold>>>;
 }
 
 export function createOrderActions(deps: {
@@ -37,12 +41,21 @@ export function createOrderActions(deps: {
   sender: EmailSender;
   renderer: EmailRenderer;
   cancelWindowMs: number;
+  labels: Pick<LabelVoids, "voidable">;
+  holds: Holds;
 }): OrderActions {
-  const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs } = deps;
+  const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs, labels } =
+    deps;
   return {
-    cancel: (request) => cancelOrder({ orders, publisher, timeline, cancelWindowMs }, request),
+    cancel: (request) =>
+      cancelOrder(
+        { orders, publisher, timeline, cancelWindowMs, labelVoidable: (orderId) => labels.voidable(orderId) },
+        request,
+      ),
     refund: (request) => refunds.refund(request),
     redrive: (request) => redriveOrder({ redrive, publisher }, request),
     resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),
+    hold: (request) => holdOrder({ holds: deps.holds, db }, request),
+    releaseHold: (request) => releaseOrderHold({ holds: deps.holds, db }, request),
   };
 }

@@ -26,6 +26,9 @@ export async function findOrderDetails(db: Database, orderId: string) {
     paymentIntentId: order.paymentIntentId,
     attentionReason: order.attentionReason,
     cancelRequestedAt: order.cancelRequestedAt,
+    hold: order.holdReason
+      ? { reason: order.holdReason, note: order.holdNote, since: order.heldAt, by: order.heldBy }
+      : null,
     shippingAddress: order.shippingAddress,
     createdAt: order.createdAt,
     updatedAt: order.updatedAt,
@@ -56,6 +59,8 @@ export async function findOrderDetails(db: Database, orderId: string) {
       trackerStatus: order.shipment.trackerStatus,
       status: order.shipment.status,
       deliveredAt: order.shipment.deliveredAt,
+      labelRefundStatus: order.shipment.labelRefundStatus,
+      labelRefundRequestedAt: order.shipment.labelRefundRequestedAt,
     },
     emails: order.emails.map(({ id, idempotencyKey, template, recipient, status, messageId, sentAt }) => ({
       id,

@@ -16,6 +16,11 @@ import type { Alerter } from "../alerts";
 import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
+import { createRefundEvents } from "./intake/refund-events";
+import { createRiskEvents } from "./intake/risk-events";
+import type { Holds } from "./hold-order";
+import { createOrderRepository } from "./order-repository";
+import { createTimeline } from "../timeline/timeline";
 import {
   stripeWebhookEndpoint,
   type StripeWebhookEndpoint,
@@ -51,6 +56,10 @@ export function createOrderIntake(deps: {
   shipping?: ShippingCollection;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
+  /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
+  voidLabel?: (orderId: string) => Promise<unknown>;
+  /** The fulfilment hold, for disputes and Radar reviews. */
+  holds?: Pick<Holds, "placeHold" | "releaseHold">;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
   /** CHECKOUT_API_TOKEN: when set, POST /api/checkout needs it as a bearer token. */
@@ -73,6 +82,28 @@ export function createOrderIntake(deps: {
     publisher: deps.publisher,
     logger: deps.logger,
     ...(deps.onTransition ? { onTransition: deps.onTransition } : {}),
+    refunds: createRefundEvents({
+      db: deps.db,
+      stripe: deps.stripe,
+      orders: createOrderRepository(deps.db),
+      publisher: deps.publisher,
+      timeline: createTimeline(deps.db),
+      alerts: deps.alerts,
+      logger: deps.logger,
+      ...(deps.voidLabel ? { voidLabel: deps.voidLabel } : {}),
+    }),
+    ...(deps.holds
+      ? {
+          risks: createRiskEvents({
+            db: deps.db,
+            stripe: deps.stripe,
+            holds: deps.holds,
+            timeline: createTimeline(deps.db),
+            alerts: deps.alerts,
+            logger: deps.logger,
+          }),
+        }
+      : {}),
   });
   const checkout = createCheckoutService({
     inventory: deps.inventory,

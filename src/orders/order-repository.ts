@@ -45,7 +45,8 @@ interface FulfilmentRow {
 }
 
 export type ClaimOutcome =
-  | { claimed: true }
+  /** `booked`: a re-drive of an order whose parcel is booked: the run resumes after the booking. */
+  | { claimed: true; booked?: boolean }
   | {
       claimed: false;
       reason: "claimed-by-another-run" | "cancel-requested" | "not-paid-yet" | "not-payable" | "not-found";
@@ -138,8 +139,21 @@ export function createOrderRepository(
       ]);
       const order = rows[0];
       if (!order) return { claimed: false, reason: "not-found" };
+      const booked = order.status === "shipped" || order.status === "delivered";
       // A retried claim step finds its own claim already in place.
-      if (order.claim_id === claimId) return { claimed: true };
+      if (order.claim_id === claimId) return booked ? { claimed: true, booked } : { claimed: true };
+      if (booked && order.claim_id === null && order.cancel_requested_at === null) {
+        // Re-driven after its parcel was booked (redrive-order.ts let go of the old claim): the
+        // new run takes the order without moving it, and resumes after the booking.
+        const resumed = await sql.query(
+          `UPDATE orders o SET claim_id = $2, updated_at = now()
+           WHERE o.id = $1::uuid AND o.claim_id IS NULL AND o.cancel_requested_at IS NULL
+             AND o.status IN ('shipped', 'delivered')
+             AND EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)`,
+          [orderId, claimId],
+        );
+        if ((resumed.rowCount ?? 0) > 0) return { claimed: true, booked: true };
+      }
       if (order.claim_id !== null) return { claimed: false, reason: "claimed-by-another-run" };
       if (order.cancel_requested_at !== null) return { claimed: false, reason: "cancel-requested" };
       if (awaitingPaymentStatuses.includes(order.status)) return { claimed: false, reason: "not-paid-yet" };
@@ -168,7 +182,11 @@ export function createOrderRepository(
       const marked = await sql.query(
         `UPDATE orders o SET cancel_requested_at = now(), updated_at = now()
          WHERE o.id = $1::uuid AND o.status = ANY($2::order_status[])
-           AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)`,
+           AND NOT EXISTS (
+             SELECT 1 FROM shipments s WHERE s.order_id = o.id
+               -- A shipped order's label can still be handed back until the carrier's first scan.
+               AND NOT (o.status = 'shipped' AND s.status = 'booked' AND s.label_refund_status IS NULL
+                        AND COALESCE(s.tracker_status, 'unknown') IN ('unknown', 'pre_transit')))`,
         [orderId, [...cancellableFrom]],
       );
       return (marked.rowCount ?? 0) > 0;

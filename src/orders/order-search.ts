@@ -13,6 +13,7 @@ export const attentionFilters = [
   "stock",
   "authorization_expiring",
   "stalled",
+  "reconciliation",
 ] as const;
 export type AttentionFilter = (typeof attentionFilters)[number];
 
@@ -43,7 +44,22 @@ export function parseOrderSearch(query: Record<string, unknown>): z.output<typeo
   return parsed.data;
 }
 
-function attentionWhere(filter: AttentionFilter, now: Date): Prisma.OrderWhereInput {
+/** Orders a reconciliation report names (the latest report of each day: a re-run replaces it). */
+async function reconciledOrderIds(db: Database): Promise<string[]> {
+  const rows = await db.reconciliationMismatch.findMany({
+    where: { orderId: { not: null } },
+    distinct: ["orderId"],
+    select: { orderId: true },
+    take: 1_000,
+  });
+  return rows.flatMap((row) => (row.orderId ? [row.orderId] : []));
+}
+
+function attentionWhere(
+  filter: AttentionFilter,
+  now: Date,
+  reconciled: readonly string[],
+): Prisma.OrderWhereInput {
   const failedRun: Prisma.OrderWhereInput = { timeline: { some: { kind: "run-failed" } } };
   const byFilter: Record<Exclude<AttentionFilter, "any">, Prisma.OrderWhereInput> = {
     // A fulfilment run that failed for good (recorded with the alert), or a flag set for ops.
@@ -59,6 +75,8 @@ function attentionWhere(filter: AttentionFilter, now: Date): Prisma.OrderWhereIn
       status: { in: ["authorized", "paid"] },
       updatedAt: { lt: new Date(now.getTime() - stalledAfterMs) },
     },
+    // Named by a mismatch of a daily reconciliation against Stripe and the carrier.
+    reconciliation: { id: { in: [...reconciled] } },
   };
   if (filter === "any") return { OR: Object.values(byFilter) };
   return byFilter[filter];
@@ -81,7 +99,15 @@ export async function searchOrders(
   const where: Prisma.OrderWhereInput = {
     AND: [
       search.status ? { status: search.status } : {},
-      search.attention ? attentionWhere(search.attention, now) : {},
+      search.attention
+        ? attentionWhere(
+            search.attention,
+            now,
+            search.attention === "any" || search.attention === "reconciliation"
+              ? await reconciledOrderIds(db)
+              : [],
+          )
+        : {},
       search.q ? searchWhere(search.q) : {},
     ],
   };

@@ -39,8 +39,19 @@ export function createOrderRedrive(db: Database): OrderRedrive {
         SET redrive_generation = o.redrive_generation + 1, claim_id = NULL, updated_at = now()
         WHERE o.id = ${orderId}::uuid
           AND o.cancel_requested_at IS NULL
-          AND o.status IN ('authorized', 'paid', 'fulfilling')
-          AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
+          AND (
+            (o.status IN ('authorized', 'paid', 'fulfilling')
+             AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id))
+            -- Booked, and its run failed since it was last handed on: the new run resumes after
+            -- the booking (fulfill-order), never booking or charging again.
+            OR (o.status IN ('shipped', 'delivered')
+                AND EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
+                AND EXISTS (SELECT 1 FROM order_timeline t
+                            WHERE t.order_id = o.id AND t.kind = 'run-failed'
+                              AND t.created_at > COALESCE((SELECT max(r.created_at) FROM order_timeline r
+                                                           WHERE r.order_id = o.id AND r.kind = 'redriven'),
+                                                          '-infinity'::timestamptz)))
+          )
         RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`;
       if (!row) return null;
       const generation = row.redrive_generation;
@@ -79,7 +90,7 @@ export async function redriveOrder(
       throw new AppError("order_not_found", `Order ${orderId} does not exist`);
     throw new AppError(
       "order_not_redrivable",
-      `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, or is already shipped or ended`,
+      `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, is ended, or is shipped and its run has not failed`,
     );
   }
   await deps.publisher.publish(orderPlacedEvent(event.data, event.generation));

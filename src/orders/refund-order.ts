@@ -33,6 +33,11 @@ export interface RefundOrderDeps {
   stripe: Stripe;
   sender: EmailSender;
   logger: Logger;
+  /**
+   * Called once all that was captured is refunded: a bought label not yet scanned is handed back
+   * to the carrier (src/shipping/label-void.ts), a scanned one goes to ops.
+   */
+  onFullRefund?: (orderId: string) => Promise<void>;
 }
 
 interface PendingRefund {
@@ -225,6 +230,14 @@ export function createRefunds(deps: RefundOrderDeps) {
       const refund = await recordRequest(request);
       const providerId = await settle(orderId, order.paymentIntentId, refund);
       const after = await totals(orderId);
+      if (after.refundable === 0 && deps.onFullRefund) {
+        try {
+          await deps.onFullRefund(orderId);
+        } catch (error) {
+          // The money is back and recorded; the label is for ops to chase if the carrier is down.
+          logger.error({ err: error, orderId }, "label not handed back after a full refund");
+        }
+      }
       return {
         refundId: refund.id,
         orderId,

@@ -7,6 +7,7 @@ import type { FreshLinks } from "../notifications/fresh-link";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
+import type { Reconciliation } from "../reconciliation";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { apiReferencePage } from "./api-reference";
 import { customerPages } from "./customer/routes";
@@ -35,6 +36,7 @@ export interface PagesDeps {
   runs?: RunSource;
   /** The catalog's use cases: /ops/products. */
   catalog?: Catalog;
+  reconciliation?: Reconciliation;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
@@ -107,6 +109,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.alertBacklog ? { alertBacklog: deps.alertBacklog } : {}),
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       ...(deps.catalog ? { catalog: deps.catalog } : {}),
+      ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
       logger: deps.logger,
     }),
   );

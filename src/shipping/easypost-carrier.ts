@@ -1,5 +1,12 @@
 import type EasyPostClient from "@easypost/api";
-import type { CarrierBooking, ShipmentRequest, ShippingAddress, ShippingProvider } from "./shipping-provider";
+import type {
+  CarrierBooking,
+  LabelRefundStatus,
+  ShipmentRequest,
+  ShippingAddress,
+  ShippingProvider,
+  VoidOutcome,
+} from "./shipping-provider";
 
 export const easyPostCarrierName = "easypost";
 
@@ -187,5 +194,41 @@ export function createEasyPostCarrier(options: {
       }
       return bookingOf(await buy(client, shipment));
     },
+
+    /**
+     * Hands the label back: POST /shipments/:id/refund (the client's Shipment.refund). EasyPost
+     * answers with the shipment's refund_status, usually `submitted`; the carrier decides later.
+     * Asking again for a submitted or refunded label changes nothing (read first, so a retried
+     * step sends no second request); a rejected one is asked again, as EasyPost advises for a
+     * refund rejected right after the label was bought.
+     */
+    async voidShipment(orderId: string): Promise<VoidOutcome> {
+      const client = await options.client();
+      const shipment = await findByReference(client, easyPostReference(orderId));
+      if (!shipment?.postage_label) return "not-found";
+      const known = refundStatusOf(shipment);
+      if (known === "submitted" || known === "refunded") return known;
+      try {
+        const refunded = await client.Shipment.refund(shipment.id);
+        return refundStatusOf(refunded) ?? "not-voidable";
+      } catch (error) {
+        // 4xx: EasyPost refuses to refund this label at all (bill-on-scan carriers, say).
+        const status = apiError(error).statusCode;
+        if (status !== undefined && status >= 400 && status < 500 && status !== 429) return "not-voidable";
+        throw error;
+      }
+    },
+
+    async labelRefundStatus(orderId: string): Promise<LabelRefundStatus | null> {
+      const client = await options.client();
+      const shipment = await findByReference(client, easyPostReference(orderId));
+      return shipment ? refundStatusOf(shipment) : null;
+    },
   };
+}
+
+/** EasyPost's refund_status, narrowed ("not_applicable" and anything new read as not refundable). */
+function refundStatusOf(shipment: { refund_status?: string | null }): LabelRefundStatus | null {
+  const status = shipment.refund_status;
+  return status === "submitted" || status === "refunded" || status === "rejected" ? status : null;
 }

@@ -1,6 +1,11 @@
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
+import type { LabelRefundStatus } from "./shipping-provider";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
+
+const labelRefundStatuses: readonly string[] = ["submitted", "refunded", "rejected"];
+const asLabelRefundStatus = (status: string | null): LabelRefundStatus | null =>
+  status !== null && labelRefundStatuses.includes(status) ? (status as LabelRefundStatus) : null;
 
 function toRecord(row: {
   orderId: string;
@@ -13,6 +18,7 @@ function toRecord(row: {
   trackerStatus: string | null;
   status: "booked" | "delivered";
   deliveredAt: Date | null;
+  labelRefundStatus: string | null;
 }): ShipmentRecord {
   return {
     orderId: row.orderId,
@@ -25,6 +31,7 @@ function toRecord(row: {
     trackerStatus: row.trackerStatus,
     status: row.status,
     deliveredAt: row.deliveredAt,
+    labelRefundStatus: asLabelRefundStatus(row.labelRefundStatus),
   };
 }
 
@@ -36,11 +43,12 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       `SELECT order_id AS "orderId", carrier, tracking_number AS "trackingNumber",
               tracking_url AS "trackingUrl", service, label_url AS "labelUrl",
               provider_id AS "providerId", tracker_status AS "trackerStatus", status::text AS status,
-              delivered_at AS "deliveredAt"
+              delivered_at AS "deliveredAt", label_refund_status AS "labelRefundStatus"
        FROM shipments WHERE order_id = $1::uuid`,
       [orderId],
     );
-    return rows[0] ?? null;
+    const row = rows[0];
+    return row ? { ...row, labelRefundStatus: asLabelRefundStatus(row.labelRefundStatus) } : null;
   }
 
   return {
@@ -72,6 +80,20 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       await db.shipment.updateMany({ where: { trackingNumber }, data: { trackerStatus: status } });
       const row = await db.shipment.findUnique({ where: { trackingNumber } });
       return row ? toRecord(row) : null;
+    },
+
+    async recordLabelRefund(orderId, status) {
+      // Compare-and-set on the status read: of two recorders of one change, one sees it change.
+      const row = await db.shipment.findUnique({ where: { orderId } });
+      if (!row) return null;
+      const updated = await db.shipment.updateMany({
+        where: { orderId, labelRefundStatus: row.labelRefundStatus },
+        data: {
+          labelRefundStatus: status,
+          ...(row.labelRefundRequestedAt ? {} : { labelRefundRequestedAt: new Date() }),
+        },
+      });
+      return updated.count === 1 ? asLabelRefundStatus(row.labelRefundStatus) : status;
     },
 
     async markDelivered(ref, at) {

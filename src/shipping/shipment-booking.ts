@@ -73,9 +73,11 @@ export function createShipmentBooking(deps: {
     },
     async findByOrder(
       orderId: string,
-    ): Promise<(CarrierBooking & { status: "booked" | "delivered" }) | null> {
+    ): Promise<(CarrierBooking & { status: "booked" | "delivered"; deliveredAt: Date | null }) | null> {
       const recorded = await shipments.findByOrderId(orderId);
-      return recorded ? { ...pickBooking(recorded), status: recorded.status } : null;
+      return recorded
+        ? { ...pickBooking(recorded), status: recorded.status, deliveredAt: recorded.deliveredAt }
+        : null;
     },
   };
 }

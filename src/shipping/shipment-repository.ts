@@ -1,8 +1,10 @@
-import type { CarrierBooking } from "./shipping-provider";
+import type { CarrierBooking, LabelRefundStatus } from "./shipping-provider";
 
 export interface ShipmentRecord extends CarrierBooking {
   orderId: string;
   trackerStatus: string | null;
+  /** The label handed back to the carrier, and what the carrier said last. */
+  labelRefundStatus: LabelRefundStatus | null;
   status: "booked" | "delivered";
   deliveredAt: Date | null;
 }
@@ -25,6 +27,11 @@ export interface ShipmentRepository {
   findByTrackingNumber(trackingNumber: string): Promise<ShipmentRecord | null>;
   /** The carrier's latest tracker status, for the admin view (delivery itself goes through markDelivered). */
   recordTrackerStatus(trackingNumber: string, status: string): Promise<ShipmentRecord | null>;
+  /**
+   * Records where the label's refund stands; the first request sets `label_refund_requested_at`.
+   * Returns the status recorded before, so a caller tells a change from a repeat.
+   */
+  recordLabelRefund(orderId: string, status: LabelRefundStatus): Promise<LabelRefundStatus | null>;
   /** booked → delivered once; a repeat reports the delivery already recorded and changes nothing. */
   markDelivered(ref: ShipmentRef, at: Date): Promise<DeliveryOutcome>;
 }

@@ -29,8 +29,15 @@ export interface CarrierBooking {
   providerId?: string | null;
 }
 
-/** What asking a carrier to void a booked label did; `not-voidable` means ops must stop the parcel. */
-export type VoidOutcome = "voided" | "already-voided" | "not-found" | "not-voidable";
+/**
+ * What asking a carrier to void a booked label did; `not-voidable` means ops must stop the parcel.
+ * EasyPost answers with its label refund's status: `submitted` (the carrier processes it later),
+ * `refunded`, or `rejected` (the carrier scanned the parcel, or refused).
+ */
+export type VoidOutcome = "voided" | "already-voided" | "not-found" | "not-voidable" | LabelRefundStatus;
+
+/** EasyPost's Shipment.refund_status. */
+export type LabelRefundStatus = "submitted" | "refunded" | "rejected";
 
 /**
  * A carrier that books parcels. createShipment is idempotent per order: asking again for an order
@@ -43,4 +50,6 @@ export interface ShippingProvider {
    * cancel). Optional: a carrier without it gets ops alerted instead.
    */
   voidShipment?(orderId: string, trackingNumber: string): Promise<VoidOutcome>;
+  /** Where a submitted label refund stands now (null: none asked, or unknown to the carrier). */
+  labelRefundStatus?(orderId: string): Promise<LabelRefundStatus | null>;
 }

@@ -53,9 +53,24 @@ export const timelineKinds = [
   "refund-failed",
   "email-resent",
   "review-received",
+  // Labels handed back to the carrier, holds, address checks (src/shipping/label-void.ts,
+  // src/orders/hold-order.ts).
+  "label-refund-requested",
+  "label-refunded",
+  "label-refund-rejected",
+  "label-not-voided",
+  "hold-placed",
+  "hold-released",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",
+  // Refunds made at Stripe outside this service (src/orders/intake/refund-events.ts).
+  "refund-recorded",
+  "refund-needs-ops",
+  // Disputes and Radar at Stripe (src/orders/intake/risk-events.ts).
+  "dispute-updated",
+  "radar-review",
+  "early-fraud-warning",
 ] as const;
 
 export type TimelineKind = (typeof timelineKinds)[number];

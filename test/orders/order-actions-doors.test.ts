@@ -33,6 +33,7 @@ const details: OrderDetails = {
   paymentIntentId: "pi_doors",
   attentionReason: null,
   cancelRequestedAt: null,
+  hold: null,
   shippingAddress: null,
   createdAt: new Date("2026-12-01T10:00:00Z"),
   updatedAt: new Date("2026-12-01T10:00:00Z"),

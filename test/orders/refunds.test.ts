@@ -11,6 +11,7 @@ import { createOrderActions } from "../../src/orders/order-actions";
 import { createOrderQueries } from "../../src/orders/order-queries";
 import { createOrderRepository } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
+import { createHolds } from "../../src/orders/hold-order";
 import { createRefunds } from "../../src/orders/refund-order";
 import { createStripeCheckoutSessions } from "../../src/payments/stripe-checkout";
 import { createStripeClient } from "../../src/payments/stripe-client";
@@ -63,6 +64,12 @@ describe("POST /api/orders/:id/refund", () => {
           timeline: createTimeline(database.db),
           redrive: createOrderRedrive(database.db),
           refunds: createRefunds({ db: database.db, stripe, sender, logger }),
+          labels: { voidable: async () => false },
+          holds: createHolds({
+            db: database.db,
+            timeline: createTimeline(database.db),
+            publisher: { publish: async () => undefined },
+          }),
           sender,
           renderer: createEmailRenderer({
             db: database.db,

@@ -183,4 +183,72 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
     }
     expect(seen).toEqual(["pre_transit", "in_transit", "out_for_delivery", "delivered"]);
   });
+
+  describe("label refunds (POST /shipments/:id/refund, the client's Shipment.refund)", () => {
+    const refundCalls = (shipmentId: string) =>
+      sandbox.requests.filter((r) => r.endpoint === "shipments.refund" && r.path.includes(shipmentId));
+
+    it("before the first scan: submitted, asked once however often voided, refunded when the carrier processes it", async () => {
+      const orderId = nextOrderId();
+      const booking = await carrier().createShipment({ orderId, address: customer, lines });
+      // "pre_transit" is the label created, not a scan.
+      await sandbox.advanceTracker(booking.trackingNumber, "pre_transit", { deliver: false });
+      expect(await carrier().voidShipment?.(orderId, booking.trackingNumber)).toBe("submitted");
+      expect(await carrier().voidShipment?.(orderId, booking.trackingNumber)).toBe("submitted");
+      expect(refundCalls(booking.providerId ?? "-")).toHaveLength(1);
+      expect(await carrier().labelRefundStatus?.(orderId)).toBe("submitted");
+
+      sandbox.settleLabelRefund(easyPostReference(orderId));
+      expect(await carrier().labelRefundStatus?.(orderId)).toBe("refunded");
+      const [label] = purchasedFor(orderId);
+      expect(label?.fees.every((fee) => fee.refunded)).toBe(true);
+    });
+
+    it("after the first scan the carrier rejects it; a scan while submitted rejects it too", async () => {
+      const scannedOrder = nextOrderId();
+      const scanned = await carrier().createShipment({ orderId: scannedOrder, address: customer, lines });
+      await sandbox.advanceTracker(scanned.trackingNumber, "in_transit", { deliver: false });
+      expect(await carrier().voidShipment?.(scannedOrder, scanned.trackingNumber)).toBe("rejected");
+
+      const movingOrder = nextOrderId();
+      const moving = await carrier().createShipment({ orderId: movingOrder, address: customer, lines });
+      expect(await carrier().voidShipment?.(movingOrder, moving.trackingNumber)).toBe("submitted");
+      await sandbox.advanceTracker(moving.trackingNumber, "in_transit", { deliver: false });
+      expect(await carrier().labelRefundStatus?.(movingOrder)).toBe("rejected");
+    });
+
+    it("with a processing time, a submitted refund reads refunded once it has passed", async () => {
+      let now = 1_800_000_000_000;
+      const timed = createEasyPostSandbox({
+        webhookSecret: "easypost-webhook-secret-0123",
+        logger: pino({ level: "silent" }),
+        refundProcessingMs: 60_000,
+        now: () => now,
+      });
+      await timed.listen(0);
+      try {
+        const timedCarrier = createEasyPostCarrier({
+          client: () => createEasyPostClient({ apiKey: "EZTK_test", apiBase: timed.apiBase as string }),
+          warehouse,
+          serviceLevels: ["GroundAdvantage"],
+          itemWeightOz: 16,
+        });
+        const orderId = nextOrderId();
+        const booking = await timedCarrier.createShipment({ orderId, address: customer, lines });
+        expect(await timedCarrier.voidShipment?.(orderId, booking.trackingNumber)).toBe("submitted");
+        now += 59_000;
+        expect(await timedCarrier.labelRefundStatus?.(orderId)).toBe("submitted");
+        now += 1_000;
+        expect(await timedCarrier.labelRefundStatus?.(orderId)).toBe("refunded");
+      } finally {
+        await timed.close();
+      }
+    });
+
+    it("an unknown order's label is not found, and nothing is asked", async () => {
+      const before = sandbox.requests.filter((r) => r.endpoint === "shipments.refund").length;
+      expect(await carrier().voidShipment?.(nextOrderId(), "9400000")).toBe("not-found");
+      expect(sandbox.requests.filter((r) => r.endpoint === "shipments.refund")).toHaveLength(before);
+    });
+  });
 });

@@ -10,6 +10,7 @@ import {
   type LocalEngineOptions,
 } from "../../src/dev/inngest-engine";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easypost-sandbox";
 import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/events/contracts";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
@@ -23,6 +24,17 @@ import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
 export const adminToken = "test-admin-token-0123456789";
 export const carrierSecret = "test-carrier-secret-0123456789";
 export const webhookSecret = "whsec_test_workflow_secret";
+export const easyPostSecret = "test-easypost-webhook-secret-0123456789";
+
+/** An address EasyPost's stand-in accepts, for orders made without a checkout. */
+export const testShippingAddress = {
+  name: "Ada Lovelace",
+  line1: "12 Analytical Row",
+  city: "Portland",
+  state: "OR",
+  postalCode: "97201",
+  country: "US",
+};
 
 /**
  * The whole service in one process, wired as in production but with stand-ins that speak the
@@ -35,6 +47,8 @@ export class WorkflowHarness {
   engine!: LocalEngine;
   appUrl!: string;
   private appServer?: http.Server;
+  /** EasyPost's stand-in, when started with `easyPost: true` (the carrier is the sandbox otherwise). */
+  easyPost?: EasyPostSandbox;
   /** What start() built the services from, for restartService(). */
   private rebuild?: (env: Record<string, string>) => Promise<Services>;
 
@@ -61,6 +75,8 @@ export class WorkflowHarness {
       engineDatabaseUrl?: (databaseUrl: string) => Promise<string>;
       /** The engine's own options (a logger to watch it, a shorter job lease). */
       engine?: Partial<LocalEngineOptions>;
+      /** Ship through EasyPost's stand-in, driven by @easypost/api, instead of the sandbox carrier. */
+      easyPost?: boolean;
     } = {},
   ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
@@ -83,6 +99,16 @@ export class WorkflowHarness {
       ...options.engine,
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
+    if (options.easyPost) {
+      harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostSecret, logger });
+      await harness.easyPost.listen(0, "127.0.0.1");
+    }
+    const easyPostEndpoints = harness.easyPost
+      ? {
+          easyPost: { apiKey: "EZTK_test_workflow", apiBase: harness.easyPost.apiBase ?? "" },
+          easyPostWebhookSecret: easyPostSecret,
+        }
+      : {};
 
     const baseEnv = {
       NODE_ENV: "test",
@@ -95,7 +121,7 @@ export class WorkflowHarness {
       ALERT_GROUP_WINDOW: "0s",
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
       // Orders here are made without a checkout address; EasyPost's path is covered by test/e2e.
-      SHIPPING_CARRIER: "sandbox",
+      SHIPPING_CARRIER: options.easyPost ? "easypost" : "sandbox",
       INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...options.env,
     };
@@ -112,6 +138,7 @@ export class WorkflowHarness {
           localEngineUrl: engineUrl,
           adminToken,
           carrierWebhookSecret: carrierSecret,
+          ...easyPostEndpoints,
         },
       });
     harness.services = await createServices({
@@ -125,12 +152,14 @@ export class WorkflowHarness {
         localEngineUrl: options.engineApi ? await options.engineApi(engineUrl) : engineUrl,
         adminToken,
         carrierWebhookSecret: carrierSecret,
+        ...easyPostEndpoints,
       },
     });
     harness.appServer = http.createServer(buildApp(harness.services));
     await new Promise<void>((resolve) => harness.appServer?.listen(0, "127.0.0.1", resolve));
     harness.appUrl = `http://127.0.0.1:${(harness.appServer.address() as AddressInfo).port}`;
     await harness.engine.sync(`${harness.appUrl}${config.INNGEST_SERVE_PATH}`);
+    harness.easyPost?.setWebhookUrl(`${harness.appUrl}/api/carrier/webhook`);
     return harness;
   }
 
@@ -329,6 +358,7 @@ export class WorkflowHarness {
     await new Promise<void>((resolve) => this.appServer?.close(() => resolve()) ?? resolve());
     await this.services.close();
     await this.sandbox.close();
+    await this.easyPost?.close();
     await this.smtp.close();
     await this.slack.close();
     await this.database.drop();

@@ -18,6 +18,7 @@ const happySteps = [
   "claim",
   "reserve-stock",
   "charge-card",
+  "check-hold-0",
   "create-shipment",
   "send-confirmation",
   "wait-for-delivery",
@@ -189,7 +190,12 @@ describe("fulfill-order (fast tier): the happy path", () => {
   });
 
   it("waits for this order's delivery event up to REVIEW_DELAY, then REVIEW_AFTER_DELIVERY more", async () => {
-    const { world, place } = setup({ cancelWindow: "1h", reviewDelay: "9d", reviewAfterDelivery: "2d" });
+    const { world, place } = setup({
+      ...defaultSettings,
+      cancelWindow: "1h",
+      reviewDelay: "9d",
+      reviewAfterDelivery: "2d",
+    });
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
 
@@ -216,6 +222,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       "claim",
       "reserve-stock",
       "charge-card",
+      "check-hold-0",
       "create-shipment",
       "send-confirmation",
       "wait-for-delivery",
@@ -260,6 +267,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
       "claim",
       "reserve-stock",
       "charge-card",
+      "check-hold-0",
       "create-shipment",
       "wait-after-delivery:3d",
       "send-review-request",
@@ -378,6 +386,7 @@ describe("fulfill-order (fast tier): the claim", () => {
     expect(stepIds(run)).toEqual([
       "claim-id",
       "claim",
+      "lift-hold",
       "release-stock",
       "return-payment",
       "mark-cancelled",
@@ -795,7 +804,14 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       status: "completed",
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card", "create-shipment"]);
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "charge-card",
+      "check-hold-0",
+      "create-shipment",
+    ]);
     expect(world.voidedLabels).toEqual(["TRK1"]);
     expect(world.shipmentRows.has(order.orderId)).toBe(false);
     expect(world.order(order.orderId).status).toBe("fulfilling");

@@ -1,5 +1,6 @@
 import { fulfilmentSteps, fulfilmentUndos } from "../../src/inngest/functions/fulfill-order";
 import type { StepContext } from "../../src/inngest/steps/context";
+import { liftHold } from "../../src/inngest/steps/hold-fulfilment";
 import { releaseStock } from "../../src/inngest/steps/release-stock";
 import { returnPayment } from "../../src/inngest/steps/return-payment";
 import {
@@ -44,7 +45,9 @@ describe("fulfill-order's steps and their undos", () => {
     expect(fulfilmentSteps.map((step) => step.id)).toEqual([
       "claim",
       "reserve-stock",
+      "end-fulfilment-hold",
       "charge-card",
+      "await-hold-release",
       "create-shipment",
       "send-confirmation",
       "mark-delivered",
@@ -52,11 +55,13 @@ describe("fulfill-order's steps and their undos", () => {
     ]);
   });
 
-  it("pairs the claim with return-payment and reserve-stock with release-stock, and nothing else with an undo", () => {
+  it("pairs the claim with return-payment, reserve-stock with release-stock, the holds with lift-hold, and nothing else with an undo", () => {
     expect(fulfilmentSteps.map((step) => [step.id, step.undo?.id ?? null])).toEqual([
       ["claim", "return-payment"],
       ["reserve-stock", "release-stock"],
+      ["end-fulfilment-hold", "lift-hold"],
       ["charge-card", null],
+      ["await-hold-release", "lift-hold"],
       ["create-shipment", null],
       ["send-confirmation", null],
       ["mark-delivered", null],
@@ -64,8 +69,8 @@ describe("fulfill-order's steps and their undos", () => {
     ]);
   });
 
-  it("derives the whole compensation from the list of steps: the stock back first, then the money", () => {
-    expect(fulfilmentUndos).toEqual([releaseStock, returnPayment]);
+  it("derives the whole compensation from the list of steps: the hold lifted, the stock back, then the money", () => {
+    expect(fulfilmentUndos).toEqual([liftHold, releaseStock, returnPayment]);
   });
 });
 

@@ -97,7 +97,7 @@ describe("cancellation", () => {
     expect(after.status).toBe(before.status);
   });
 
-  it("once shipped answers 409", async () => {
+  it("once the carrier has scanned the parcel answers 409", async () => {
     await h.addProduct("SHIPPED-1", 4);
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_shipped",
@@ -106,6 +106,8 @@ describe("cancellation", () => {
     await h.placeOrder(orderId);
     await h.settle(2);
     expect((await h.order(orderId)).status).toBe("shipped");
+    // Booked and unscanned, a cancel hands the label back (test/workflow/label-void.test.ts).
+    await h.db.shipment.update({ where: { orderId }, data: { trackerStatus: "in_transit" } });
 
     await cancel(orderId).expect(409);
   });
@@ -116,7 +118,7 @@ describe("cancellation", () => {
     expect(res.body.error.code).toBe("order_not_found");
   });
 
-  it("alerts ops instead of refunding when the run is cancelled after the shipment was booked", async () => {
+  it("alerts ops instead of refunding when the run is cancelled after the carrier scanned the parcel", async () => {
     await h.addProduct("BOOKED-1", 4);
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_booked",
@@ -124,6 +126,7 @@ describe("cancellation", () => {
     });
     const eventId = await h.placeOrder(orderId);
     await h.settle(2);
+    await h.db.shipment.update({ where: { orderId }, data: { trackerStatus: "in_transit" } });
     const slackBefore = h.slack.bodies.length;
     const refundsBefore = h.stripeCalls("refunds.create").length;
 
@@ -133,7 +136,7 @@ describe("cancellation", () => {
 
     expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Cancelled");
     const order = await h.order(orderId);
-    expect(order.attentionReason).toMatch(/shipment was booked/);
+    expect(order.attentionReason).toMatch(/after the carrier scanned the parcel/);
     expect(order.payment?.status).toBe("captured");
     expect(h.stripeCalls("refunds.create").length).toBe(refundsBefore);
     expect(h.slack.bodies.length).toBe(slackBefore + 1);

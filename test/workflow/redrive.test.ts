@@ -1,7 +1,12 @@
 import request from "supertest";
 import { orderPlaced } from "../../src/events/contracts";
 import { eventually, gate } from "../support/eventually";
-import { adminToken, WorkflowHarness } from "../support/workflow-harness";
+import { carrierSignature as signCarrier } from "../../src/shipping/carrier-signature";
+import { adminToken, carrierSecret, WorkflowHarness } from "../support/workflow-harness";
+
+const deliveryBody = (trackingNumber: string) => JSON.stringify({ trackingNumber, status: "delivered" });
+const carrierSignature = (trackingNumber: string) =>
+  signCarrier(Buffer.from(deliveryBody(trackingNumber)), carrierSecret);
 
 jest.setTimeout(90_000);
 
@@ -162,5 +167,66 @@ describe("issue 11.4: POST /api/orders/:id/redrive", () => {
     const unknown = await redrive("5b1f3f5e-8a4e-4f7b-9a57-2f4d9e0c1a11").expect(404);
     expect(unknown.body.error.code).toBe("order_not_found");
     await redrive(orderId, "wrong-token").expect(401);
+  });
+
+  it("re-drives an order whose run failed after booking (the delivery mark) from where it failed: no second label, no second charge", async () => {
+    await h.addProduct("REDRIVE-BOOKED", 5);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_redrive_booked",
+      items: [{ sku: "REDRIVE-BOOKED", quantity: 1 }],
+    });
+    const firstEvent = await h.placeOrder(orderId);
+    await h.settle(2);
+    const shipped = await h.order(orderId);
+    expect(shipped.status).toBe("shipped");
+    // Still waiting for the delivery: a re-drive now would start a second run beside it.
+    expect((await redrive(orderId).expect(409)).body.error.code).toBe("order_not_redrivable");
+
+    // The database refuses to mark the order delivered on every attempt: the run fails at mark-delivered.
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_delivered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         IF NEW.status = 'delivered' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_delivered BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION refuse_delivered()`,
+    );
+    try {
+      await request(h.appUrl)
+        .post("/api/carrier/webhook")
+        .set("x-carrier-signature", carrierSignature(shipped.shipment?.trackingNumber ?? ""))
+        .set("content-type", "application/json")
+        .send(deliveryBody(shipped.shipment?.trackingNumber ?? ""))
+        .expect(200);
+      await h.settle(20);
+    } finally {
+      await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_delivered ON orders`);
+      await h.db.$executeRawUnsafe(`DROP FUNCTION refuse_delivered()`);
+    }
+    expect((await h.runsOfEvent(firstEvent))[0]?.status).toBe("Failed");
+    expect((await h.order(orderId)).status).toBe("shipped");
+
+    const res = await redrive(orderId).expect(202);
+    expect(res.body).toMatchObject({ orderId, status: "redrive_requested", generation: 1 });
+    await h.settle(2);
+    await h.engine.clock.advance(4 * 24 * 3600 * 1000);
+    await h.settle(2);
+
+    const [run] = await h.runsOfEvent(`order-placed-${orderId}-redrive-1`);
+    expect(run?.status).toBe("Completed");
+    const order = await h.order(orderId);
+    expect(order.status).toBe("completed");
+    expect(order.shipment?.trackingNumber).toBe(shipped.shipment?.trackingNumber);
+    expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
+    expect(
+      h
+        .stripeCalls("payment_intents.capture")
+        .filter((c) => c.status === 200 && !c.replayed && c.idempotencyKey === `capture-${orderId}`),
+    ).toHaveLength(1);
+    expect(order.emails.map((email) => email.template).sort()).toEqual(["reviewRequest", "shipped"]);
+    const steps = (await h.run(run?.run_id ?? "")).steps?.map((step) => step.name ?? step.id) ?? [];
+    expect(steps).toEqual(expect.arrayContaining(["claim", "find-booking", "mark-delivered"]));
+    expect(steps).not.toContain("charge-card");
+    expect(steps).not.toContain("create-shipment");
+    expect(await h.stockOf("REDRIVE-BOOKED")).toBe(4);
   });
 });

@@ -25,7 +25,7 @@ export type { EasyPostEvent, EasyPostShipment, EasyPostTracker, TrackerStatus };
 
 /**
  * A local stand-in for the parts of EasyPost's API this service uses (shipments: create,
- * retrieve by id or reference, buy; trackers: retrieve), spoken to by the official `@easypost/api`
+ * retrieve by id or reference, buy, refund; trackers: retrieve), spoken to by the official `@easypost/api`
  * client pointed at it with its `baseUrl` option, plus `/_sandbox` control routes that play the
  * carrier: advance a tracker and POST the signed `tracker.updated` event to the webhook URL, the
  * way EasyPost signs them (`X-Hmac-Signature: hmac-sha256-hex=<HMAC-SHA256 of the body>`).
@@ -35,7 +35,9 @@ export const easyPostSandboxEndpoints = [
   "shipments.create",
   "shipments.retrieve",
   "shipments.buy",
+  "shipments.refund",
   "trackers.retrieve",
+  "shipments.list",
 ] as const;
 export type EasyPostSandboxEndpoint = (typeof easyPostSandboxEndpoints)[number];
 
@@ -80,12 +82,19 @@ export interface EasyPostSandboxOptions {
   /** Keep state across restarts in this JSON file (written through on every change). */
   stateFile?: string;
   now?: () => number;
+  /**
+   * How long a submitted label refund takes to become `refunded` (EasyPost: USPS at least 15 days,
+   * at most 30). Unset: only `settleLabelRefund` (or a scan, which rejects it) moves it.
+   */
+  refundProcessingMs?: number;
 }
 
 interface State {
   shipments: Record<string, EasyPostShipment>;
   trackers: Record<string, EasyPostTracker>;
   events: EasyPostEvent[];
+  /** When each shipment's label refund was submitted (not part of EasyPost's object). */
+  refundsSubmittedAt?: Record<string, number>;
 }
 
 export interface EasyPostSandbox {
@@ -112,6 +121,8 @@ export interface EasyPostSandbox {
   /** The exact body and X-Hmac-Signature a delivery of this event would carry. */
   signedDelivery(eventId: string): { body: string; signature: string };
   shipments(): EasyPostShipment[];
+  /** Plays the carrier deciding a submitted label refund (default: refunded). */
+  settleLabelRefund(ref: string, status?: "refunded" | "rejected"): EasyPostShipment;
   /** Shipments with a purchased label. */
   purchased(): EasyPostShipment[];
   readonly requests: readonly EasyPostRequestLogEntry[];
@@ -178,6 +189,15 @@ const failureInput = z.object({
   ms: z.number().int().nonnegative().optional(),
   afterProcessing: z.boolean().optional(),
   times: z.number().int().positive().optional(),
+});
+const listInput = z.object({
+  page_size: z.coerce.number().int().min(1).max(100).default(20),
+  before_id: z.string().optional(),
+  after_id: z.string().optional(),
+  start_datetime: z.iso.datetime({ offset: true }).optional(),
+  end_datetime: z.iso.datetime({ offset: true }).optional(),
+  purchased: z.enum(["true", "false"]).optional(),
+  include_children: z.string().optional(),
 });
 const advanceInput = z.object({
   status: z.enum(trackerStatuses).optional(),
@@ -392,6 +412,97 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     return shipment;
   };
 
+  const listShipments = (query: Record<string, unknown>) => {
+    const parsed = listInput.safeParse(query);
+    if (!parsed.success) {
+      throw new EasyPostApiError(
+        422,
+        "PARAMETER.INVALID",
+        "Invalid parameter.",
+        parsed.error.issues.map((issue) => ({ field: issue.path.join("."), message: issue.message })),
+      );
+    }
+    const { page_size: pageSize, before_id: beforeId, after_id: afterId } = parsed.data;
+    const start = parsed.data.start_datetime ? Date.parse(parsed.data.start_datetime) : -Infinity;
+    const end = parsed.data.end_datetime ? Date.parse(parsed.data.end_datetime) : Infinity;
+    const newestFirst = Object.values(state.shipments).reverse();
+    const indexOf = (id: string) => {
+      const index = newestFirst.findIndex((shipment) => shipment.id === id);
+      if (index < 0) throw notFound();
+      return index;
+    };
+    const from = beforeId ? indexOf(beforeId) + 1 : 0;
+    const to = afterId ? indexOf(afterId) : newestFirst.length;
+    const matching = newestFirst.slice(from, to).filter((shipment) => {
+      const created = Date.parse(shipment.created_at);
+      if (created < start || created > end) return false;
+      if (parsed.data.purchased === "true") return shipment.postage_label !== null;
+      if (parsed.data.purchased === "false") return shipment.postage_label === null;
+      return true;
+    });
+    return {
+      shipments: matching.slice(0, pageSize).map(processRefunds),
+      has_more: matching.length > pageSize,
+    };
+  };
+
+  /** The carrier has scanned the parcel: past EasyPost's "label created" statuses. */
+  const scanned = (shipment: EasyPostShipment): boolean => {
+    const status = shipment.tracker ? (state.trackers[shipment.tracker.id] ?? shipment.tracker).status : null;
+    return status !== null && status !== "unknown" && status !== "pre_transit";
+  };
+
+  /**
+   * POST /shipments/:id/refund, as EasyPost documents it: the shipment comes back with
+   * `refund_status` set. Carriers refund only a label never scanned, so a scanned one is
+   * `rejected`; an unscanned one is `submitted` and moves later (to `refunded` once the carrier
+   * processes it, or `rejected` if the parcel is scanned meanwhile). A repeat of a submitted or
+   * refunded request changes nothing; a rejected one may be submitted again (EasyPost's advice).
+   */
+  const refundShipment = (idOrReference: string): EasyPostShipment => {
+    const shipment = findShipment(idOrReference);
+    if (!shipment.postage_label) {
+      throw new EasyPostApiError(422, "SHIPMENT.REFUND.INVALID", "Shipment has no postage to refund.");
+    }
+    if (shipment.refund_status === "submitted" || shipment.refund_status === "refunded") return shipment;
+    const at = iso();
+    if (scanned(shipment)) {
+      shipment.refund_status = "rejected";
+    } else {
+      shipment.refund_status = "submitted";
+      state.refundsSubmittedAt = { ...state.refundsSubmittedAt, [shipment.id]: now() };
+    }
+    shipment.updated_at = at;
+    persist();
+    return shipment;
+  };
+
+  const settleLabelRefund = (ref: string, status: "refunded" | "rejected" = "refunded") => {
+    const shipment = findShipment(ref);
+    if (shipment.refund_status !== "submitted") return shipment;
+    shipment.refund_status = status;
+    if (status === "refunded") {
+      shipment.fees = shipment.fees.map((fee) => ({ ...fee, refunded: true }));
+    }
+    shipment.updated_at = iso();
+    persist();
+    return shipment;
+  };
+
+  /** A submitted refund past the processing time is refunded when next read. */
+  const processRefunds = (shipment: EasyPostShipment): EasyPostShipment => {
+    const submittedAt = state.refundsSubmittedAt?.[shipment.id];
+    if (
+      shipment.refund_status === "submitted" &&
+      options.refundProcessingMs !== undefined &&
+      submittedAt !== undefined &&
+      now() - submittedAt >= options.refundProcessingMs
+    ) {
+      settleLabelRefund(shipment.id, "refunded");
+    }
+    return shipment;
+  };
+
   const findTracker = (ref: string): EasyPostTracker => {
     const direct = state.trackers[ref] ?? Object.values(state.trackers).find((t) => t.tracking_code === ref);
     if (direct) return direct;
@@ -466,6 +577,8 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     if (shipment) {
       shipment.status = next;
       shipment.tracker = tracker;
+      // The parcel moved while its label refund waited: the carrier rejects the refund.
+      if (shipment.refund_status === "submitted" && scanned(shipment)) shipment.refund_status = "rejected";
     }
     const event: EasyPostEvent = {
       id: easyPostId("evt"),
@@ -560,9 +673,20 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     "/shipments",
     handle("shipments.create", 201, (req) => createShipment(req.body)),
   );
+  // EasyPost's GET /v2/shipments: newest first, `page_size` (default 20, at most 100), `before_id`
+  // (older than that shipment: the client's getNextPage), `after_id`, `start_datetime` and
+  // `end_datetime` (ISO 8601, on created_at), `purchased`; answers { shipments, has_more }.
+  api.get(
+    "/shipments",
+    handle("shipments.list", 200, (req) => listShipments(req.query as Record<string, unknown>)),
+  );
   api.get(
     "/shipments/:id",
-    handle("shipments.retrieve", 200, (req) => findShipment(String(req.params.id))),
+    handle("shipments.retrieve", 200, (req) => processRefunds(findShipment(String(req.params.id)))),
+  );
+  api.post(
+    "/shipments/:id/refund",
+    handle("shipments.refund", 200, (req) => refundShipment(String(req.params.id))),
   );
   api.post(
     "/shipments/:id/buy",
@@ -602,6 +726,10 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     const event = state.events.find((candidate) => candidate.id === req.params.id);
     if (!event) throw notFound();
     res.json(signedDelivery(event));
+  });
+  control.post("/shipments/:ref/refund/settle", (req, res) => {
+    const input = z.object({ status: z.enum(["refunded", "rejected"]).optional() }).parse(req.body ?? {});
+    res.json(settleLabelRefund(String(req.params.ref), input.status));
   });
   control.get("/shipments", (_req, res) => {
     res.json({ shipments: Object.values(state.shipments) });
@@ -683,6 +811,7 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       return signedDelivery(event);
     },
     shipments: () => Object.values(state.shipments),
+    settleLabelRefund,
     purchased: () => Object.values(state.shipments).filter((s) => s.postage_label !== null),
     requests,
     deliveries,

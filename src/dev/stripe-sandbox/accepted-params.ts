@@ -206,6 +206,36 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
     types: list(S),
   },
   "events.retrieve": { expand: list(S) },
+  // stripe-node's RefundListParams, BalanceTransactionListParams and DisputeListParams.
+  "refunds.list": {
+    charge: S,
+    created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
+    ending_before: S,
+    expand: list(S),
+    limit: S,
+    payment_intent: S,
+    starting_after: S,
+  },
+  "balance_transactions.list": {
+    created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
+    currency: S,
+    ending_before: S,
+    expand: list(S),
+    limit: S,
+    payout: S,
+    source: S,
+    starting_after: S,
+    type: S,
+  },
+  "disputes.list": {
+    charge: S,
+    created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
+    ending_before: S,
+    expand: list(S),
+    limit: S,
+    payment_intent: S,
+    starting_after: S,
+  },
 };
 
 /**
@@ -227,6 +257,9 @@ export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
   "refunds.retrieve": [],
   "events.list": [],
   "events.retrieve": [],
+  "refunds.list": [],
+  "balance_transactions.list": ["data.source"],
+  "disputes.list": [],
 };
 
 function isHash(value: ParamValue): value is Params {

@@ -22,6 +22,7 @@ import {
   renderPaymentIntent,
   retrievePaymentIntent,
 } from "./payment-intents";
+import { listBalanceTransactions, listDisputes, listRefunds } from "./ledger";
 import { createRefund, retrieveRefund } from "./refunds";
 
 export interface RequestLogEntry {
@@ -128,6 +129,24 @@ const routes: Route[] = [
     method: "get",
     path: "/refunds/:id",
     handle: (ctx, call) => read(retrieveRefund(ctx, idOf(call))),
+  },
+  {
+    endpoint: "refunds.list",
+    method: "get",
+    path: "/refunds",
+    handle: (ctx, call) => read(listRefunds(ctx, call.params)),
+  },
+  {
+    endpoint: "balance_transactions.list",
+    method: "get",
+    path: "/balance_transactions",
+    handle: (ctx, call) => read(listBalanceTransactions(ctx, call.params)),
+  },
+  {
+    endpoint: "disputes.list",
+    method: "get",
+    path: "/disputes",
+    handle: (ctx, call) => read(listDisputes(ctx, call.params)),
   },
   {
     endpoint: "events.list",

@@ -15,6 +15,7 @@ import {
   stringMap,
 } from "./form";
 import { stripeId } from "./ids";
+import { bookCharge } from "./ledger";
 import type { PaymentSettings } from "./store";
 import {
   authorizeCharge,
@@ -454,6 +455,7 @@ export function completeCheckoutSession(
   } else {
     charge.captured = true;
     charge.amount_captured = charge.amount;
+    bookCharge(ctx, charge);
     paymentIntent.status = "succeeded";
     paymentIntent.amount_received = paymentIntent.amount;
     session.payment_status = "paid";
@@ -491,6 +493,7 @@ export function settleAsyncPayment(
         captured: true,
         amount_captured: charge.amount,
       });
+    if (charge) bookCharge(ctx, charge);
     if (charge) events.push(recordEvent(ctx, "charge.succeeded", charge, customerOrigin));
     events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, customerOrigin));
     events.push(recordEvent(ctx, "checkout.session.async_payment_succeeded", session, customerOrigin));

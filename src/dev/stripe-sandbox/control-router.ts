@@ -45,6 +45,25 @@ const schemas = {
   async: z.object({ succeeded: z.boolean(), deliver }),
   deliverOnly: z.object({ deliver }),
   advance: z.object({ ms: z.number().int().nonnegative(), expire: z.boolean().optional(), deliver }),
+  refund: z.object({
+    payment_intent: z.string().min(1),
+    amount: z.number().int().positive().optional(),
+    reason: z.enum(["duplicate", "fraudulent", "requested_by_customer"]).optional(),
+    deliver,
+  }),
+  dispute: z.object({
+    payment_intent: z.string().min(1),
+    amount: z.number().int().positive().optional(),
+    reason: z.enum(["fraudulent", "product_not_received", "duplicate", "general"]).optional(),
+    deliver,
+  }),
+  review: z.object({ payment_intent: z.string().min(1), deliver }),
+  closeReview: z.object({
+    reason: z.enum(["approved", "refunded", "refunded_as_fraud", "disputed", "redacted"]),
+    deliver,
+  }),
+  amendCapture: z.object({ amount: z.number().int().positive() }),
+  drop: z.object({ type: z.string().min(1), times: z.number().int().positive().optional() }),
   failure: z.object({
     endpoint: z.enum(sandboxEndpoints),
     kind: z.enum(["server_error", "rate_limited", "decline", "capture_failure", "hang"]),
@@ -129,6 +148,35 @@ export function createControlRouter(deps: {
     res.json(
       summary(await control.cancelAuthorization(param(req, "id"), schemas.deliverOnly.parse(body(req)))),
     );
+  });
+  router.post("/refunds", async (req, res) => {
+    const { payment_intent, deliver: send, ...fields } = schemas.refund.parse(body(req));
+    const result = await control.refund({ paymentIntent: payment_intent, ...fields }, { deliver: send });
+    res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/disputes", async (req, res) => {
+    const { payment_intent, deliver: send, ...fields } = schemas.dispute.parse(body(req));
+    const result = await control.dispute({ paymentIntent: payment_intent, ...fields }, { deliver: send });
+    res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/reviews", async (req, res) => {
+    const { payment_intent, deliver: send } = schemas.review.parse(body(req));
+    const result = await control.openReview(payment_intent, { deliver: send });
+    res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/reviews/:id/close", async (req, res) => {
+    const { reason, deliver: send } = schemas.closeReview.parse(body(req));
+    const result = await control.closeReview(param(req, "id"), reason, { deliver: send });
+    res.json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/payment_intents/:id/amend_capture", (req, res) => {
+    const { amount } = schemas.amendCapture.parse(body(req));
+    res.json(control.amendCapture(param(req, "id"), amount));
+  });
+  router.post("/webhooks/drop", (req, res) => {
+    const { type, times } = schemas.drop.parse(body(req));
+    deliverer.drop(type, times ?? 1);
+    res.status(201).json({ pending: deliverer.pendingDrops() });
   });
   router.get("/clock", (_req, res) => {
     res.json(deps.clock());

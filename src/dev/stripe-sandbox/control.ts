@@ -9,7 +9,10 @@ import {
   settleAsyncPayment,
 } from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
+import { amendCapture, closeReview, openDispute, openReview } from "./disputes";
 import { retrieveEvent } from "./events";
+import type { Params } from "./form";
+import { createRefund } from "./refunds";
 import {
   cancelPaymentIntent,
   expireAuthorization,
@@ -85,6 +88,76 @@ export class SandboxControl {
   /** Someone voided the authorization outside this service (the Dashboard, say). */
   cancelAuthorization(paymentIntentId: string, options: DeliverOption = {}): Promise<ControlResult> {
     return this.finish(cancelPaymentIntent(this.ctx, paymentIntentId, {}, customerOrigin), options);
+  }
+
+  /**
+   * A refund made outside this service (the Dashboard, another system): the same refund as the
+   * API's, with its `refund.created` and `charge.refunded` events; `deliver: false` loses them.
+   */
+  async refund(
+    fields: { paymentIntent: string; amount?: number; reason?: string },
+    options: DeliverOption = {},
+  ): Promise<{ refund: Stripe.Refund; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const params: Params = { payment_intent: fields.paymentIntent };
+    if (fields.amount !== undefined) params.amount = String(fields.amount);
+    if (fields.reason !== undefined) params.reason = fields.reason;
+    const outcome = createRefund(this.ctx, params, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      refund: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** The cardholder disputes the charge (what Stripe's dispute test cards do). */
+  async dispute(
+    fields: { paymentIntent: string; reason?: string; amount?: number },
+    options: DeliverOption = {},
+  ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = openDispute(this.ctx, fields.paymentIntent, fields, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      dispute: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** Radar opens a review of the payment. */
+  async openReview(
+    paymentIntentId: string,
+    options: DeliverOption = {},
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = openReview(this.ctx, paymentIntentId, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      review: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** Ops close the review in the Dashboard. */
+  async closeReview(
+    reviewId: string,
+    closedReason: Stripe.Review.ClosedReason,
+    options: DeliverOption = {},
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const outcome = closeReview(this.ctx, reviewId, closedReason, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      review: outcome.result,
+      events: outcome.events,
+      deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** See amendCapture: Stripe's record of a capture now differs from ours. */
+  amendCapture(paymentIntentId: string, amount: number): Stripe.Charge {
+    const charge = amendCapture(this.ctx, paymentIntentId, amount);
+    this.ctx.store.persist();
+    return charge;
   }
 
   /** Delivers an event again, freshly signed, whatever happened before (Stripe's "Resend"). */

@@ -7,7 +7,13 @@ import type { Params } from "./form";
 import { optionalHash, optionalInteger, optionalList, optionalString } from "./form";
 import { stripeId } from "./ids";
 
-type EventObject = Stripe.Checkout.Session | Stripe.PaymentIntent | Stripe.Charge | Stripe.Refund;
+type EventObject =
+  | Stripe.Checkout.Session
+  | Stripe.PaymentIntent
+  | Stripe.Charge
+  | Stripe.Refund
+  | Stripe.Dispute
+  | Stripe.Review;
 
 export function recordEvent(
   ctx: SandboxContext,
@@ -44,7 +50,7 @@ function typeMatcher(pattern: string): (type: string) => boolean {
   return (type) => regex.test(type);
 }
 
-function createdMatcher(params: Params): (created: number) => boolean {
+export function createdMatcher(params: Params): (created: number) => boolean {
   const exact = typeof params.created === "string" ? optionalInteger(params, "created") : undefined;
   if (exact !== undefined) return (created) => created === exact;
   const range = optionalHash(params, "created") ?? {};

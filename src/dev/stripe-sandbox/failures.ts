@@ -12,6 +12,9 @@ export const sandboxEndpoints = [
   "refunds.retrieve",
   "events.list",
   "events.retrieve",
+  "refunds.list",
+  "balance_transactions.list",
+  "disputes.list",
 ] as const;
 
 export type SandboxEndpoint = (typeof sandboxEndpoints)[number];

@@ -12,6 +12,9 @@ interface FixtureTypes {
   refund: Stripe.Refund;
   event: Stripe.Event;
   item: Stripe.LineItem;
+  balance_transaction: Stripe.BalanceTransaction;
+  dispute: Stripe.Dispute;
+  review: Stripe.Review;
 }
 
 export function fromFixture<K extends keyof FixtureTypes>(name: K): FixtureTypes[K] {

@@ -91,6 +91,31 @@ export interface StripeSandbox {
   expireLapsedAuthorizations(options?: DeliverOption): Promise<LapseResult>;
   /** The sandbox clock (ms) and how far advanceClock has moved it. */
   clock(): { now: number; advancedMs: number; authorizationWindowMs: number };
+  /** A refund made outside this service (the Dashboard); `deliver: false` loses its webhooks. */
+  refund(
+    fields: { paymentIntent: string; amount?: number; reason?: string },
+    options?: DeliverOption,
+  ): Promise<{ refund: Stripe.Refund; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** The cardholder disputes the charge. */
+  dispute(
+    fields: { paymentIntent: string; reason?: string; amount?: number },
+    options?: DeliverOption,
+  ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** Radar opens a review of the payment (`review.opened`). */
+  openReview(
+    paymentIntentId: string,
+    options?: DeliverOption,
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** The review is closed (`review.closed`) as approved or refunded. */
+  closeReview(
+    reviewId: string,
+    closedReason: Stripe.Review.ClosedReason,
+    options?: DeliverOption,
+  ): Promise<{ review: Stripe.Review; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** Test fixture: Stripe's captured amount (and its balance transaction) now reads `amount`. */
+  amendCapture(paymentIntentId: string, amount: number): Stripe.Charge;
+  /** The next `times` deliveries of events matching `type` are lost for good (no retry). */
+  dropDeliveries(type: string, times?: number): void;
   /** Delivers a recorded event again, freshly signed. */
   redeliver(eventId: string): Promise<DeliveryResult>;
   /** The exact body and Stripe-Signature header a delivery of this event would carry now. */
@@ -225,6 +250,12 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     advanceClock,
     expireLapsedAuthorizations: (opts) => control.expireLapsedAuthorizations(opts),
     clock,
+    refund: (fields, opts) => control.refund(fields, opts),
+    dispute: (fields, opts) => control.dispute(fields, opts),
+    amendCapture: (id, amount) => control.amendCapture(id, amount),
+    openReview: (id, opts) => control.openReview(id, opts),
+    closeReview: (id, reason, opts) => control.closeReview(id, reason, opts),
+    dropDeliveries: (type, times = 1) => deliverer.drop(type, times),
     redeliver: (eventId) => control.redeliver(eventId),
     signedDelivery: (eventId) => control.signedDelivery(eventId),
     deliveriesSettled: () => deliverer.idle(),

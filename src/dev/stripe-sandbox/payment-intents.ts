@@ -8,6 +8,7 @@ import { fromFixture } from "./fixtures";
 import type { Params } from "./form";
 import { optionalInteger, optionalList, optionalString } from "./form";
 import { stripeId } from "./ids";
+import { bookCharge } from "./ledger";
 
 const cancellableStatuses: Stripe.PaymentIntent.Status[] = [
   "requires_payment_method",
@@ -265,6 +266,7 @@ export function capturePaymentIntent(
     charge.amount_captured = amount;
     // Capturing less than authorised releases the rest, which Stripe books as a refund.
     charge.amount_refunded = charge.amount - amount;
+    bookCharge(ctx, charge);
     events.push(recordEvent(ctx, "charge.captured", charge, origin));
   }
   events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, origin));

@@ -7,6 +7,7 @@ import { fromFixture } from "./fixtures";
 import type { Params } from "./form";
 import { optionalInteger, optionalString, stringMap } from "./form";
 import { stripeId } from "./ids";
+import { bookRefund } from "./ledger";
 import { chargeOf, retrievePaymentIntent } from "./payment-intents";
 
 const reasons = ["duplicate", "fraudulent", "requested_by_customer"];
@@ -80,6 +81,7 @@ export function createRefund(ctx: SandboxContext, params: Params, origin: Origin
     status: "succeeded",
   };
   ctx.store.data.refunds[refund.id] = refund;
+  bookRefund(ctx, refund);
   charge.amount_refunded += amount;
   charge.refunded = charge.amount_refunded >= charge.amount_captured;
   charge.refunds?.data.unshift(refund);

@@ -25,6 +25,10 @@ export interface SandboxData {
   paymentIntents: Record<string, Stripe.PaymentIntent>;
   charges: Record<string, Stripe.Charge>;
   refunds: Record<string, Stripe.Refund>;
+  /** Oldest first (insertion order): what moved money on the account's balance. */
+  balanceTransactions: Record<string, Stripe.BalanceTransaction>;
+  disputes: Record<string, Stripe.Dispute>;
+  reviews: Record<string, Stripe.Review>;
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
   idempotency: Record<string, IdempotencyRecord>;
@@ -40,6 +44,9 @@ function emptyData(): SandboxData {
     paymentIntents: {},
     charges: {},
     refunds: {},
+    balanceTransactions: {},
+    disputes: {},
+    reviews: {},
     events: [],
     idempotency: {},
     clockAdvancedMs: 0,

@@ -50,6 +50,8 @@ export class WebhookDeliverer {
   private readonly attempts = new Map<string, number>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private closed = false;
+  /** Deliveries to lose on purpose (a webhook Stripe gave up on): event type pattern and count. */
+  private drops: { pattern: string; remaining: number }[] = [];
 
   constructor(private readonly options: WebhookDelivererOptions) {}
 
@@ -75,12 +77,38 @@ export class WebhookDeliverer {
     return { payload, header };
   }
 
+  /**
+   * The next `times` events matching `pattern` are lost for good: never sent, never retried, as a
+   * webhook is after Stripe's three days of failed retries. Redeliver and the Events API still
+   * have them.
+   */
+  drop(pattern: string, times: number): void {
+    this.drops.push({ pattern, remaining: times });
+  }
+
+  pendingDrops(): { pattern: string; remaining: number }[] {
+    return this.drops.map((drop) => ({ ...drop }));
+  }
+
+  private takeDrop(type: string): boolean {
+    const drop = this.drops.find((candidate) => matchesAny([candidate.pattern], type));
+    if (!drop) return false;
+    drop.remaining -= 1;
+    if (drop.remaining <= 0) this.drops = this.drops.filter((candidate) => candidate !== drop);
+    return true;
+  }
+
   /** One attempt, now; a failure schedules the next automatic attempt when retries are configured. */
   async deliver(event: Stripe.Event): Promise<DeliveryResult> {
     const url = this.url;
     const attempt = (this.attempts.get(event.id) ?? 0) + 1;
     this.attempts.set(event.id, attempt);
     const result: DeliveryResult = { eventId: event.id, type: event.type, attempt };
+    if (attempt === 1 && this.takeDrop(event.type)) {
+      result.error = "dropped on request";
+      this.results.push(result);
+      return result;
+    }
     if (url === undefined) {
       result.error = "no webhook URL configured";
     } else {

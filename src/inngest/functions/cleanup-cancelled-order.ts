@@ -14,7 +14,9 @@ const cancelledRunFunctionId = `${inngestAppId}-${fulfillOrderFunctionId}`;
  * the order's row lock): from then on no step of the cancelled run can record anything, and a
  * step that finishes late undoes its own side effect. Then it runs the same compensate() as the
  * fulfilment, over every undo a fulfilment can owe: stock back, money back as Stripe's
- * PaymentIntent says (void or refund), order ended, one e-mail. Once the parcel is booked nothing is undone blindly: ops are alerted.
+ * PaymentIntent says (void or refund), order ended, one e-mail. Once the parcel is booked, its
+ * label is handed back to the carrier first (EasyPost refunds a label not scanned yet): only then
+ * is the rest undone. A scanned parcel, or a label the carrier will not take back, goes to ops.
  */
 export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDependencies) {
   return inngest.createFunction(
@@ -47,25 +49,24 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
       const fence = await step.run("fence-order", () => deps.fulfilment.fenceForCancel(orderId));
       if (fence === "not-found") return { skipped: "order-not-found", cancelledRunId };
       if (fence === "shipped") {
-        await step.run("alert-shipped-order-cancelled", async () => {
-          await deps.orders.flagForOps(orderId, "cancelled after the shipment was booked");
-          await deps.timeline.record(orderId, "cancel-needs-ops", { cancelledRunId }, runId);
-          await deps.alerts.notify({
-            title: "Order cancelled after its shipment was booked",
-            runId: cancelledRunId,
-            fields: { orderId, action: "Stop the parcel with the carrier, then refund by hand" },
+        const voided = await step.run("void-label", () => deps.labels.voidLabel(orderId, "cancelled", runId));
+        if (voided.outcome !== "requested") {
+          await step.run("alert-shipped-order-cancelled", async () => {
+            await deps.timeline.record(orderId, "cancel-needs-ops", { cancelledRunId, ...voided }, runId);
           });
-        });
-        return { orderId, outcome: "needs-ops" as const };
+          return { orderId, outcome: "needs-ops" as const };
+        }
       }
 
       // How far the cancelled run got is not known here: every undo of the fulfilment runs, and
       // each changes nothing where there is nothing to undo.
       const ctx = { step, deps, orderId, runId };
-      const { outcome, settlement } = await compensate(ctx, fulfilmentUndos, () => ({
-        status: "cancelled",
-        reason: "cancelled by request",
-      }));
+      const { outcome, settlement } = await compensate(
+        ctx,
+        fulfilmentUndos,
+        () => ({ status: "cancelled", reason: "cancelled by request" }),
+        { labelVoided: fence === "shipped" },
+      );
       return { orderId, outcome: outcome?.status ?? "not-ended", settlement };
     },
   );

@@ -5,11 +5,13 @@ import { chargeCard } from "../steps/charge-card";
 import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";
 import { createShipment } from "../steps/create-shipment";
+import { awaitHoldRelease, waitOutFulfilmentHold } from "../steps/hold-fulfilment";
 import { markDelivered } from "../steps/mark-delivered";
 import { reserveStock } from "../steps/reserve-stock";
 import { Saga, undosOf } from "../steps/saga";
 import { sendConfirmation } from "../steps/send-confirmation";
 import { sendReviewRequest } from "../steps/send-review-request";
+import type { ShipmentNotice } from "../../notifications/customer-messages";
 
 export const fulfillOrderFunctionId = "fulfill-order";
 
@@ -20,7 +22,9 @@ export const fulfillOrderFunctionId = "fulfill-order";
 export const fulfilmentSteps = [
   claimOrder,
   reserveStock,
+  waitOutFulfilmentHold,
   chargeCard,
+  awaitHoldRelease,
   createShipment,
   sendConfirmation,
   markDelivered,
@@ -96,6 +100,21 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         }
         return { orderId, skipped: claim.reason };
       }
+      if (claim.booked) {
+        // Re-driven after the parcel was booked (a failure at the delivery mark or the review
+        // e-mail): stock, payment and label are done; resume from the booking, buying and
+        // charging nothing again (redrive-order.ts, docs/fulfilment-saga.md).
+        const booked = await step.run("find-booking", async () => {
+          const found = await deps.shipments.findByOrder(orderId);
+          if (!found) return null;
+          const { carrier, trackingNumber, trackingUrl } = found;
+          return {
+            notice: { carrier, trackingNumber, trackingUrl },
+            deliveredAt: found.deliveredAt ? new Date(found.deliveredAt).toISOString() : null,
+          };
+        });
+        return afterBooking(booked?.notice ?? null, null, booked?.deliveredAt ?? null);
+      }
       const owned = { claimId: claim.claimId };
 
       const reservation = await saga.run(reserveStock, claim);
@@ -110,6 +129,9 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         );
         return { orderId, outcome: "cancelled_out_of_stock" as const };
       }
+
+      // FULFILMENT_HOLD: a cancel in this window takes no money and buys no label.
+      await saga.run(waitOutFulfilmentHold);
 
       let charge;
       try {
@@ -133,30 +155,46 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
       if (!charge.charged) return { orderId, stopped: charge.stopped };
 
+      // On hold (ops, the address check, a dispute): no label until released.
+      const hold = await saga.run(awaitHoldRelease);
+      if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
+
       const shipment = await saga.run(createShipment, claim);
       if (!shipment.shipped) return { orderId, stopped: shipment.stopped };
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.
-      const booking = shipment.booking;
-      if (booking) await saga.run(sendConfirmation, booking);
+      return afterBooking(shipment.booking, charge.paymentId, null);
 
-      const delivery = booking
-        ? await step.waitForEvent("wait-for-delivery", {
-            event: shipmentDelivered,
-            timeout: settings.reviewDelay,
-            if: "async.data.orderId == event.data.orderId",
-          })
-        : null;
-      if (!booking) {
-        await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
-      } else if (delivery) {
-        await saga.run(markDelivered, delivery.data);
-        await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
+      /** From the booked parcel on: the tracking e-mail, the delivery, the review request. */
+      async function afterBooking(
+        booking: ShipmentNotice | null,
+        paymentId: string | null,
+        deliveredAt: string | null,
+      ) {
+        if (booking) await saga.run(sendConfirmation, booking);
+
+        // A re-drive of a delivered order cannot hear the delivery event again: the record stands in.
+        const delivery =
+          booking && deliveredAt
+            ? { data: { orderId, trackingNumber: booking.trackingNumber, deliveredAt } }
+            : booking
+              ? await step.waitForEvent("wait-for-delivery", {
+                  event: shipmentDelivered,
+                  timeout: settings.reviewDelay,
+                  if: "async.data.orderId == event.data.orderId",
+                })
+              : null;
+        if (!booking) {
+          await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
+        } else if (delivery) {
+          await saga.run(markDelivered, delivery.data);
+          await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
+        }
+
+        await saga.run(sendReviewRequest, delivery !== null || !booking);
+
+        return { orderId, paymentId, trackingNumber: booking?.trackingNumber ?? null };
       }
-
-      await saga.run(sendReviewRequest, delivery !== null || !booking);
-
-      return { orderId, paymentId: charge.paymentId, trackingNumber: booking?.trackingNumber ?? null };
     },
   );
 }

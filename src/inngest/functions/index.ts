@@ -5,11 +5,13 @@ import { createCleanupCancelledOrder } from "./cleanup-cancelled-order";
 import { createDeliverOpsAlerts } from "./deliver-ops-alerts";
 import { createDrainEmailOutbox } from "./drain-email-outbox";
 import { createFulfillOrder } from "./fulfill-order";
+import { createReconcileDaily } from "./reconcile-daily";
 import { createRecoverStalledOrders } from "./recover-stalled-orders";
 import { createSweepMissedWebhooks } from "./sweep-missed-webhooks";
 import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
 import { createCheckStockLedger } from "./check-stock-ledger";
 import { createWatchLowStock } from "./watch-low-stock";
+import { createTrackLabelRefund } from "./track-label-refund";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -24,5 +26,7 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createDeliverOpsAlerts(inngest, deps),
     ...(deps.lowStock ? [createWatchLowStock(inngest, deps.lowStock)] : []),
     ...(deps.stockLedger ? [createCheckStockLedger(inngest, deps.stockLedger, deps.alerts)] : []),
+    createReconcileDaily(inngest, deps),
+    createTrackLabelRefund(inngest, deps),
   ];
 }

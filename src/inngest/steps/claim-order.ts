@@ -53,6 +53,7 @@ export const claimOrder = createStep({
         claimId,
         lines: order.lines.map(({ sku, quantity }) => ({ sku, quantity })),
         paymentIntentId: order.paymentIntentId,
+        ...(outcome.booked ? { booked: true } : {}),
       };
     });
   },

@@ -18,7 +18,11 @@ export async function compensate(
   ctx: StepContext,
   undos: readonly Undo<unknown>[],
   decide: (settlement: PaymentSettlement) => Unfulfilled,
-  options: { claimId?: string } = {},
+  options: {
+    claimId?: string;
+    /** The label of a shipped order was handed back: the order may end from `shipped` too. */
+    labelVoided?: boolean;
+  } = {},
 ) {
   const { claimId } = options;
   if (claimId !== undefined) {
@@ -30,6 +34,8 @@ export async function compensate(
   }
   const results = await runUndos(ctx, undos);
   const settlement = results.of(returnPayment) ?? "none";
-  const outcome = await finishUnfulfilled(ctx, decide(settlement), settlement);
+  const outcome = await finishUnfulfilled(ctx, decide(settlement), settlement, {
+    fromShipped: options.labelVoided ?? false,
+  });
   return { outcome, settlement };
 }

@@ -14,4 +14,6 @@ export interface Claim {
   claimId: string;
   paymentIntentId: string | null;
   lines: { sku: string; quantity: number }[];
+  /** Re-driven after its parcel was booked: stock, payment and label are done already. */
+  booked?: boolean;
 }

@@ -55,9 +55,12 @@ export async function finishUnfulfilled(
   { step, deps, orderId, runId }: StepContext,
   outcome: Unfulfilled,
   settlement: PaymentSettlement,
+  options: { fromShipped?: boolean } = {},
 ) {
+  // A shipped order ends too once its label was handed back (the parcel never left).
+  const from = options.fromShipped ? [...openStatuses, "shipped" as const] : openStatuses;
   const ended = await step.run(ends[outcome.status].markStepId, async (): Promise<Unfulfilled | null> => {
-    if (await deps.orders.transition(orderId, openStatuses, outcome.status)) {
+    if (await deps.orders.transition(orderId, from, outcome.status)) {
       await deps.timeline.record(orderId, ends[outcome.status].kind, { ...outcome, settlement }, runId);
       return outcome;
     }

@@ -27,6 +27,8 @@ import {
 } from "./stripe-event-plan";
 import type { Alerter } from "../../alerts";
 import type { StockHolds } from "../../inventory/stock-holds";
+import { isRefundEvent, type RefundEvents } from "./refund-events";
+import { isRiskEvent, type RiskEvents } from "./risk-events";
 
 export interface IntakeResult {
   outcome: WebhookOutcome | "unknown-order";
@@ -49,6 +51,10 @@ export interface StripeIntakeDeps {
   publisher: EventPublisher;
   logger: Logger;
   onTransition?: (to: OrderStatus) => void;
+  /** Refunds made at Stripe (charge.refunded, refund.*): recorded and acted on. */
+  refunds?: RefundEvents;
+  /** Disputes and Radar (charge.dispute.*, review.*, radar.early_fraud_warning.created). */
+  risks?: RiskEvents;
   /** Deadline for the event API (duplicates of the delivery wait meanwhile). Default 5 s. */
   publishTimeoutMs?: number;
 }
@@ -300,6 +306,8 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
 
   return {
     async handle(event) {
+      if (deps.refunds && isRefundEvent(event)) return deps.refunds.handle(event);
+      if (deps.risks && isRiskEvent(event)) return deps.risks.handle(event);
       const key = orderKeyOf(event);
       if ("ignore" in key) {
         logger.debug({ eventId: event.id, type: event.type, reason: key.ignore }, "Stripe event ignored");

@@ -2,13 +2,14 @@ import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { AppError, isAppError } from "../../errors";
 import { formatMoney, orderReference } from "../../notifications/templates";
+import { holdReasonLabels, opsHoldReasons } from "../../orders/hold-order";
 import type { OrderDetails } from "../../orders/order-details";
 import { sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout } from "./layout";
 import { orderOr404, showOrder } from "./order-page";
 
-const actions = ["cancel", "refund", "resend", "redrive"] as const;
+const actions = ["cancel", "refund", "resend", "redrive", "hold", "release-hold"] as const;
 type Action = (typeof actions)[number];
 const isAction = (name: string): name is Action => (actions as readonly string[]).includes(name);
 
@@ -31,6 +32,8 @@ function ConfirmPage(props: {
     refund: "Refund this order?",
     resend: `Re-send the ${props.template ?? ""} e-mail?`,
     redrive: "Re-drive this order?",
+    hold: "Hold this order?",
+    "release-hold": "Release this order's hold?",
   };
   const target =
     action === "resend"
@@ -51,6 +54,28 @@ function ConfirmPage(props: {
               Amount in minor units (empty: everything captured and not yet refunded){" "}
               <input name="amount" inputMode="numeric" pattern="[0-9]*" />
             </label>
+          </p>
+        ) : null}
+        {action === "hold" ? (
+          <p>
+            <label>
+              Reason{" "}
+              <select name="reason" required>
+                {opsHoldReasons.map((reason) => (
+                  <option value={reason}>{holdReasonLabels[reason]}</option>
+                ))}
+              </select>
+            </label>{" "}
+            <label>
+              Note <input name="note" maxLength={500} size={40} />
+            </label>
+          </p>
+        ) : null}
+        {action === "release-hold" && order.hold ? (
+          <p>
+            On hold:{" "}
+            {holdReasonLabels[order.hold.reason as keyof typeof holdReasonLabels] ?? order.hold.reason}
+            {order.hold.note ? ` (${order.hold.note})` : ""}. Released, it goes on to buy the label.
           </p>
         ) : null}
         {action === "cancel" || action === "refund" ? (
@@ -146,6 +171,23 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
   );
   router.post("/ops/orders/:id/redrive", (req, res) =>
     act(req, res, "Re-drive requested.", (orderId) => deps.actions.redrive({ orderId, by: "ops-console" })),
+  );
+  router.post("/ops/orders/:id/hold", (req, res) =>
+    act(req, res, "Order held.", (orderId) => {
+      const reason = z.enum(opsHoldReasons).safeParse(field(req, "reason"));
+      if (!reason.success)
+        throw new AppError("validation_failed", `The reason must be one of: ${opsHoldReasons.join(", ")}`);
+      const note = field(req, "note");
+      return deps.actions.hold({
+        orderId,
+        reason: reason.data,
+        ...(note ? { note } : {}),
+        by: "ops-console",
+      });
+    }),
+  );
+  router.post("/ops/orders/:id/release-hold", (req, res) =>
+    act(req, res, "Hold released.", (orderId) => deps.actions.releaseHold({ orderId, by: "ops-console" })),
   );
   router.post("/ops/orders/:id/emails/:emailId/resend", (req, res) =>
     act(req, res, "E-mail re-sent.", (orderId) => {

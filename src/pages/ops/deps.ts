@@ -3,6 +3,7 @@ import type { Logger } from "../../logger";
 import type { EmailRenderer } from "../../notifications/email-renderer";
 import type { OrderActions } from "../../orders/order-actions";
 import type { OrderQueries } from "../../orders/order-queries";
+import type { Reconciliation } from "../../reconciliation";
 import type { RunSource } from "./runs";
 import type { OpsSessions } from "./session";
 
@@ -16,6 +17,8 @@ export interface OpsConsoleDeps {
   runs?: RunSource;
   /** Products and stock (/ops/products): the admin API's catalog use cases. */
   catalog?: Catalog;
+  /** The daily reconciliation's reports (/ops/reconciliation). */
+  reconciliation?: Reconciliation;
   logger: Logger;
   /** Ops alerts not yet delivered to Slack: past `alertBannerAfterMs` of failing, every page says so. */
   alertBacklog?: () => Promise<{ undelivered: number; oldestFailingAt?: Date }>;

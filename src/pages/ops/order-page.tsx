@@ -1,3 +1,4 @@
+import { holdReasonLabels, type HoldReason } from "../../orders/hold-order";
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { formatMoney, orderReference } from "../../notifications/templates";
@@ -44,6 +45,14 @@ function OrderPage(props: {
           {formatTime(order.createdAt)}
         </p>
         {order.attentionReason ? <p class="error">Needs attention: {order.attentionReason}</p> : null}
+        {order.hold ? (
+          <p class="hold">
+            On hold: <strong>{holdReasonLabels[order.hold.reason as HoldReason] ?? order.hold.reason}</strong>
+            {order.hold.note ? ` (${order.hold.note})` : ""}
+            {order.hold.since ? ` since ${formatTime(order.hold.since)}` : ""}
+            {order.hold.by ? ` by ${order.hold.by}` : ""}
+          </p>
+        ) : null}
         <p class="inline">
           <a class="button secondary" href={`/ops/orders/${order.id}/confirm/cancel`}>
             Cancel…
@@ -53,7 +62,17 @@ function OrderPage(props: {
           </a>{" "}
           <a class="button secondary" href={`/ops/orders/${order.id}/confirm/redrive`}>
             Re-drive…
-          </a>
+          </a>{" "}
+          {order.hold === null || order.hold.reason === "fulfilment_window" ? (
+            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/hold`}>
+              Hold…
+            </a>
+          ) : null}{" "}
+          {order.hold ? (
+            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/release-hold`}>
+              Release hold…
+            </a>
+          ) : null}
         </p>
       </div>
       <div class="card">
@@ -103,6 +122,16 @@ function OrderPage(props: {
             {order.shipment.deliveredAt
               ? ` · delivered ${formatTime(order.shipment.deliveredAt)}`
               : ""} · <a href={order.shipment.trackingUrl}>tracking page</a>
+            {order.shipment.trackerStatus ? ` · carrier: ${order.shipment.trackerStatus}` : ""}
+            {order.shipment.labelRefundStatus ? (
+              <span class="label-refund">
+                {" "}
+                · label refund <strong>{order.shipment.labelRefundStatus}</strong>
+                {order.shipment.labelRefundRequestedAt
+                  ? ` (asked ${formatTime(order.shipment.labelRefundRequestedAt)})`
+                  : ""}
+              </span>
+            ) : null}
           </p>
         ) : (
           <p class="muted">Not shipped.</p>

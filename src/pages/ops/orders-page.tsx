@@ -14,6 +14,7 @@ const attentionLabels: Record<(typeof attentionFilters)[number], string> = {
   stock: "Stock problem",
   authorization_expiring: "Authorization expiring",
   stalled: "Stalled",
+  reconciliation: "Reconciliation mismatch",
 };
 
 function OrdersPage(props: {

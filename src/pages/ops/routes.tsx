@@ -6,6 +6,7 @@ import { loginRoutes, logoutRoute } from "./login";
 import { orderPage } from "./order-page";
 import { ordersPage } from "./orders-page";
 import { productPages } from "./products-page";
+import { reconciliationPage } from "./reconciliation-page";
 import { runPage } from "./run-page";
 
 export type { OpsConsoleDeps } from "./deps";
@@ -27,6 +28,7 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   router.use(actionRoutes(deps));
   router.use(runPage(deps));
   if (deps.catalog) router.use(productPages(deps, deps.catalog));
+  router.use(reconciliationPage(deps));
   return router;
 }
 

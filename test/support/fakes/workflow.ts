@@ -14,6 +14,7 @@ import type {
 } from "../../../src/notifications/customer-messages";
 import { emailKeys } from "../../../src/notifications/customer-messages";
 import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
+import type { Hold } from "../../../src/orders/hold-order";
 import type {
   ClaimOutcome,
   FulfilmentOrder,
@@ -88,6 +89,9 @@ const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_pro
 
 export const defaultSettings: WorkflowSettings = {
   cancelWindow: "30d",
+  labelRefundCheckEvery: "1d",
+  labelRefundChecks: 30,
+  fulfilmentHold: "0s",
   reviewDelay: "14d",
   reviewAfterDelivery: "3d",
 };
@@ -635,6 +639,50 @@ export class FakeWorkflowWorld {
     },
   };
 
+  /** Holds by order id, as the orders table keeps them. */
+  readonly holdRows = new Map<string, Hold>();
+
+  readonly holdsPort: WorkflowDependencies["holds"] = {
+    current: async (orderId) => this.holdRows.get(orderId) ?? null,
+    placeHold: async (orderId, reason, options = {}) => {
+      const existing = this.holdRows.get(orderId);
+      if (existing && !(existing.reason === "fulfilment_window" && reason !== "fulfilment_window"))
+        return null;
+      const since = new Date();
+      const hold: Hold = {
+        reason,
+        note: options.note ?? null,
+        since,
+        by: options.by ?? null,
+        holdId: String(since.getTime()),
+      };
+      this.holdRows.set(orderId, hold);
+      return hold;
+    },
+    releaseHold: async (orderId, options = {}) => {
+      const held = this.holdRows.get(orderId);
+      if (!held || (options.onlyReason && held.reason !== options.onlyReason)) return null;
+      this.holdRows.delete(orderId);
+      return held;
+    },
+  };
+
+  /** The label of a cancelled shipped order, handed back as the fake carrier's void answers. */
+  readonly labelsPort: WorkflowDependencies["labels"] = {
+    voidable: async (orderId) => this.shipmentRows.has(orderId),
+    voidLabel: async (orderId) => {
+      const recorded = this.shipmentRows.get(orderId);
+      if (!recorded) return { outcome: "no-label" };
+      this.voidedLabels.push(recorded.trackingNumber);
+      const answer = this.carrierVoidOutcome;
+      if (answer === "voided" || answer === "already-voided" || answer === "refunded")
+        return { outcome: "requested", status: "refunded" };
+      if (answer === "submitted") return { outcome: "requested", status: "submitted" };
+      return { outcome: "needs-ops", why: answer === "rejected" ? "rejected" : "not-voidable" };
+    },
+    checkRefund: async () => null,
+  };
+
   readonly messagesPort: CustomerMessages = {
     shipped: async (orderId, shipment) => {
       this.maybeFail("messages.shipped");
@@ -672,6 +720,8 @@ export class FakeWorkflowWorld {
       payments: this.paymentsPort,
       paymentRecords: this.paymentRecordsPort,
       shipments: this.shipmentsPort,
+      labels: this.labelsPort,
+      holds: this.holdsPort,
       messages: this.messagesPort,
       emailOutbox: { drain: async () => unused("emailOutbox.drain") },
       alertOutbox: { drain: async () => unused("alertOutbox.drain") },

@@ -1,0 +1,43 @@
+import type { Inngest } from "inngest";
+import { labelRefundRequested } from "../../events/contracts";
+import type { WorkflowDependencies } from "../dependencies";
+
+export const trackLabelRefundFunctionId = "track-label-refund";
+
+/**
+ * EasyPost moves a label refund from `submitted` to `refunded` or `rejected` when the carrier has
+ * processed it (USPS: at least 15 days, at most 30) and sends no webhook for it, so this run asks:
+ * a durable sleep of LABEL_REFUND_CHECK_EVERY between looks, for as many looks as cover 30 days
+ * (at least one). A rejected refund goes to ops (intercept the parcel, or claim by hand); one
+ * still submitted after the last look too.
+ */
+export function createTrackLabelRefund(inngest: Inngest, deps: WorkflowDependencies) {
+  const { settings } = deps;
+  return inngest.createFunction(
+    {
+      id: trackLabelRefundFunctionId,
+      name: "Follow a label refund until the carrier decides",
+      triggers: [labelRefundRequested],
+      idempotency: "event.data.orderId",
+      retries: 5,
+    },
+    async ({ event, step, runId }) => {
+      const { orderId } = event.data;
+      for (let look = 0; look < settings.labelRefundChecks; look++) {
+        await step.sleep(`wait-label-refund-${look}`, settings.labelRefundCheckEvery);
+        const status = await step.run(`check-label-refund-${look}`, () =>
+          deps.labels.checkRefund(orderId, runId),
+        );
+        if (status !== "submitted") return { orderId, status };
+      }
+      await step.run("alert-label-refund-undecided", () =>
+        deps.alerts.notify({
+          title: "Label refund still undecided after 30 days",
+          runId,
+          fields: { orderId, action: "Ask EasyPost support about the label refund" },
+        }),
+      );
+      return { orderId, status: "submitted" as const };
+    },
+  );
+}

@@ -1,0 +1,102 @@
+import { holdReleased } from "../../events/contracts";
+import { durationMs } from "../../shared/duration";
+import type { StepContext } from "./context";
+import { createStep, defineUndo } from "./saga";
+
+// Durable Inngest state: never rename these.
+export const fulfilmentHoldStepId = "end-fulfilment-hold";
+export const awaitHoldReleaseStepId = "await-hold-release";
+export const liftHoldStepId = "lift-hold";
+
+/**
+ * How long one wait for a release lasts before the hold is read again. A release sent in the
+ * moment between the read and the wait's start is not seen by the wait (Inngest matches only
+ * events that arrive while it waits), so the re-read bounds that case to this delay.
+ */
+export const holdRecheckEvery = "6h";
+/** 200 waits of 6 hours: 50 days on hold, then ops are asked to decide. */
+export const maxHoldWaits = 200;
+
+const waitForRelease = (ctx: StepContext, id: string, timeout: string) =>
+  ctx.step.waitForEvent(id, {
+    event: holdReleased,
+    timeout,
+    if: "async.data.orderId == event.data.orderId",
+  });
+
+/**
+ * Undoes a hold on an order that will not be fulfilled (cancelled while held, say), so the console
+ * does not show an ended order as held. Idempotent: a repeat finds no hold.
+ */
+export const liftHold = defineUndo(liftHoldStepId, ({ step, deps, orderId }) =>
+  step.run(liftHoldStepId, async () => {
+    const lifted = await deps.holds.releaseHold(orderId, { by: "workflow" });
+    return lifted ? lifted.reason : null;
+  }),
+);
+
+export type FulfilmentHoldOutcome = { waited: false } | { waited: true; releasedEarly: boolean };
+
+/**
+ * FULFILMENT_HOLD: the order waits, placed on a `fulfilment_window` hold, before its card is
+ * captured and its label bought, so a cancel inside the window takes no money and buys no label.
+ * A durable waitForEvent with the window as its timeout, not a timer in the process: the run holds
+ * no concurrency slot while it waits, so a customer's other orders go on. Ops may release it early
+ * (the event ends the wait) or replace it with a hold of their own (await-hold-release then waits).
+ * "0s" adds no step at all.
+ */
+export const waitOutFulfilmentHold = createStep({
+  id: fulfilmentHoldStepId,
+  invoke: async (ctx: StepContext): Promise<FulfilmentHoldOutcome> => {
+    const window = ctx.deps.settings.fulfilmentHold;
+    if (durationMs(window) === 0) return { waited: false };
+    const { step, deps, orderId } = ctx;
+    await step.run("place-fulfilment-hold", async () => {
+      const hold = await deps.holds.placeHold(orderId, "fulfilment_window", { by: "workflow" });
+      return hold ? hold.holdId : null;
+    });
+    const released = await waitForRelease(ctx, "wait-fulfilment-hold", window);
+    await step.run(fulfilmentHoldStepId, async () => {
+      const ended = await deps.holds.releaseHold(orderId, {
+        by: "workflow",
+        onlyReason: "fulfilment_window",
+      });
+      return ended ? ended.holdId : null;
+    });
+    return { waited: true, releasedEarly: released !== null };
+  },
+  undo: liftHold,
+  owesUndo: (outcome) => outcome.waited,
+});
+
+export type HoldReleaseOutcome = { held: false } | { held: true; released: boolean };
+
+/**
+ * The last look before the label is bought: while the order is on hold (ops, the address check,
+ * a dispute), the run waits for the release, re-reading the hold every 6 hours, holding no
+ * concurrency slot. After 50 days on hold it stops and tells ops (a re-drive picks it up).
+ */
+export const awaitHoldRelease = createStep({
+  id: awaitHoldReleaseStepId,
+  invoke: async (ctx: StepContext): Promise<HoldReleaseOutcome> => {
+    const { step, deps, orderId, runId } = ctx;
+    for (let look = 0; look < maxHoldWaits; look++) {
+      const hold = await step.run(`check-hold-${look}`, async () => {
+        const held = await deps.holds.current(orderId);
+        return held ? { reason: held.reason, holdId: held.holdId } : null;
+      });
+      if (!hold) return look === 0 ? { held: false } : { held: true, released: true };
+      await waitForRelease(ctx, `wait-hold-release-${look}`, holdRecheckEvery);
+    }
+    await step.run("alert-held-too-long", () =>
+      deps.alerts.notify({
+        title: "Order on hold for 50 days",
+        runId,
+        fields: { orderId, action: "Release the hold (then re-drive the order) or cancel it" },
+      }),
+    );
+    return { held: true, released: false };
+  },
+  undo: liftHold,
+  owesUndo: (outcome) => outcome.held,
+});

@@ -1,0 +1,176 @@
+import type { Database } from "../db/client";
+import { AppError } from "../errors";
+import { holdReleasedEvent } from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
+import type { Timeline } from "../timeline/timeline";
+import type { Actor } from "./actor";
+import type { OrderStatus } from "./order-repository";
+
+/** Why ops (or the service itself) hold an order back from the carrier. */
+export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;
+export type OpsHoldReason = (typeof opsHoldReasons)[number];
+/**
+ * `fulfilment_window` is FULFILMENT_HOLD, placed by the run itself; ops may replace it with a
+ * reason of their own (the run then waits for their release) or release it early.
+ */
+export type HoldReason = OpsHoldReason | "fulfilment_window" | "dispute" | "radar_review";
+
+export const holdReasonLabels: Record<HoldReason, string> = {
+  high_risk: "high risk",
+  address: "address to check",
+  customer_request: "customer request",
+  other: "other",
+  fulfilment_window: "fulfilment window (FULFILMENT_HOLD)",
+  dispute: "payment disputed at Stripe",
+  radar_review: "Stripe Radar review or fraud warning",
+};
+
+export interface Hold {
+  reason: HoldReason;
+  note: string | null;
+  since: Date;
+  by: string | null;
+  /** Names this hold in its release event: the time it was placed, in milliseconds. */
+  holdId: string;
+}
+
+/** Orders a hold still makes sense for: paid, no label bought yet. */
+const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+
+const holdIdOf = (since: Date) => String(since.getTime());
+
+/**
+ * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
+ * waits, durably (step.waitForEvent on shop/order.hold-released), holding no concurrency slot. The
+ * mechanism is shared: ops hold and release from the console and the admin API, the address check
+ * holds an undeliverable order, and anything else that must stop a parcel (a dispute, a Radar
+ * review) calls placeHold(orderId, reason) and releaseHold(orderId) the same way.
+ */
+export function createHolds(deps: {
+  db: Database;
+  timeline: Pick<Timeline, "record">;
+  publisher: EventPublisher;
+}) {
+  const { db, timeline, publisher } = deps;
+
+  async function current(orderId: string): Promise<Hold | null> {
+    const order = await db.order.findUnique({
+      where: { id: orderId },
+      select: { holdReason: true, holdNote: true, heldAt: true, heldBy: true },
+    });
+    if (!order?.holdReason || !order.heldAt) return null;
+    return {
+      reason: order.holdReason as HoldReason,
+      note: order.holdNote,
+      since: order.heldAt,
+      by: order.heldBy,
+      holdId: holdIdOf(order.heldAt),
+    };
+  }
+
+  /**
+   * Holds the order, or says why not (null: unknown order, label bought, ended, or already held
+   * for a reason of its own). Only a fulfilment-window hold is replaced.
+   */
+  async function placeHold(
+    orderId: string,
+    reason: HoldReason,
+    options: { note?: string; by?: string } = {},
+  ): Promise<Hold | null> {
+    const since = new Date();
+    const placed = await db.order.updateMany({
+      where: {
+        id: orderId,
+        status: { in: [...holdableStatuses] },
+        shipment: { is: null },
+        OR: [
+          { holdReason: null },
+          ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
+        ],
+      },
+      data: { holdReason: reason, holdNote: options.note ?? null, heldAt: since, heldBy: options.by ?? null },
+    });
+    if (placed.count === 0) return null;
+    await timeline.record(orderId, "hold-placed", {
+      reason,
+      ...(options.note ? { note: options.note } : {}),
+      ...(options.by ? { by: options.by } : {}),
+    });
+    return { reason, note: options.note ?? null, since, by: options.by ?? null, holdId: holdIdOf(since) };
+  }
+
+  /**
+   * Ends the order's hold (only one of `onlyReason`, when given) and wakes its run. Null when the
+   * order was not held (or held for another reason).
+   */
+  async function releaseHold(
+    orderId: string,
+    options: { by?: string; onlyReason?: HoldReason } = {},
+  ): Promise<Hold | null> {
+    const held = await current(orderId);
+    if (!held || (options.onlyReason && held.reason !== options.onlyReason)) return null;
+    // Conditional on the hold read: a hold placed again meanwhile is not released by this call.
+    const released = await db.order.updateMany({
+      where: { id: orderId, heldAt: held.since, holdReason: held.reason },
+      data: { holdReason: null, holdNote: null, heldAt: null, heldBy: null },
+    });
+    if (released.count === 0) return null;
+    await timeline.record(orderId, "hold-released", {
+      reason: held.reason,
+      heldSince: held.since.toISOString(),
+      ...(options.by ? { by: options.by } : {}),
+    });
+    await publisher.publish(holdReleasedEvent({ orderId, holdId: held.holdId }));
+    return held;
+  }
+
+  return { current, placeHold, releaseHold };
+}
+
+export type Holds = ReturnType<typeof createHolds>;
+
+export interface HoldRequest {
+  orderId: string;
+  reason: OpsHoldReason;
+  note?: string;
+  by: Actor;
+}
+
+/** Hold, from the admin API or the console: the order buys no label until released. */
+export async function holdOrder(deps: { holds: Holds; db: Database }, request: HoldRequest) {
+  const { orderId } = request;
+  const hold = await deps.holds.placeHold(orderId, request.reason, {
+    ...(request.note ? { note: request.note } : {}),
+    by: request.by,
+  });
+  if (hold) return { orderId, status: "held" as const, reason: hold.reason, since: hold.since.toISOString() };
+  const order = await deps.db.order.findUnique({
+    where: { id: orderId },
+    select: { status: true, holdReason: true, heldAt: true, shipment: { select: { id: true } } },
+  });
+  if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+  if (order.holdReason && order.heldAt) {
+    throw new AppError(
+      "order_not_holdable",
+      `Order ${orderId} is already on hold (${holdReasonLabels[order.holdReason as HoldReason] ?? order.holdReason}) since ${order.heldAt.toISOString()}`,
+    );
+  }
+  throw new AppError(
+    "order_not_holdable",
+    order.shipment
+      ? `Order ${orderId} already has a label: cancel it, or ask the carrier to hold the parcel`
+      : `Order ${orderId} is ${order.status}: only a paid order not yet shipped can be held`,
+  );
+}
+
+/** Release, from the admin API or the console: the order's run goes on to buy the label. */
+export async function releaseOrderHold(
+  deps: { holds: Holds; db: Database },
+  { orderId, by }: { orderId: string; by: Actor },
+) {
+  const released = await deps.holds.releaseHold(orderId, { by });
+  if (released) return { orderId, status: "released" as const, reason: released.reason };
+  const exists = await deps.db.order.findUnique({ where: { id: orderId }, select: { id: true } });
+  if (!exists) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+  throw new AppError("order_not_held", `Order ${orderId} is not on hold`);
+}
