@@ -43,6 +43,7 @@ import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
 import { createLabelVoids } from "./shipping/label-void";
 import { createHolds } from "./orders/hold-order";
+import { createAddressCorrections } from "./orders/correct-address";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
@@ -315,6 +316,13 @@ export async function createServices(options: {
     renderer,
     runs: runSource,
     openCheckoutUrl: checkoutPayUrl(stripe),
+    addresses: createAddressCorrections({
+      db,
+      holds,
+      timeline,
+      verify: async (address) =>
+        shippingProvider.verifyAddress ? shippingProvider.verifyAddress(address) : null,
+    }),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
       : {}),

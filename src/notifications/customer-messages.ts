@@ -23,6 +23,8 @@ export interface CustomerMessages {
   paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
   outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
   cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
+  /** The carrier cannot deliver to the address: a signed link to correct it. Once per hold. */
+  addressUndeliverable(orderId: string, carrierMessage: string, holdId: string): Promise<EmailOutcome>;
 }
 
 export const emailKeys = {
@@ -31,6 +33,7 @@ export const emailKeys = {
   paymentFailed: (orderId: string) => `payment-failed-${orderId}`,
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
+  addressCorrection: (orderId: string, holdId: string) => `address-${orderId}-${holdId}`,
 } as const;
 
 const customerSafeReasons: Record<string, string> = {

@@ -28,6 +28,7 @@ export function createEmailRenderer(deps: {
     order(orderId: string): string;
     review(orderId: string): string;
     track(trackingNumber: string): string;
+    address(orderId: string): string;
   };
 }): EmailRenderer {
   return {
@@ -76,6 +77,17 @@ export function createEmailRenderer(deps: {
                 ? { kind: "authorization-voided" }
                 : { kind: "not-charged" };
           return emailTemplates.orderCancelled({ order: summary, settlement: kind });
+        }
+        case "addressCorrection": {
+          const note = [...timeline]
+            .reverse()
+            .find((e) => e.kind === "hold-placed" && (e.detail as { reason?: string }).reason === "address");
+          const message = (note?.detail as { note?: string } | undefined)?.note;
+          return emailTemplates.addressCorrection({
+            order: summary,
+            carrierMessage: message ?? "The carrier could not confirm the address.",
+            correctionUrl: deps.links.address(order.id),
+          });
         }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.

@@ -2,6 +2,7 @@ import path from "node:path";
 import { Router } from "express";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
+import type { AddressCorrections } from "../orders/correct-address";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
@@ -30,6 +31,7 @@ export interface PagesDeps {
   renderer: EmailRenderer;
   runs?: RunSource;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
+  addresses?: AddressCorrections;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
 }
@@ -76,6 +78,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       tracking: deps.tracking,
       links: deps.links,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
+      ...(deps.addresses ? { addresses: deps.addresses } : {}),
     }),
   );
   router.use(

@@ -5,12 +5,14 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
  * HMAC over it, so changing the id in a link finds nothing: the signature no longer matches. The
  * purpose is part of what is signed, so a tracking link cannot be replayed as a review link.
  */
-export type LinkPurpose = "order" | "review" | "checkout-cancelled";
+export type LinkPurpose = "order" | "review" | "checkout-cancelled" | "address";
 
 export interface CustomerLinks {
   /** The order's status page (also where the success page points after settling). */
   order(orderId: string): string;
   review(orderId: string): string;
+  /** Where the customer corrects a delivery address the carrier cannot deliver to. */
+  address(orderId: string): string;
   checkoutCancelled(orderId: string): string;
   /** Stripe fills in {CHECKOUT_SESSION_ID}: an unguessable id the success page looks the order up by. */
   checkoutSuccess(): string;
@@ -37,6 +39,7 @@ export function createCustomerLinks(options: { publicUrl: string; secret: string
     sign,
     order: (orderId) => path("order", `/orders/${encodeURIComponent(orderId)}`, orderId),
     review: (orderId) => path("review", `/orders/${encodeURIComponent(orderId)}/review`, orderId),
+    address: (orderId) => path("address", `/orders/${encodeURIComponent(orderId)}/address`, orderId),
     checkoutCancelled: (orderId) =>
       `${base}/checkout/cancelled?order_id=${encodeURIComponent(orderId)}&sig=${sign("checkout-cancelled", orderId)}`,
     checkoutSuccess: () => `${base}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,

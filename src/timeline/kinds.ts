@@ -61,6 +61,8 @@ export const timelineKinds = [
   "label-not-voided",
   "hold-placed",
   "hold-released",
+  "address-undeliverable",
+  "address-corrected",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

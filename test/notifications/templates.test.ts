@@ -123,7 +123,15 @@ describe("templates", () => {
 
   it("every template is registered by the name stored with the e-mail", () => {
     expect(Object.keys(emailTemplates).sort()).toEqual(
-      ["orderCancelled", "outOfStock", "paymentFailed", "refunded", "reviewRequest", "shipped"].sort(),
+      [
+        "addressCorrection",
+        "orderCancelled",
+        "outOfStock",
+        "paymentFailed",
+        "refunded",
+        "reviewRequest",
+        "shipped",
+      ].sort(),
     );
   });
 

@@ -1,3 +1,4 @@
+import { addressCorrection } from "./address-correction";
 import { orderCancelled } from "./order-cancelled";
 import { outOfStock } from "./out-of-stock";
 import { paymentFailed } from "./payment-failed";
@@ -11,6 +12,7 @@ export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
 export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
+export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";
 export { orderReference } from "./layout";
@@ -24,6 +26,7 @@ export const emailTemplates = {
   outOfStock,
   orderCancelled,
   refunded,
+  addressCorrection,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;
