@@ -42,6 +42,7 @@ import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
 import { createLabelVoids } from "./shipping/label-void";
+import { createCarrierExceptions } from "./shipping/carrier-exceptions";
 import { createHolds } from "./orders/hold-order";
 import { createAddressCorrections } from "./orders/correct-address";
 import { createOrderActions } from "./orders/order-actions";
@@ -367,6 +368,12 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
+      exceptions: createCarrierExceptions({
+        flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
+        timeline,
+        alerts,
+        tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
+      }),
     }),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,

@@ -25,6 +25,15 @@ export interface CustomerMessages {
   cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
   /** The carrier cannot deliver to the address: a signed link to correct it. Once per hold. */
   addressUndeliverable(orderId: string, carrierMessage: string, holdId: string): Promise<EmailOutcome>;
+  /** A carrier exception the customer must act on or wait out (pickup, failed attempt, return). */
+  deliveryException(
+    orderId: string,
+    exception: {
+      kind: "available_for_pickup" | "failure" | "return_to_sender";
+      trackingNumber: string;
+      carrierMessage?: string;
+    },
+  ): Promise<EmailOutcome>;
 }
 
 export const emailKeys = {
@@ -34,6 +43,7 @@ export const emailKeys = {
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
   addressCorrection: (orderId: string, holdId: string) => `address-${orderId}-${holdId}`,
+  deliveryException: (orderId: string, status: string) => `carrier-${status}-${orderId}`,
 } as const;
 
 const customerSafeReasons: Record<string, string> = {

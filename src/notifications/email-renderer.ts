@@ -89,6 +89,20 @@ export function createEmailRenderer(deps: {
             correctionUrl: deps.links.address(order.id),
           });
         }
+        case "deliveryException": {
+          const detail = detailOf(timeline, "carrier-exception");
+          const kind = ["available_for_pickup", "failure", "return_to_sender"].includes(String(detail.status))
+            ? (detail.status as "available_for_pickup" | "failure" | "return_to_sender")
+            : "failure";
+          const trackingNumber = order.shipment?.trackingNumber ?? "";
+          return emailTemplates.deliveryException({
+            order: summary,
+            kind,
+            trackingNumber,
+            trackingUrl: deps.links.track(trackingNumber),
+            ...(typeof detail.message === "string" ? { carrierMessage: detail.message } : {}),
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

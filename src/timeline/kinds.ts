@@ -63,6 +63,7 @@ export const timelineKinds = [
   "hold-released",
   "address-undeliverable",
   "address-corrected",
+  "carrier-exception",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

@@ -125,6 +125,7 @@ describe("templates", () => {
     expect(Object.keys(emailTemplates).sort()).toEqual(
       [
         "addressCorrection",
+        "deliveryException",
         "orderCancelled",
         "outOfStock",
         "paymentFailed",

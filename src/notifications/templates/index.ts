@@ -1,4 +1,5 @@
 import { addressCorrection } from "./address-correction";
+import { deliveryException } from "./delivery-exception";
 import { orderCancelled } from "./order-cancelled";
 import { outOfStock } from "./out-of-stock";
 import { paymentFailed } from "./payment-failed";
@@ -13,6 +14,11 @@ export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
 export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
+export {
+  deliveryException,
+  type DeliveryExceptionInput,
+  type DeliveryExceptionKind,
+} from "./delivery-exception";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";
 export { orderReference } from "./layout";
@@ -27,6 +33,7 @@ export const emailTemplates = {
   orderCancelled,
   refunded,
   addressCorrection,
+  deliveryException,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

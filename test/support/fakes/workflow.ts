@@ -697,6 +697,10 @@ export class FakeWorkflowWorld {
       this.sendEmail(emailKeys.outOfStock(orderId), orderId, "out-of-stock", [sku, settlement]),
     cancelled: async (orderId, settlement: PaymentSettlement) =>
       this.sendEmail(emailKeys.cancelled(orderId), orderId, "cancelled", [settlement]),
+    deliveryException: async (orderId, exception) =>
+      this.sendEmail(emailKeys.deliveryException(orderId, exception.kind), orderId, "delivery-exception", [
+        exception.kind,
+      ]),
     addressUndeliverable: async (orderId, message, holdId) =>
       this.sendEmail(emailKeys.addressCorrection(orderId, holdId), orderId, "address-correction", [message]),
   };
