@@ -99,6 +99,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-recover-stalled-orders",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
+      "shop-track-label-refund",
     ]);
 
     const fulfil = byId["shop-fulfill-order"] as Record<string, unknown>;
