@@ -51,7 +51,9 @@ import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
 import { createLabelVoids } from "./shipping/label-void";
+import { createCarrierExceptions } from "./shipping/carrier-exceptions";
 import { createHolds } from "./orders/hold-order";
+import { createAddressCorrections } from "./orders/correct-address";
 import { createOrderActions } from "./orders/order-actions";
 import { createOrderQueries } from "./orders/order-queries";
 import { createOrderRedrive } from "./orders/redrive-order";
@@ -378,6 +380,13 @@ export async function createServices(options: {
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     reconciliation,
     openCheckoutUrl: checkoutPayUrl(stripe),
+    addresses: createAddressCorrections({
+      db,
+      holds,
+      timeline,
+      verify: async (address) =>
+        shippingProvider.verifyAddress ? shippingProvider.verifyAddress(address) : null,
+    }),
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
       : {}),
@@ -431,6 +440,12 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
+      exceptions: createCarrierExceptions({
+        flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
+        timeline,
+        alerts,
+        tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
+      }),
     }),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,

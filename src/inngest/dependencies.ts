@@ -1,6 +1,6 @@
 import type { AlertOutbox, Alerter } from "../alerts";
 import type { FulfilmentRecords } from "../orders/fulfilment-records";
-import type { VoidOutcome } from "../shipping/shipping-provider";
+import type { AddressVerdict, VoidOutcome } from "../shipping/shipping-provider";
 import type { LabelVoids } from "../shipping/label-void";
 import type { Holds } from "../orders/hold-order";
 import type { InventoryRepository } from "../inventory/inventory";
@@ -39,6 +39,8 @@ export interface ShipmentBooking {
     lines: { sku: string; quantity: number }[];
   }): Promise<ShipmentNotice | null>;
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
+  /** The carrier's verdict on the order's address (null: nothing to check). */
+  verifyDestination(orderId: string): Promise<AddressVerdict | null>;
   findByOrder(
     orderId: string,
   ): Promise<(ShipmentNotice & { status: "booked" | "delivered"; deliveredAt?: Date | null }) | null>;

@@ -23,6 +23,17 @@ export interface CustomerMessages {
   paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
   outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
   cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
+  /** The carrier cannot deliver to the address: a signed link to correct it. Once per hold. */
+  addressUndeliverable(orderId: string, carrierMessage: string, holdId: string): Promise<EmailOutcome>;
+  /** A carrier exception the customer must act on or wait out (pickup, failed attempt, return). */
+  deliveryException(
+    orderId: string,
+    exception: {
+      kind: "available_for_pickup" | "failure" | "return_to_sender";
+      trackingNumber: string;
+      carrierMessage?: string;
+    },
+  ): Promise<EmailOutcome>;
 }
 
 export const emailKeys = {
@@ -31,6 +42,8 @@ export const emailKeys = {
   paymentFailed: (orderId: string) => `payment-failed-${orderId}`,
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
+  addressCorrection: (orderId: string, holdId: string) => `address-${orderId}-${holdId}`,
+  deliveryException: (orderId: string, status: string) => `carrier-${status}-${orderId}`,
 } as const;
 
 const customerSafeReasons: Record<string, string> = {

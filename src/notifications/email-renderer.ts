@@ -28,6 +28,7 @@ export function createEmailRenderer(deps: {
     order(orderId: string): string;
     review(orderId: string): string;
     track(trackingNumber: string): string;
+    address(orderId: string): string;
   };
 }): EmailRenderer {
   return {
@@ -86,6 +87,31 @@ export function createEmailRenderer(deps: {
               ? { reviewUrl: deps.links.review(order.id) }
               : {}),
           });
+        case "addressCorrection": {
+          const note = [...timeline]
+            .reverse()
+            .find((e) => e.kind === "hold-placed" && (e.detail as { reason?: string }).reason === "address");
+          const message = (note?.detail as { note?: string } | undefined)?.note;
+          return emailTemplates.addressCorrection({
+            order: summary,
+            carrierMessage: message ?? "The carrier could not confirm the address.",
+            correctionUrl: deps.links.address(order.id),
+          });
+        }
+        case "deliveryException": {
+          const detail = detailOf(timeline, "carrier-exception");
+          const kind = ["available_for_pickup", "failure", "return_to_sender"].includes(String(detail.status))
+            ? (detail.status as "available_for_pickup" | "failure" | "return_to_sender")
+            : "failure";
+          const trackingNumber = order.shipment?.trackingNumber ?? "";
+          return emailTemplates.deliveryException({
+            order: summary,
+            kind,
+            trackingNumber,
+            trackingUrl: deps.links.track(trackingNumber),
+            ...(typeof detail.message === "string" ? { carrierMessage: detail.message } : {}),
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

@@ -19,6 +19,7 @@ export function createOrderEmails(deps: {
     order(orderId: string): string;
     review(orderId: string): string;
     track(trackingNumber: string): string;
+    address(orderId: string): string;
   };
 }): CustomerMessages {
   const { db, sender, links } = deps;
@@ -106,6 +107,18 @@ export function createOrderEmails(deps: {
       send(orderId, emailKeys.cancelled(orderId), "orderCancelled", (order) => ({
         order,
         settlement: settlementOf(settlement, order),
+      })),
+    deliveryException: (orderId, exception) =>
+      send(orderId, emailKeys.deliveryException(orderId, exception.kind), "deliveryException", (order) => ({
+        order,
+        ...exception,
+        trackingUrl: links.track(exception.trackingNumber),
+      })),
+    addressUndeliverable: (orderId, carrierMessage, holdId) =>
+      send(orderId, emailKeys.addressCorrection(orderId, holdId), "addressCorrection", (order) => ({
+        order,
+        carrierMessage,
+        correctionUrl: links.address(orderId),
       })),
   };
 }

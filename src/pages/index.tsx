@@ -4,6 +4,7 @@ import type { Catalog } from "../inventory/catalog";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
 import type { FreshLinks } from "../notifications/fresh-link";
+import type { AddressCorrections } from "../orders/correct-address";
 import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
@@ -40,6 +41,7 @@ export interface PagesDeps {
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
+  addresses?: AddressCorrections;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
 }
@@ -96,6 +98,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       links: deps.links,
       freshLinks: deps.freshLinks,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
+      ...(deps.addresses ? { addresses: deps.addresses } : {}),
     }),
   );
   router.use(

@@ -11,7 +11,7 @@ import { createHash, createHmac, timingSafeEqual } from "node:crypto";
  * breaks the signature. An expired link is still recognisably ours: its page says so and offers
  * a fresh one, sent to the order's own address (src/pages/customer/fresh-link.tsx).
  */
-export type LinkPurpose = "order" | "review" | "checkout-cancelled";
+export type LinkPurpose = "order" | "review" | "checkout-cancelled" | "address";
 
 /** `expired`: ours, but past its expiry (or signed before links had one). */
 export type LinkCheck = "valid" | "expired" | "invalid";
@@ -20,6 +20,8 @@ export interface CustomerLinks {
   /** The order's status page (also where the success page points after settling). */
   order(orderId: string): string;
   review(orderId: string): string;
+  /** Where the customer corrects a delivery address the carrier cannot deliver to. */
+  address(orderId: string): string;
   checkoutCancelled(orderId: string): string;
   /** Stripe fills in {CHECKOUT_SESSION_ID}: an unguessable id the success page looks the order up by. */
   checkoutSuccess(): string;
@@ -84,6 +86,7 @@ export function createCustomerLinks(options: {
     sign,
     order: (orderId) => path("order", `/orders/${encodeURIComponent(orderId)}`, orderId),
     review: (orderId) => path("review", `/orders/${encodeURIComponent(orderId)}/review`, orderId),
+    address: (orderId) => path("address", `/orders/${encodeURIComponent(orderId)}/address`, orderId),
     checkoutCancelled: (orderId) =>
       `${base}/checkout/cancelled?order_id=${encodeURIComponent(orderId)}&sig=${sign("checkout-cancelled", orderId)}`,
     checkoutSuccess: () => `${base}/checkout/success?session_id={CHECKOUT_SESSION_ID}`,

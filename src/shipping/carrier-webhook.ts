@@ -5,6 +5,7 @@ import { shipmentDeliveredEvent, type ShipmentDeliveredEvent } from "../events/c
 import type { Logger } from "../logger";
 import { carrierSignatureToleranceSeconds, verifyCarrierSignature } from "./carrier-signature";
 import { easyPostLibrary, type EasyPost } from "./easypost-carrier";
+import { isCarrierException, type CarrierExceptions } from "./carrier-exceptions";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
 
 /** A delivery time this far past our clock is not a delivery that happened (clock skew allowed). */
@@ -27,7 +28,13 @@ const easyPostEvent = z.object({
       tracking_code: z.string().min(1).max(100).optional(),
       status: z.string().max(50).optional(),
       tracking_details: z
-        .array(z.object({ status: z.string().optional(), datetime: z.string().optional().nullable() }))
+        .array(
+          z.object({
+            status: z.string().optional(),
+            datetime: z.string().optional().nullable(),
+            message: z.string().max(500).optional().nullable(),
+          }),
+        )
         .optional(),
     })
     .passthrough(),
@@ -87,6 +94,8 @@ export function carrierWebhookRouter(deps: {
   easyPostSecret?: string;
   shipments: ShipmentRepository;
   publish: (event: ShipmentDeliveredEvent) => Promise<unknown>;
+  /** Flags, alerts and e-mails for a parcel in trouble (src/shipping/carrier-exceptions.ts). */
+  exceptions?: Pick<CarrierExceptions, "handle">;
   logger: Logger;
   now?: () => number;
 }): Router {
@@ -158,6 +167,18 @@ export function carrierWebhookRouter(deps: {
       // A late in_transit after delivered must not move the record backwards.
       if (shipment.status !== "delivered")
         await shipments.recordTrackerStatus(shipment.trackingNumber, tracker.status);
+      // Acted on when the status changes: EasyPost repeats events, and each is one alert at most.
+      if (
+        deps.exceptions &&
+        shipment.status !== "delivered" &&
+        shipment.trackerStatus !== tracker.status &&
+        isCarrierException(tracker.status)
+      ) {
+        const detail = [...(tracker.tracking_details ?? [])]
+          .reverse()
+          .find((entry) => entry.status === tracker.status);
+        await deps.exceptions.handle(shipment, tracker.status, detail?.message ?? undefined);
+      }
       const log = {
         orderId: shipment.orderId,
         trackingNumber: shipment.trackingNumber,

@@ -1,5 +1,6 @@
 import type EasyPostClient from "@easypost/api";
 import type {
+  AddressVerdict,
   CarrierBooking,
   LabelRefundStatus,
   ShipmentRequest,
@@ -217,6 +218,24 @@ export function createEasyPostCarrier(options: {
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) return "not-voidable";
         throw error;
       }
+    },
+
+    /**
+     * Address.create with `verify: true`: EasyPost answers 200 with `verifications.delivery`
+     * (success, and the errors that say why not), so a failed verification is an answer, not an error.
+     */
+    async verifyAddress(address: ShippingAddress): Promise<AddressVerdict> {
+      const client = await options.client();
+      const verified = (await client.Address.create({ ...toEasyPostAddress(address), verify: true })) as {
+        verifications?: { delivery?: { success?: boolean; errors?: { message?: string }[] } };
+      };
+      const delivery = verified.verifications?.delivery;
+      if (!delivery || delivery.success !== false) return { deliverable: true };
+      const message = (delivery.errors ?? [])
+        .map((error) => error.message)
+        .filter(Boolean)
+        .join("; ");
+      return { deliverable: false, message: message || "The carrier cannot deliver to this address" };
     },
 
     async labelRefundStatus(orderId: string): Promise<LabelRefundStatus | null> {

@@ -1,5 +1,6 @@
 import type { ShipmentRepository } from "./shipment-repository";
 import type {
+  AddressVerdict,
   CarrierBooking,
   ShipmentRequest,
   ShippingAddress,
@@ -65,6 +66,16 @@ export function createShipmentBooking(deps: {
       if (!destined) return null;
       // The whole booking (label, service, the carrier's id), for the guarded record to store.
       return provider.createShipment(destined);
+    },
+    /**
+     * The carrier's verdict on the order's delivery address, before a label is bought. Null: no
+     * parcel (digital-only), no address recorded, or a carrier without verification.
+     */
+    async verifyDestination(orderId: string): Promise<AddressVerdict | null> {
+      if (!provider.verifyAddress || !destinations) return null;
+      const destination = await destinations.find(orderId);
+      if (!destination || destination.digitalOnly || !destination.address) return null;
+      return provider.verifyAddress(destination.address);
     },
     /** Voids a label with the carrier; a carrier that cannot void answers `not-voidable`. */
     async voidWithCarrier(orderId: string, booking: CarrierBooking): Promise<VoidOutcome> {

@@ -36,6 +36,9 @@ export interface CarrierBooking {
  */
 export type VoidOutcome = "voided" | "already-voided" | "not-found" | "not-voidable" | LabelRefundStatus;
 
+/** The carrier's verdict on a delivery address; `message` is the carrier's own words. */
+export type AddressVerdict = { deliverable: true } | { deliverable: false; message: string };
+
 /** EasyPost's Shipment.refund_status. */
 export type LabelRefundStatus = "submitted" | "refunded" | "rejected";
 
@@ -50,6 +53,11 @@ export interface ShippingProvider {
    * cancel). Optional: a carrier without it gets ops alerted instead.
    */
   voidShipment?(orderId: string, trackingNumber: string): Promise<VoidOutcome>;
+  /**
+   * Asks the carrier whether it can deliver to the address (EasyPost's delivery verification).
+   * Optional: a carrier without it ships to any address it accepts.
+   */
+  verifyAddress?(address: ShippingAddress): Promise<AddressVerdict>;
   /** Where a submitted label refund stands now (null: none asked, or unknown to the carrier). */
   labelRefundStatus?(orderId: string): Promise<LabelRefundStatus | null>;
 }

@@ -61,6 +61,9 @@ export const timelineKinds = [
   "label-not-voided",
   "hold-placed",
   "hold-released",
+  "address-undeliverable",
+  "address-corrected",
+  "carrier-exception",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

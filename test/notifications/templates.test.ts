@@ -125,6 +125,8 @@ describe("templates", () => {
     expect(Object.keys(emailTemplates).sort()).toEqual(
       [
         "freshLink",
+        "addressCorrection",
+        "deliveryException",
         "orderCancelled",
         "outOfStock",
         "paymentFailed",

@@ -61,6 +61,8 @@ function doors() {
     refund: record("refund", { refundId: "r1", orderId }),
     redrive: record("redrive", { orderId, status: "redrive_requested", generation: 1, eventId: "e1" }),
     resendEmail: record("resendEmail", { orderId, emailId }),
+    hold: record("hold", { orderId, status: "held", reason: "high_risk", since: "2026-12-01T00:00:00.000Z" }),
+    releaseHold: record("releaseHold", { orderId, status: "released", reason: "high_risk" }),
   } as unknown as OrderActions;
   const queries: OrderQueries = {
     search: async () => ({ orders: [], nextCursor: null }),
@@ -136,6 +138,22 @@ const cases = [
     api: { path: `/api/orders/${orderId}/emails/${emailId}/resend`, body: {}, status: 201 },
     console: { path: `/ops/orders/${orderId}/emails/${emailId}/resend`, form: {} },
     request: { orderId, emailId },
+  },
+  {
+    action: "hold",
+    api: {
+      path: `/api/orders/${orderId}/hold`,
+      body: { reason: "high_risk", note: "countries differ" },
+      status: 200,
+    },
+    console: { path: `/ops/orders/${orderId}/hold`, form: { reason: "high_risk", note: "countries differ" } },
+    request: { orderId, reason: "high_risk", note: "countries differ" },
+  },
+  {
+    action: "releaseHold",
+    api: { path: `/api/orders/${orderId}/release-hold`, body: {}, status: 200 },
+    console: { path: `/ops/orders/${orderId}/release-hold`, form: {} },
+    request: { orderId },
   },
 ] as const;
 

@@ -73,7 +73,7 @@ describe("POST /api/orders/:id/refund", () => {
           sender,
           renderer: createEmailRenderer({
             db: database.db,
-            links: { order: (id) => id, review: (id) => id, track: (n) => n },
+            links: { order: (id) => id, review: (id) => id, track: (n) => n, address: (id) => id },
           }),
           cancelWindowMs: 3_600_000,
         }),

@@ -133,7 +133,7 @@ describe("shipments", () => {
 
     expect(second).toEqual(first);
     expect(calls).toBe(1);
-    expect(await booking.findByOrder(orderId)).toEqual({ ...first, status: "booked" });
+    expect(await booking.findByOrder(orderId)).toEqual({ ...first, status: "booked", deliveredAt: null });
     expect(await booking.findByOrder("00000000-0000-4000-8000-000000000009")).toBeNull();
   });
 });

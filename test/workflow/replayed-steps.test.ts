@@ -51,11 +51,11 @@ describe("fulfill-order: every step run twice, as a retry after a crash would", 
 
     const [run] = await h.runsOfEvent(eventId);
     expect(run?.status).toBe("Completed");
-    // claim-id, claim, reserve-stock, charge-card, check-hold-0, create-shipment, send-confirmation,
+    // claim-id, claim, reserve-stock, charge-card, check-address, check-hold-0, create-shipment, send-confirmation,
     // mark-delivered, send-review-request
     // (the recovery crons' steps, replayed as well when the clock passes their schedules, are not counted)
     const runSteps = new Set((await h.run(run?.run_id ?? "")).steps?.map((step) => step.id));
-    expect([...proxy.replayed].filter((id) => runSteps.has(id))).toHaveLength(9);
+    expect([...proxy.replayed].filter((id) => runSteps.has(id))).toHaveLength(10);
 
     const order = await h.order(orderId);
     expect(order.status).toBe("completed");

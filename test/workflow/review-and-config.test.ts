@@ -98,9 +98,11 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-drain-email-outbox",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
+      "shop-reconcile-daily",
       "shop-recover-stalled-orders",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
+      "shop-track-label-refund",
       "shop-watch-low-stock",
     ]);
 

@@ -25,7 +25,7 @@ export type { EasyPostEvent, EasyPostShipment, EasyPostTracker, TrackerStatus };
 
 /**
  * A local stand-in for the parts of EasyPost's API this service uses (shipments: create,
- * retrieve by id or reference, buy, refund; trackers: retrieve), spoken to by the official `@easypost/api`
+ * retrieve by id or reference, buy, refund; trackers: retrieve; addresses: create and verify), spoken to by the official `@easypost/api`
  * client pointed at it with its `baseUrl` option, plus `/_sandbox` control routes that play the
  * carrier: advance a tracker and POST the signed `tracker.updated` event to the webhook URL, the
  * way EasyPost signs them (`X-Hmac-Signature: hmac-sha256-hex=<HMAC-SHA256 of the body>`).
@@ -38,6 +38,7 @@ export const easyPostSandboxEndpoints = [
   "shipments.refund",
   "trackers.retrieve",
   "shipments.list",
+  "addresses.create",
 ] as const;
 export type EasyPostSandboxEndpoint = (typeof easyPostSandboxEndpoints)[number];
 
@@ -503,6 +504,76 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     return shipment;
   };
 
+  /**
+   * POST /addresses with `verify` (the client's Address.create({ ..., verify: true })): the address
+   * comes back with `verifications.delivery`, as EasyPost answers, 200 even when it fails. The
+   * stand-in's rule for "undeliverable", since it has no address database: a street naming
+   * "undeliverable", or the ZIP 00000 (EasyPost's own message and code for an address not found).
+   */
+  const createAddress = (body: unknown) => {
+    const parsed = z
+      .object({
+        address: addressInput,
+        verify: z.unknown().optional(),
+        verify_strict: z.unknown().optional(),
+      })
+      .safeParse(body);
+    if (!parsed.success) {
+      throw new EasyPostApiError(422, "PARAMETER.INVALID", "Invalid parameter.", [
+        { field: "address", message: "is invalid" },
+      ]);
+    }
+    const input = parsed.data.address;
+    const at = iso();
+    const undeliverable = /undeliverable/i.test(input.street1 ?? "") || input.zip === "00000";
+    const wantsVerification = parsed.data.verify !== undefined || parsed.data.verify_strict !== undefined;
+    if (undeliverable && parsed.data.verify_strict !== undefined) {
+      throw new EasyPostApiError(422, "ADDRESS.VERIFY.FAILURE", "Unable to verify address.", [
+        { field: "address", message: "Address not found" },
+      ]);
+    }
+    return {
+      id: easyPostId("adr"),
+      object: "Address",
+      mode: "test",
+      name: input.name ?? null,
+      company: input.company ?? null,
+      street1: input.street1 ?? null,
+      street2: input.street2 ?? null,
+      city: input.city ?? null,
+      state: input.state ?? null,
+      zip: input.zip ?? null,
+      country: (input.country ?? "US").toUpperCase(),
+      phone: input.phone ?? null,
+      email: input.email ?? null,
+      residential: null,
+      created_at: at,
+      updated_at: at,
+      verifications: wantsVerification
+        ? {
+            delivery: undeliverable
+              ? {
+                  success: false,
+                  errors: [
+                    {
+                      code: "E.ADDRESS.NOT_FOUND",
+                      field: "address",
+                      message: "Address not found",
+                      suggestion: null,
+                    },
+                  ],
+                  details: null,
+                }
+              : {
+                  success: true,
+                  errors: [],
+                  details: { latitude: 37.7749, longitude: -122.4194, time_zone: "America/Los_Angeles" },
+                },
+          }
+        : {},
+    };
+  };
+
   const findTracker = (ref: string): EasyPostTracker => {
     const direct = state.trackers[ref] ?? Object.values(state.trackers).find((t) => t.tracking_code === ref);
     if (direct) return direct;
@@ -683,6 +754,10 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
   api.get(
     "/shipments/:id",
     handle("shipments.retrieve", 200, (req) => processRefunds(findShipment(String(req.params.id)))),
+  );
+  api.post(
+    "/addresses",
+    handle("addresses.create", 201, (req) => createAddress(req.body)),
   );
   api.post(
     "/shipments/:id/refund",

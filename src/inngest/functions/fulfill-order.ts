@@ -6,6 +6,7 @@ import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";
 import { createShipment } from "../steps/create-shipment";
 import { awaitHoldRelease, waitOutFulfilmentHold } from "../steps/hold-fulfilment";
+import { checkAddress } from "../steps/check-address";
 import { markDelivered } from "../steps/mark-delivered";
 import { reserveStock } from "../steps/reserve-stock";
 import { Saga, undosOf } from "../steps/saga";
@@ -24,6 +25,7 @@ export const fulfilmentSteps = [
   reserveStock,
   waitOutFulfilmentHold,
   chargeCard,
+  checkAddress,
   awaitHoldRelease,
   createShipment,
   sendConfirmation,
@@ -155,6 +157,8 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
       if (!charge.charged) return { orderId, stopped: charge.stopped };
 
+      // An address the carrier cannot deliver to puts the order on hold, and the customer is asked.
+      await saga.run(checkAddress);
       // On hold (ops, the address check, a dispute): no label until released.
       const hold = await saga.run(awaitHoldRelease);
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };

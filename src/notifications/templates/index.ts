@@ -1,4 +1,6 @@
 import { freshLink } from "./fresh-link";
+import { addressCorrection } from "./address-correction";
+import { deliveryException } from "./delivery-exception";
 import { orderCancelled } from "./order-cancelled";
 import { outOfStock } from "./out-of-stock";
 import { paymentFailed } from "./payment-failed";
@@ -13,6 +15,12 @@ export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
 export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
+export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
+export {
+  deliveryException,
+  type DeliveryExceptionInput,
+  type DeliveryExceptionKind,
+} from "./delivery-exception";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";
 export { orderReference } from "./layout";
@@ -27,6 +35,8 @@ export const emailTemplates = {
   orderCancelled,
   refunded,
   freshLink,
+  addressCorrection,
+  deliveryException,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

@@ -1,6 +1,8 @@
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
 import { formatMoney, orderReference } from "../../notifications/templates";
+import type { AddressCorrections, PendingCorrection } from "../../orders/correct-address";
+import { isAppError } from "../../errors";
 import type { OrderQueries } from "../../orders/order-queries";
 import type { Reviews } from "../../orders/review-order";
 import type { ParcelTracking } from "../../shipping/parcel-tracking";
@@ -18,6 +20,8 @@ export interface CustomerPagesDeps {
   links: CustomerLinks;
   /** E-mails an expired link's owner a fresh one. */
   freshLinks: FreshLinks;
+  /** The address check's corrections (an order held because the carrier cannot deliver there). */
+  addresses?: AddressCorrections;
   /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
 }
@@ -44,7 +48,7 @@ async function signedOrder(
   deps: CustomerPagesDeps,
   req: Request,
   res: Response,
-  purpose: "order" | "review",
+  purpose: "order" | "review" | "address",
 ) {
   const id = String(req.params.id);
   const sig = req.query.sig ?? (req.body as { sig?: unknown } | undefined)?.sig;
@@ -282,6 +286,70 @@ export function customerPages(deps: CustomerPagesDeps): Router {
     },
   );
 
+  router.get("/orders/:id/address", async (req, res) => {
+    const order = await signedOrder(deps, req, res, "address");
+    if (!order) return;
+    const pending = (await deps.addresses?.pending(order.id)) ?? null;
+    if (!pending) {
+      sendPage(
+        res,
+        <MessagePage title="Nothing to correct">
+          <p>The delivery address of order {orderReference(order.id)} needs no correction.</p>
+          <p>
+            <a href={links.order(order.id)}>Back to your order</a>
+          </p>
+        </MessagePage>,
+      );
+      return;
+    }
+    sendPage(res, <AddressForm order={order} pending={pending} sig={links.sign("address", order.id)} />);
+  });
+
+  router.post(
+    "/orders/:id/address",
+    express.urlencoded({ extended: false, limit: "10kb" }),
+    async (req, res) => {
+      const order = await signedOrder(deps, req, res, "address");
+      if (!order) return;
+      const pending = (await deps.addresses?.pending(order.id)) ?? null;
+      if (!pending || !deps.addresses) {
+        sendPage(
+          res,
+          <MessagePage title="Nothing to correct">
+            <p>The delivery address of order {orderReference(order.id)} needs no correction.</p>
+          </MessagePage>,
+          409,
+        );
+        return;
+      }
+      try {
+        await deps.addresses.correct(order.id, req.body);
+      } catch (error) {
+        if (!isAppError(error) || error.httpStatus >= 500) throw error;
+        sendPage(
+          res,
+          <AddressForm
+            order={order}
+            pending={pending}
+            sig={links.sign("address", order.id)}
+            error={error.message}
+          />,
+          error.httpStatus,
+        );
+        return;
+      }
+      sendPage(
+        res,
+        <MessagePage title="Thank you: address corrected">
+          <p>We will ship order {orderReference(order.id)} to the corrected address.</p>
+          <p>
+            <a href={links.order(order.id)}>Follow your order</a>
+          </p>
+        </MessagePage>,
+      );
+    },
+  );
+
   router.get("/track/:number", async (req, res) => {
     const shipment = await deps.tracking.find(String(req.params.number));
     if (!shipment) {
@@ -328,6 +396,45 @@ export function customerPages(deps: CustomerPagesDeps): Router {
   });
 
   return router;
+}
+
+function AddressForm(props: {
+  order: CustomerOrder;
+  pending: PendingCorrection;
+  sig: string;
+  error?: string;
+}) {
+  const { order, pending } = props;
+  const value = (field: keyof NonNullable<PendingCorrection["address"]>) => pending.address?.[field] ?? "";
+  const input = (name: keyof NonNullable<PendingCorrection["address"]>, label: string, required = false) => (
+    <p>
+      <label>
+        {label} <input name={name} value={value(name)} maxLength={200} required={required} />
+      </label>
+    </p>
+  );
+  return (
+    <Layout title="Correct your delivery address" narrow>
+      <h1>Correct your delivery address</h1>
+      <div class="card">
+        <p>
+          The carrier cannot deliver order {orderReference(order.id)} to this address. The carrier says:{" "}
+          <strong class="carrier-message">{pending.carrierMessage}</strong>
+        </p>
+        {props.error ? <p class="error">{props.error}</p> : null}
+        <form method="post" action={`/orders/${order.id}/address?sig=${props.sig}`}>
+          {input("name", "Name")}
+          {input("line1", "Street", true)}
+          {input("line2", "Apartment, suite (optional)")}
+          {input("city", "City", true)}
+          {input("state", "State or region")}
+          {input("postalCode", "Postal code", true)}
+          {input("country", "Country (two letters)", true)}
+          <button type="submit">Save the address</button>
+        </form>
+      </div>
+    </Layout>
+  );
 }
 
 function ReviewForm(props: { order: CustomerOrder; sig: string; error?: string }) {

@@ -629,6 +629,7 @@ export class FakeWorkflowWorld {
       // The whole booking (label, service, the carrier's id), for the guarded record to store.
       return { ...this.carrierBook(orderId) };
     },
+    verifyDestination: async () => null,
     voidWithCarrier: async (_orderId, booking) => {
       this.voidedLabels.push(booking.trackingNumber);
       return this.carrierVoidOutcome;
@@ -696,6 +697,12 @@ export class FakeWorkflowWorld {
       this.sendEmail(emailKeys.outOfStock(orderId), orderId, "out-of-stock", [sku, settlement]),
     cancelled: async (orderId, settlement: PaymentSettlement) =>
       this.sendEmail(emailKeys.cancelled(orderId), orderId, "cancelled", [settlement]),
+    deliveryException: async (orderId, exception) =>
+      this.sendEmail(emailKeys.deliveryException(orderId, exception.kind), orderId, "delivery-exception", [
+        exception.kind,
+      ]),
+    addressUndeliverable: async (orderId, message, holdId) =>
+      this.sendEmail(emailKeys.addressCorrection(orderId, holdId), orderId, "address-correction", [message]),
   };
 
   readonly alertsPort: Alerter = {
