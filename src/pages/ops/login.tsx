@@ -1,6 +1,6 @@
 import express, { Router } from "express";
 import { rateLimit } from "express-rate-limit";
-import { safeEqual } from "../../http/bearer-auth";
+import { secretsEqual } from "../../shared/constant-time";
 import { Layout, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 
@@ -60,7 +60,7 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
     form,
     (req, res) => {
       const token = (req.body as { token?: unknown }).token;
-      if (typeof token !== "string" || !safeEqual(token, deps.adminToken)) {
+      if (typeof token !== "string" || !secretsEqual(token, deps.adminToken)) {
         deps.logger.warn({ ip: req.ip }, "ops console: failed login");
         sendPage(
           res,
