@@ -70,6 +70,35 @@ const guardHead = `
   go AS (SELECT 1 FROM ord WHERE claim_id = $2 AND status = 'fulfilling' AND cancel_requested_at IS NULL)`;
 const guardTail = `SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested FROM ord`;
 
+/** What the fence saw of the order under its row lock. */
+export interface FenceRow {
+  status: OrderStatus;
+  shipped: boolean;
+}
+
+/**
+ * The cleanup's fence, one statement: the order row locked, then `cancel_requested_at` set unless
+ * the order has shipped (a shipment row, or a shipped status) or was fenced already. One
+ * autocommit statement on the pool, not an interactive transaction: under load Prisma's
+ * interactive transaction failed to start within its wait ("Unable to start a transaction in the
+ * given time") and the cleanup step had to be retried; a statement waits for a connection instead.
+ * The status is read after the lock, so a shipment recorded while the fence waited is seen.
+ */
+export const fenceStatement = `
+  WITH ord AS (
+    SELECT o.id, o.status::text AS status, o.cancel_requested_at,
+           EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) AS shipped
+    FROM orders o WHERE o.id = $1::uuid FOR UPDATE
+  ),
+  fenced AS (
+    UPDATE orders SET cancel_requested_at = now()
+    FROM ord
+    WHERE orders.id = ord.id AND ord.cancel_requested_at IS NULL AND NOT ord.shipped
+      AND ord.status NOT IN ('shipped', 'delivered', 'completed')
+    RETURNING 1
+  )
+  SELECT status, shipped FROM ord`;
+
 function verdict(row: GuardRow | undefined, claimId: string): "write" | GuardRefusal {
   if (!row || row.claim_id !== claimId) return "superseded";
   if (row.status === "fulfilling" && !row.cancel_requested) return "write";
@@ -185,17 +214,10 @@ export function createFulfilmentRecords(
     },
 
     async fenceForCancel(orderId) {
-      return db.$transaction(async (tx): Promise<FenceOutcome> => {
-        const [order] = await tx.$queryRaw<{ status: OrderStatus; shipped: boolean }[]>`
-          SELECT o.status, EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) AS shipped
-          FROM orders o WHERE o.id = ${orderId}::uuid FOR UPDATE`;
-        if (!order) return "not-found";
-        if (order.shipped || shippedStatuses.includes(order.status)) return "shipped";
-        await tx.$executeRaw`
-          UPDATE orders SET cancel_requested_at = now()
-          WHERE id = ${orderId}::uuid AND cancel_requested_at IS NULL`;
-        return "fenced";
-      });
+      const { rows } = await sql.query<FenceRow>(fenceStatement, [orderId]);
+      const order = rows[0];
+      if (!order) return "not-found";
+      return order.shipped || shippedStatuses.includes(order.status) ? "shipped" : "fenced";
     },
   };
 }
