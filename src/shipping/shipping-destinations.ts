@@ -21,16 +21,19 @@ export function parseStoredAddress(value: unknown): ShippingAddress | null {
 }
 
 /** Reads where an order goes, and whether it has anything to ship at all. */
+/** Where an order goes, and whether all it holds is digital. */
+export const destinationStatement = `SELECT o.shipping_address,
+                COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
+                          WHERE l.order_id = o.id), false) AS digital_only
+         FROM orders o WHERE o.id = $1::uuid`;
+
 export function createShippingDestinations(db: Database): ShippingDestinations {
   const sql = sqlPool(db);
   return {
     async find(orderId) {
       // One statement (Prisma's nested select takes three): asked on every order's shipment step.
       const { rows } = await sql.query<{ shipping_address: unknown; digital_only: boolean }>(
-        `SELECT o.shipping_address,
-                COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
-                          WHERE l.order_id = o.id), false) AS digital_only
-         FROM orders o WHERE o.id = $1::uuid`,
+        destinationStatement,
         [orderId],
       );
       const order = rows[0];

@@ -2,7 +2,14 @@ import path from "node:path";
 import { Client } from "pg";
 import ts from "typescript";
 import { intakeStatements } from "../../src/orders/intake/intake-repository";
-import { fenceStatement } from "../../src/orders/fulfilment-records";
+import {
+  fenceStatement,
+  recordCaptureStatement,
+  recordShipmentStatement,
+} from "../../src/orders/fulfilment-records";
+import { leaseStatement, sendStatement } from "../../src/notifications/email-sender";
+import { destinationStatement } from "../../src/shipping/shipping-destinations";
+import { timelineListStatement } from "../../src/timeline/timeline";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /**
@@ -23,6 +30,8 @@ interface Checked {
   module: string;
   rowType: string;
   imports: string[];
+  /** Parameters where the harmless ones would break a constraint (a foreign key) before any row. */
+  parameters?: unknown[];
 }
 
 const intake = "src/orders/intake/intake-repository.ts";
@@ -38,6 +47,62 @@ const checked: Checked[] = [
         : "Row",
     imports: ["Row"],
   })),
+  {
+    name: "fulfilment recordCapture",
+    text: recordCaptureStatement,
+    module: "src/orders/fulfilment-records.ts",
+    rowType: "GuardRow & { payment_id: string | null }",
+    imports: ["GuardRow"],
+  },
+  {
+    name: "fulfilment recordShipment",
+    text: recordShipmentStatement,
+    module: "src/orders/fulfilment-records.ts",
+    rowType: "GuardRow",
+    imports: ["GuardRow"],
+  },
+  {
+    name: "e-mail lease",
+    text: leaseStatement,
+    module: "src/notifications/email-sender.ts",
+    rowType: "LeasedRow",
+    imports: ["LeasedRow"],
+  },
+  {
+    name: "e-mail send",
+    text: sendStatement,
+    module: "src/notifications/email-sender.ts",
+    rowType: "LeasedRow",
+    imports: ["LeasedRow"],
+    // An e-mail with no order (order_id null): the row is inserted, then rolled back.
+    parameters: [
+      "00000000-0000-4000-8000-00000000beef",
+      "row-type-check",
+      null,
+      "orderShipped",
+      "someone@example.com",
+      "<m@x>",
+      new Date(0),
+      "s",
+      "t",
+      "h",
+      new Date(0),
+    ],
+  },
+  {
+    name: "timeline list",
+    text: timelineListStatement,
+    module: "src/timeline/timeline.ts",
+    rowType: "EntryRow",
+    imports: ["EntryRow"],
+  },
+  {
+    name: "shipping destination",
+    text: destinationStatement,
+    module: "src/shipping/shipping-destinations.ts",
+    rowType: "{ shipping_address: unknown; digital_only: boolean }",
+    imports: [],
+  },
   {
     name: "fulfilment fenceForCancel",
     text: fenceStatement,
@@ -66,8 +131,9 @@ function declaredRows(): Map<string, Record<string, Kind | string>> {
   const source = checked
     .map(
       (entry, i) =>
-        `import type { ${entry.imports.join(", ")} } from "../../${entry.module.replace(/\.ts$/, "")}";\n` +
-        `export type Row${i} = ${entry.rowType};`,
+        (entry.imports.length > 0
+          ? `import type { ${entry.imports.join(", ")} } from "../../${entry.module.replace(/\.ts$/, "")}";\n`
+          : "") + `export type Row${i} = ${entry.rowType};`,
     )
     .join("\n");
   // One import per module name: TypeScript refuses a name imported twice.
@@ -143,7 +209,8 @@ function harmless(type: string): unknown {
   if (type === "boolean") return false;
   if (type === "jsonb" || type === "json") return "{}";
   if (type.startsWith("timestamp")) return new Date(0);
-  return "no-such-row";
+  // Three letters: fits a character(3) (a currency) and matches no row.
+  return "zzz";
 }
 
 describe("hot statements return the columns and types their row types declare", () => {
@@ -170,17 +237,19 @@ describe("hot statements return the columns and types their row types declare", 
       const { rows } = await client.query<{ parameter_types: string[] }>(
         `SELECT parameter_types::text[] AS parameter_types FROM pg_prepared_statements WHERE name = 'described'`,
       );
-      const parameters = await Promise.all(
-        (rows[0]?.parameter_types ?? []).map(async (type) => {
-          // An enum takes one of its labels.
-          const label = await client.query<{ enumlabel: string }>(
-            `SELECT e.enumlabel FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid
+      const parameters =
+        entry.parameters ??
+        (await Promise.all(
+          (rows[0]?.parameter_types ?? []).map(async (type) => {
+            // An enum takes one of its labels.
+            const label = await client.query<{ enumlabel: string }>(
+              `SELECT e.enumlabel FROM pg_enum e JOIN pg_type t ON t.oid = e.enumtypid
              WHERE t.typname = $1 ORDER BY e.enumsortorder LIMIT 1`,
-            [type],
-          );
-          return label.rows[0]?.enumlabel ?? harmless(type);
-        }),
-      );
+              [type],
+            );
+            return label.rows[0]?.enumlabel ?? harmless(type);
+          }),
+        ));
       const result = await client.query(entry.text, parameters);
       const types = await client.query<{ oid: number; typname: string; typtype: string }>(
         `SELECT oid::int AS oid, typname, typtype FROM pg_type WHERE oid = ANY($1::oid[])`,
