@@ -1,12 +1,12 @@
 /**
  * Every patch of another library's internals lives in this folder, and is listed here: the
  * library and the exact version it was written and measured against, what it reaches into, the
- * path it serves and what it was measured to buy there (`npm run bench:shims`, figures and
- * method in docs/decisions/0030-shims-in-one-module-re-measured.md). A patch that buys under 5 %
- * of its path is not kept: stripe-node's caller stack skipped around the webhook's lookup measured
- * 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed. test/shims/pinned-versions.test.ts fails when an installed version
- * differs from the one below: re-run the shim's own test and `npm run bench:shims`, then update
- * the version (or drop the shim).
+ * path it serves and what it was measured to buy there (`npm run bench:shims`; figures and
+ * method in docs/decisions/0030-library-patches-in-one-module-re-measured.md). A patch that buys
+ * under 5 % of its path is not kept: skipping stripe-node's caller stack around the webhook's
+ * lookup measured 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed.
+ * test/shims/pinned-versions.test.ts fails when an installed version differs from the one below:
+ * re-run the shim's own test and `npm run bench:shims`, then update the version (or drop the shim).
  */
 import type { ShimName } from "./switches";
 
