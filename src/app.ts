@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ServerResponse } from "node:http";
 import express, { type Express, type RequestHandler, type Router } from "express";
 import { AppError } from "./errors";
 import type { Logger } from "./logger";
@@ -9,6 +9,7 @@ import { requestLogging } from "./http/request-logging";
 import { refuseNulInJson, refuseNulInUrl } from "./http/refuse-nul";
 import { securityHeaders } from "./http/security-headers";
 import { openApiRoute } from "./openapi/document";
+import { answerBeforeExpress } from "./shims/express-entry";
 import { stripeWebhookPath, type StripeWebhookEndpoint } from "./orders/intake/stripe-webhook-route";
 
 /** Everything the HTTP layer needs, built by src/wiring.ts (or by a test). */
@@ -130,42 +131,19 @@ export function buildApp(deps: AppDependencies): Express {
   return app;
 }
 
-/** Express's entry for each request: the app function, app.listen()'s server and supertest call it. */
-type ExpressEntry = (req: IncomingMessage, res: ServerResponse, callback?: (error?: unknown) => void) => void;
-
-const failedDelivery = Symbol("stripe webhook delivery failed");
-type DeliveryRequest = IncomingMessage & { [failedDelivery]?: { error: unknown } };
-
 /**
- * Answers POST /api/stripe/webhook before express: express's set-up of each request (its request
- * and response prototypes swapped in, the router's walk) cost more CPU than all the rest of a
- * delivery's HTTP handling (docs/decisions/0009-stripe-webhook-served-before-express.md). Only the exact URL:
- * anything else, query strings and trailing slashes included, goes to express, which has the
+ * Answers POST /api/stripe/webhook before express (src/shims/express-entry.ts): only the exact
+ * URL; anything else, query strings and trailing slashes included, goes to express, which has the
  * same endpoint as a route.
- *
- * A delivery that fails is handed to express with its error, and the middleware installed here
- * (the app's first) passes it on: the app's error handler answers it as it answers the route's
- * errors. If express stopped calling `app.handle` for each request, deliveries would simply all
- * take the route: test/http/stripe-webhook-first.test.ts checks that this one does.
  */
 function serveStripeWebhookFirst(app: Express, endpoint: StripeWebhookEndpoint): void {
-  const entry = app as Express & { handle: ExpressEntry };
-  const expressHandle: ExpressEntry = entry.handle.bind(app);
-  entry.handle = (req: DeliveryRequest, res, callback) => {
-    if (req.method !== "POST" || req.url !== stripeWebhookPath) {
-      expressHandle(req, res, callback);
-      return;
-    }
-    setCommonHeaders(res);
-    endpoint.serve(req, res, (error) => {
-      req[failedDelivery] = { error };
-      expressHandle(req, res, callback);
-    });
-  };
-  app.use((req: DeliveryRequest, _res, next) => {
-    const failed = req[failedDelivery];
-    if (failed) next(failed.error);
-    else next();
+  answerBeforeExpress(app, {
+    method: "POST",
+    url: stripeWebhookPath,
+    serve: (req, res, fail) => {
+      setCommonHeaders(res);
+      endpoint.serve(req, res, fail);
+    },
   });
 }
 

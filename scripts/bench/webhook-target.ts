@@ -21,6 +21,7 @@ import { createLogger } from "../../src/logger";
 import { createMetrics, workflowObservability } from "../../src/metrics";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import { createStripeClient } from "../../src/payments/stripe-client";
+import { switchShimsOffForMeasurement, type ShimName } from "../../src/shims/switches";
 import { startReference } from "./webhook-reference";
 
 export interface TargetOptions {
@@ -30,6 +31,8 @@ export interface TargetOptions {
   webhookSecret: string;
   /** Prisma's connection pool; the service's default is 10. */
   poolSize: number;
+  /** scripts/bench-shims.ts: shims switched off in this process, to measure what each buys. */
+  shimsOff?: ShimName[];
 }
 
 const listen = (app: express.Express): Promise<string> =>
@@ -45,6 +48,7 @@ async function main(): Promise<void> {
   // them on, which made every stack trace a library captures (stripe-node takes one per request)
   // several times dearer here than in production. Off, as in production, for ours and the reference.
   process.setSourceMapsEnabled(false);
+  switchShimsOffForMeasurement(options.shimsOff ?? []);
 
   const bare = express();
   bare.post("/raw", express.raw({ type: () => true, limit: "1mb" }), (req, res) => {

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler } from "express";
 import { rateLimit as expressRateLimit, type RateLimitInfo } from "express-rate-limit";
 import { AppError } from "../errors";
-import { safeEqual } from "./bearer-auth";
+import { secretsEqual } from "../shared/constant-time";
 
 export interface AdminRateLimitOptions {
   /** Failed (not correctly authenticated) requests a client may make per window. */
@@ -13,7 +13,7 @@ export interface AdminRateLimitOptions {
 
 function carriesToken(req: Request, token: string): boolean {
   const match = /^Bearer (.+)$/.exec(req.headers.authorization ?? "");
-  return match?.[1] !== undefined && safeEqual(match[1], token);
+  return match?.[1] !== undefined && secretsEqual(match[1], token);
 }
 
 /**

@@ -1,33 +1,13 @@
 import { Inngest, type Middleware } from "inngest";
 import type { Config } from "../config";
 import { createKeepAliveFetch } from "../http/keep-alive-fetch";
+import { CachedHeadersInngest } from "../shims/inngest-cached-headers";
+import { isShimOn } from "../shims/switches";
 import type { Logger } from "../logger";
 
 export const inngestAppId = "shop";
 
 export type InngestClient = Inngest;
-
-/**
- * The SDK's client, with its request headers computed once instead of on every send: the
- * `headers` getter scans all of `process.env` each time (getProcessEnv), about 0.2 ms per event
- * sent, a tenth of a webhook's first delivery (docs/benchmarks.md). They depend only on the
- * client's options and environment, so they are kept until the environment changes, which only
- * `setEnvVars` does (serve() calls it per request, with the same values in Node).
- */
-class CachedHeadersInngest extends Inngest {
-  private cachedHeaders: Record<string, string> | undefined;
-
-  override get headers(): Record<string, string> {
-    this.cachedHeaders ??= super.headers;
-    // A copy per caller, as the getter gave: no caller can change another's.
-    return { ...this.cachedHeaders };
-  }
-
-  override setEnvVars(env?: Record<string, string | undefined>): this {
-    this.cachedHeaders = undefined;
-    return super.setEnvVars(env);
-  }
-}
 
 /**
  * The one Inngest client. Mode and endpoints come from our config rather than the SDK's own
@@ -55,7 +35,9 @@ export function createInngestClient(
     !signedLocalEngine &&
     (options.localEngineUrl !== undefined ||
       (config.INNGEST_DEV !== undefined && config.INNGEST_DEV !== "0"));
-  return new CachedHeadersInngest({
+  // The SDK's client with its headers computed once (src/shims/inngest-cached-headers.ts).
+  const Client = isShimOn("inngest-cached-headers") ? CachedHeadersInngest : Inngest;
+  return new Client({
     id: inngestAppId,
     isDev,
     baseUrl: options.localEngineUrl ?? devServerUrl ?? config.INNGEST_BASE_URL,

@@ -63,7 +63,7 @@ const leaseMs = 2 * 60_000;
 const waitForHolderMs = 5_000;
 const pollMs = 100;
 
-interface LeasedRow {
+export interface LeasedRow {
   id: string;
   message_id: string;
   recipient: string;
@@ -106,6 +106,27 @@ export type GiveUpNotifier = (email: {
  * is recorded. The lease runs out and the e-mail is sent again with the same Message-ID, derived
  * from the key, which receiving systems deduplicate or thread on. SMTP offers nothing better.
  */
+/** Takes the lease on a key's e-mail (the outbox's attempts, and a direct send's second). */
+export const leaseStatement = `UPDATE email_messages
+       SET lease_until = $1, attempts = attempts + 1,
+           subject = COALESCE(subject, $2), body_text = COALESCE(body_text, $3),
+           body_html = COALESCE(body_html, $4)
+       WHERE idempotency_key = $5 AND status <> 'sent'
+         AND (lease_until IS NULL OR lease_until < $6)
+         AND ($7 OR gave_up_at IS NULL)
+       RETURNING ${leasedColumns}`;
+
+/** A direct send's claim and lease in one statement: the row inserted leased, or leased if it exists. */
+export const sendStatement = `INSERT INTO email_messages AS m (id, idempotency_key, order_id, template, recipient, status,
+             message_id, created_at, subject, body_text, body_html, attempts, lease_until)
+         VALUES ($1::uuid, $2, $3::uuid, $4, $5, 'pending', $6, $7, $8, $9, $10, 1, $11)
+         ON CONFLICT (idempotency_key) DO UPDATE
+         SET lease_until = EXCLUDED.lease_until, attempts = m.attempts + 1,
+             subject = COALESCE(m.subject, EXCLUDED.subject), body_text = COALESCE(m.body_text, EXCLUDED.body_text),
+             body_html = COALESCE(m.body_html, EXCLUDED.body_html)
+         WHERE m.status <> 'sent' AND (m.lease_until IS NULL OR m.lease_until < $7)
+         RETURNING ${leasedColumns}`;
+
 export function createEmailSender(deps: {
   db: Database;
   transport: EmailTransport;
@@ -132,25 +153,15 @@ export function createEmailSender(deps: {
     const at = now();
     const until = new Date(at.getTime() + leaseMs);
     const { content } = options;
-    const { rows } = await sql.query<LeasedRow>(
-      `UPDATE email_messages
-       SET lease_until = $1, attempts = attempts + 1,
-           subject = COALESCE(subject, $2), body_text = COALESCE(body_text, $3),
-           body_html = COALESCE(body_html, $4)
-       WHERE idempotency_key = $5 AND status <> 'sent'
-         AND (lease_until IS NULL OR lease_until < $6)
-         AND ($7 OR gave_up_at IS NULL)
-       RETURNING ${leasedColumns}`,
-      [
-        until,
-        content?.subject ?? null,
-        content?.text ?? null,
-        content?.html ?? null,
-        key,
-        at,
-        options.includeGivenUp,
-      ],
-    );
+    const { rows } = await sql.query<LeasedRow>(leaseStatement, [
+      until,
+      content?.subject ?? null,
+      content?.text ?? null,
+      content?.html ?? null,
+      key,
+      at,
+      options.includeGivenUp,
+    ]);
     const row = rows[0];
     return row;
   }
@@ -227,31 +238,20 @@ export function createEmailSender(deps: {
       // leased (attempts 1), or, when it exists, leased by the same conditions as lease() (a direct
       // send also takes an e-mail the outbox gave up on). No row back: sent, or a live lease holds it.
       const at = now();
-      const { rows } = await sql.query<LeasedRow>(
-        `INSERT INTO email_messages AS m (id, idempotency_key, order_id, template, recipient, status,
-             message_id, created_at, subject, body_text, body_html, attempts, lease_until)
-         VALUES ($1::uuid, $2, $3::uuid, $4, $5, 'pending', $6, $7, $8, $9, $10, 1, $11)
-         ON CONFLICT (idempotency_key) DO UPDATE
-         SET lease_until = EXCLUDED.lease_until, attempts = m.attempts + 1,
-             subject = COALESCE(m.subject, EXCLUDED.subject), body_text = COALESCE(m.body_text, EXCLUDED.body_text),
-             body_html = COALESCE(m.body_html, EXCLUDED.body_html)
-         WHERE m.status <> 'sent' AND (m.lease_until IS NULL OR m.lease_until < $7)
-         RETURNING ${leasedColumns}`,
-        [
-          randomUUID(),
-          request.idempotencyKey,
-          request.orderId ?? null,
-          request.template,
-          request.to,
-          messageIdFor(request.idempotencyKey, from),
-          // On the sender's clock, which the retry window and the lease are measured on.
-          at,
-          request.content.subject,
-          request.content.text,
-          request.content.html,
-          new Date(at.getTime() + leaseMs),
-        ],
-      );
+      const { rows } = await sql.query<LeasedRow>(sendStatement, [
+        randomUUID(),
+        request.idempotencyKey,
+        request.orderId ?? null,
+        request.template,
+        request.to,
+        messageIdFor(request.idempotencyKey, from),
+        // On the sender's clock, which the retry window and the lease are measured on.
+        at,
+        request.content.subject,
+        request.content.text,
+        request.content.html,
+        new Date(at.getTime() + leaseMs),
+      ]);
       let row = rows[0];
       const deadline = Date.now() + waitForHolderMs;
       for (;;) {

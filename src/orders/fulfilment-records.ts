@@ -49,7 +49,7 @@ export interface FulfilmentRecords {
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
 
 /** What the guard saw of the order under its row lock: the state before this write. */
-interface GuardRow {
+export interface GuardRow {
   claim_id: string | null;
   status: OrderStatus;
   cancel_requested: boolean;
@@ -70,24 +70,37 @@ const guardHead = `
   go AS (SELECT 1 FROM ord WHERE claim_id = $2 AND status = 'fulfilling' AND cancel_requested_at IS NULL)`;
 const guardTail = `SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested FROM ord`;
 
-function verdict(row: GuardRow | undefined, claimId: string): "write" | GuardRefusal {
-  if (!row || row.claim_id !== claimId) return "superseded";
-  if (row.status === "fulfilling" && !row.cancel_requested) return "write";
-  return "cancelled";
+/** What the fence saw of the order under its row lock. */
+export interface FenceRow {
+  status: OrderStatus;
+  shipped: boolean;
 }
 
-export function createFulfilmentRecords(
-  db: Database,
-  options: { onTransition?: (to: OrderStatus) => void } = {},
-): FulfilmentRecords {
-  const sql = sqlPool(db);
+/**
+ * The cleanup's fence, one statement: the order row locked, then `cancel_requested_at` set unless
+ * the order has shipped (a shipment row, or a shipped status) or was fenced already. One
+ * autocommit statement on the pool, not an interactive transaction: under load Prisma's
+ * interactive transaction failed to start within its wait ("Unable to start a transaction in the
+ * given time") and the cleanup step had to be retried; a statement waits for a connection instead.
+ * The status is read after the lock, so a shipment recorded while the fence waited is seen.
+ */
+export const fenceStatement = `
+  WITH ord AS (
+    SELECT o.id, o.status::text AS status, o.cancel_requested_at,
+           EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) AS shipped
+    FROM orders o WHERE o.id = $1::uuid FOR UPDATE
+  ),
+  fenced AS (
+    UPDATE orders SET cancel_requested_at = now()
+    FROM ord
+    WHERE orders.id = ord.id AND ord.cancel_requested_at IS NULL AND NOT ord.shipped
+      AND ord.status NOT IN ('shipped', 'delivered', 'completed')
+    RETURNING 1
+  )
+  SELECT status, shipped FROM ord`;
 
-  return {
-    async recordCapture(capture) {
-      const { orderId, claimId, runId, paymentIntentId, amountCaptured, currency } = capture;
-      const detail = { paymentIntentId, amountCaptured, currency, alreadyCaptured: capture.alreadyCaptured };
-      const { rows } = await sql.query<GuardRow & { payment_id: string | null }>(
-        `${guardHead},
+/** recordCapture: the guard, the payment row and its timeline entry, in one statement. */
+export const recordCaptureStatement = `${guardHead},
         paid AS (
           INSERT INTO payments (id, order_id, provider_id, status, currency, amount_authorized,
                                 amount_captured, created_at, updated_at)
@@ -104,18 +117,54 @@ export function createFulfilmentRecords(
         )
         SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested,
                (SELECT id FROM paid) AS payment_id
-        FROM ord`,
-        [
-          orderId,
-          claimId,
-          randomUUID(),
-          paymentIntentId,
-          currency,
-          amountCaptured,
-          JSON.stringify(detail),
-          runId,
-        ],
-      );
+        FROM ord`;
+
+/** recordShipment: the guard, the shipment row, the order moved and its timeline entry, in one statement. */
+export const recordShipmentStatement = `${guardHead},
+        booked AS (
+          INSERT INTO shipments (id, order_id, carrier, tracking_number, tracking_url, service,
+                                 label_url, provider_id, status, created_at, updated_at)
+          SELECT $3::uuid, $1::uuid, $4, $5, $6, $7, $8, $9, 'booked', now(), now() FROM go
+          WHERE $4::text IS NOT NULL
+          ON CONFLICT DO NOTHING
+        ),
+        moved AS (
+          UPDATE orders o SET status = $10::order_status, updated_at = now()
+          FROM go WHERE o.id = $1::uuid
+        ),
+        entry AS (
+          INSERT INTO order_timeline (order_id, kind, detail, run_id)
+          SELECT $1::uuid, $11, $12::jsonb, $13 FROM go
+          ON CONFLICT DO NOTHING
+        )
+        ${guardTail}`;
+
+function verdict(row: GuardRow | undefined, claimId: string): "write" | GuardRefusal {
+  if (!row || row.claim_id !== claimId) return "superseded";
+  if (row.status === "fulfilling" && !row.cancel_requested) return "write";
+  return "cancelled";
+}
+
+export function createFulfilmentRecords(
+  db: Database,
+  options: { onTransition?: (to: OrderStatus) => void } = {},
+): FulfilmentRecords {
+  const sql = sqlPool(db);
+
+  return {
+    async recordCapture(capture) {
+      const { orderId, claimId, runId, paymentIntentId, amountCaptured, currency } = capture;
+      const detail = { paymentIntentId, amountCaptured, currency, alreadyCaptured: capture.alreadyCaptured };
+      const { rows } = await sql.query<GuardRow & { payment_id: string | null }>(recordCaptureStatement, [
+        orderId,
+        claimId,
+        randomUUID(),
+        paymentIntentId,
+        currency,
+        amountCaptured,
+        JSON.stringify(detail),
+        runId,
+      ]);
       const row = rows[0];
       const decided = verdict(row, claimId);
       if (decided !== "write") return { landed: false, reason: decided };
@@ -137,41 +186,21 @@ export function createFulfilmentRecords(
                 trackingUrl: booking.trackingUrl,
               },
             };
-      const { rows } = await sql.query<GuardRow>(
-        `${guardHead},
-        booked AS (
-          INSERT INTO shipments (id, order_id, carrier, tracking_number, tracking_url, service,
-                                 label_url, provider_id, status, created_at, updated_at)
-          SELECT $3::uuid, $1::uuid, $4, $5, $6, $7, $8, $9, 'booked', now(), now() FROM go
-          WHERE $4::text IS NOT NULL
-          ON CONFLICT DO NOTHING
-        ),
-        moved AS (
-          UPDATE orders o SET status = $10::order_status, updated_at = now()
-          FROM go WHERE o.id = $1::uuid
-        ),
-        entry AS (
-          INSERT INTO order_timeline (order_id, kind, detail, run_id)
-          SELECT $1::uuid, $11, $12::jsonb, $13 FROM go
-          ON CONFLICT DO NOTHING
-        )
-        ${guardTail}`,
-        [
-          orderId,
-          claimId,
-          randomUUID(),
-          booking?.carrier ?? null,
-          booking?.trackingNumber ?? null,
-          booking?.trackingUrl ?? null,
-          booking?.service ?? null,
-          booking?.labelUrl ?? null,
-          booking?.providerId ?? null,
-          to,
-          entry.kind,
-          JSON.stringify(entry.detail),
-          runId,
-        ],
-      );
+      const { rows } = await sql.query<GuardRow>(recordShipmentStatement, [
+        orderId,
+        claimId,
+        randomUUID(),
+        booking?.carrier ?? null,
+        booking?.trackingNumber ?? null,
+        booking?.trackingUrl ?? null,
+        booking?.service ?? null,
+        booking?.labelUrl ?? null,
+        booking?.providerId ?? null,
+        to,
+        entry.kind,
+        JSON.stringify(entry.detail),
+        runId,
+      ]);
       const row = rows[0];
       const decided = verdict(row, claimId);
       if (decided === "write") {
@@ -185,17 +214,10 @@ export function createFulfilmentRecords(
     },
 
     async fenceForCancel(orderId) {
-      return db.$transaction(async (tx): Promise<FenceOutcome> => {
-        const [order] = await tx.$queryRaw<{ status: OrderStatus; shipped: boolean }[]>`
-          SELECT o.status, EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id) AS shipped
-          FROM orders o WHERE o.id = ${orderId}::uuid FOR UPDATE`;
-        if (!order) return "not-found";
-        if (order.shipped || shippedStatuses.includes(order.status)) return "shipped";
-        await tx.$executeRaw`
-          UPDATE orders SET cancel_requested_at = now()
-          WHERE id = ${orderId}::uuid AND cancel_requested_at IS NULL`;
-        return "fenced";
-      });
+      const { rows } = await sql.query<FenceRow>(fenceStatement, [orderId]);
+      const order = rows[0];
+      if (!order) return "not-found";
+      return order.shipped || shippedStatuses.includes(order.status) ? "shipped" : "fenced";
     },
   };
 }

@@ -6,7 +6,6 @@ import type { EventPublisher } from "../events/publisher";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { Logger } from "../logger";
 import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
-import { withoutCallerStack } from "../payments/stripe-client";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
 import { createCheckoutService } from "./checkout/checkout-service";
@@ -70,13 +69,8 @@ export function createOrderIntake(deps: {
   const sessions = createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod });
   const intake = createStripeIntake({
     repository: createIntakeRepository(deps.db),
-    // Once per first delivery: without stripe-node's per-request caller stack (see withoutCallerStack).
     lookupCheckout: async (id) =>
-      checkoutFactsOf(
-        await withoutCallerStack(() =>
-          deps.stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent"] }),
-        ),
-      ),
+      checkoutFactsOf(await deps.stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent"] })),
     holds,
     alerts: deps.alerts,
     publisher: deps.publisher,

@@ -1,4 +1,5 @@
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
+import { secretsEqual } from "../shared/constant-time";
 
 /**
  * Every link we hand a customer (pages, redirects, e-mails) names an order only together with an
@@ -44,12 +45,6 @@ export function deriveLinkSecret(adminToken: string): string {
 const signaturePattern = /^([0-9a-z]{1,10})\.([\w-]{22})$/;
 const legacyPattern = /^[\w-]{22}$/;
 
-function sameText(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 export function createCustomerLinks(options: {
   publicUrl: string;
   secret: string;
@@ -74,11 +69,12 @@ export function createCustomerLinks(options: {
     const parts = signaturePattern.exec(signature);
     if (parts) {
       const [, expiry = "", given = ""] = parts;
-      if (!sameText(given, mac(`${purpose}\0${orderId}\0${expiry}`))) return "invalid";
+      if (!secretsEqual(given, mac(`${purpose}\0${orderId}\0${expiry}`))) return "invalid";
       return Number.parseInt(expiry, 36) * 1000 > now() ? "valid" : "expired";
     }
     // Signed before links expired: ours, so its owner may get a fresh one, but no longer good.
-    if (legacyPattern.test(signature) && sameText(signature, mac(`${purpose}\0${orderId}`))) return "expired";
+    if (legacyPattern.test(signature) && secretsEqual(signature, mac(`${purpose}\0${orderId}`)))
+      return "expired";
     return "invalid";
   };
 

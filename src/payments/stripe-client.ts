@@ -45,24 +45,3 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
       : {}),
   });
 }
-
-/**
- * Makes a stripe-node call without the caller's stack trace that stripe-node 23 takes for every
- * request (`new Error().stack` in StripeResource._makeRequest, appended to a failed call's error as
- * "Originating from:"). Formatting those frames was the largest single cost of the SDK's request
- * machinery in the webhook's Stripe lookup (profiles in docs/benchmarks.md), and stripe-node has
- * no option to skip it. The request is otherwise the SDK's own (API version, authentication,
- * retries, typed errors); a failed call's error keeps its message, type and its own stack, and
- * loses only the caller's frames, which the caller's log line replaces. The capture happens in
- * the synchronous part of the call, before any await, so the limit is lowered and restored around
- * that part only: no other code runs while it is lowered.
- */
-export function withoutCallerStack<T>(call: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return call();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}

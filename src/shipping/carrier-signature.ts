@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { secretsEqual } from "../shared/constant-time";
 
 /**
  * The sandbox carrier's own signature (development only; EasyPost signs with X-Hmac-Signature):
@@ -40,7 +41,5 @@ export function verifyCarrierSignature(
   if (Math.abs(nowSeconds - timestamp) > (options.toleranceSeconds ?? carrierSignatureToleranceSeconds)) {
     return false;
   }
-  const given = Buffer.from(match[2], "hex");
-  const expected = digest(rawBody, secret, timestamp);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return secretsEqual(Buffer.from(match[2], "hex"), digest(rawBody, secret, timestamp));
 }

@@ -21,25 +21,28 @@ export function parseStoredAddress(value: unknown): ShippingAddress | null {
 }
 
 /** Reads where an order goes, and whether it has anything to ship at all. */
+/** Where an order goes, and whether all it holds is digital. */
+// The lines' unit weights ride along in the same statement: they make the parcel.
+export const destinationStatement = `SELECT o.shipping_address,
+                COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
+                          WHERE l.order_id = o.id), false) AS digital_only,
+                (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
+                 WHERE l.order_id = o.id) AS weights
+         FROM orders o WHERE o.id = $1::uuid`;
+
+/** A row of destinationStatement (test/db/row-types.test.ts holds it to the schema). */
+export interface DestinationRow {
+  shipping_address: unknown;
+  digital_only: boolean;
+  weights: Record<string, number | null> | null;
+}
+
 export function createShippingDestinations(db: Database): ShippingDestinations {
   const sql = sqlPool(db);
   return {
     async find(orderId) {
       // One statement (Prisma's nested select takes three): asked on every order's shipment step.
-      // The lines' unit weights ride along in the same statement: they make the parcel.
-      const { rows } = await sql.query<{
-        shipping_address: unknown;
-        digital_only: boolean;
-        weights: Record<string, number | null> | null;
-      }>(
-        `SELECT o.shipping_address,
-                COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
-                          WHERE l.order_id = o.id), false) AS digital_only,
-                (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
-                 WHERE l.order_id = o.id) AS weights
-         FROM orders o WHERE o.id = $1::uuid`,
-        [orderId],
-      );
+      const { rows } = await sql.query<DestinationRow>(destinationStatement, [orderId]);
       const order = rows[0];
       if (!order) return null;
       return {

@@ -35,12 +35,16 @@ export interface Timeline {
   orderOfRun(runId: string): Promise<string | null>;
 }
 
-interface EntryRow {
+export interface EntryRow {
   kind: string;
   detail: TimelineDetail;
   run_id: string | null;
   created_at: Date;
 }
+
+/** An order's timeline, oldest first. */
+export const timelineListStatement = `SELECT kind, detail, run_id, created_at FROM order_timeline
+         WHERE order_id = $1::uuid ORDER BY created_at, id`;
 
 export function createTimeline(db: Database): Timeline {
   // Every workflow step records an entry: straight to pg, one round trip (docs/benchmarks.md).
@@ -70,11 +74,7 @@ export function createTimeline(db: Database): Timeline {
     },
 
     async list(orderId) {
-      const { rows } = await sql.query<EntryRow>(
-        `SELECT kind, detail, run_id, created_at FROM order_timeline
-         WHERE order_id = $1::uuid ORDER BY created_at, id`,
-        [orderId],
-      );
+      const { rows } = await sql.query<EntryRow>(timelineListStatement, [orderId]);
       return rows.map((row) => ({
         kind: row.kind,
         detail: row.detail,

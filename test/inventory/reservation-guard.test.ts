@@ -126,4 +126,31 @@ describe("issue 11.1: reserve-stock against a cancel in flight", () => {
     ).not.toBeNull();
     expect(await records().fenceForCancel("00000000-0000-4000-8000-000000000002")).toBe("not-found");
   });
+
+  it("the fence waiting on the order row sees the shipment committed meanwhile, and a second fence keeps the first mark", async () => {
+    const shipping = await claimedOrder("GUARD-6", 5);
+    const shipper = new Client({ connectionString: database.url });
+    await shipper.connect();
+    try {
+      await shipper.query("BEGIN");
+      await shipper.query(`UPDATE orders SET status = 'shipped' WHERE id = $1`, [shipping]);
+      const fenced = records().fenceForCancel(shipping);
+      await eventually("fence waits for the order row", async () => (await lockWaiters()) >= 1);
+      await shipper.query("COMMIT");
+      expect(await fenced).toBe("shipped");
+    } finally {
+      await shipper.end();
+    }
+    expect(
+      (await database.db.order.findUniqueOrThrow({ where: { id: shipping } })).cancelRequestedAt,
+    ).toBeNull();
+
+    const open = await claimedOrder("GUARD-7", 5);
+    expect(await records().fenceForCancel(open)).toBe("fenced");
+    const first = (await database.db.order.findUniqueOrThrow({ where: { id: open } })).cancelRequestedAt;
+    expect(await records().fenceForCancel(open)).toBe("fenced");
+    expect((await database.db.order.findUniqueOrThrow({ where: { id: open } })).cancelRequestedAt).toEqual(
+      first,
+    );
+  });
 });

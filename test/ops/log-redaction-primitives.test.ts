@@ -1,5 +1,6 @@
 import pino from "pino";
-import { createLogger, redactedPaths, skipRedactionWalkForPrimitives } from "../../src/logger";
+import { createLogger, redactedPaths } from "../../src/logger";
+import { skipRedactionWalkForPrimitives } from "../../src/shims/pino-redaction";
 
 /**
  * Issue 10: src/logger.ts answers pino's redaction for strings, numbers, booleans and null without

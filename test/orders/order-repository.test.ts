@@ -90,6 +90,9 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
       ["redriven", { generation: 1, by: "test" }],
       ["redriven", { generation: 2, by: "test" }],
     ]);
+    // Not re-drivable is not unknown: the API answers 409 for the first, 404 for the second.
+    expect(await redrive.exists(cancelling.id)).toBe(true);
+    expect(await redrive.exists("00000000-0000-4000-8000-00000000abcd")).toBe(false);
   });
 
   it("moves an order only from the given statuses and reports each move once", async () => {

@@ -61,7 +61,7 @@ describe("ops console sessions", () => {
     const login = await request(server).post("/login");
     const setCookie = String(login.headers["set-cookie"]);
     expect(setCookie).toMatch(
-      /^ops_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Secure; Max-Age=28800$/,
+      /^ops_session=[^;]+; Max-Age=28800; Path=\/; HttpOnly; Secure; SameSite=Strict$/,
     );
     const cookie = setCookie.split(";")[0] as string;
     const { csrf } = (await request(server).get("/csrf").set("Cookie", cookie)).body as { csrf: string };
@@ -82,6 +82,19 @@ describe("ops console sessions", () => {
     now = 1_000_000;
     await request(server).post("/logout").set("Cookie", cookie).expect(200);
     await request(server).get("/ops").set("Cookie", cookie).expect(303);
+  });
+
+  it("reads the session beside another site's cookie with a bad %-escape (no 500), and logs out with Max-Age=0", async () => {
+    const server = app(() => 1_000_000);
+    const cookie = String((await request(server).post("/login")).headers["set-cookie"]).split(
+      ";",
+    )[0] as string;
+    await request(server).get("/ops").set("Cookie", `ops_session=%E0%A4%A`).expect(303);
+    await request(server).get("/ops").set("Cookie", `theme=%E0%A4%A; ${cookie}`).expect(200);
+    const logout = await request(server).post("/logout").set("Cookie", cookie).expect(200);
+    expect(String(logout.headers["set-cookie"])).toBe(
+      "ops_session=; Max-Age=0; Path=/; HttpOnly; Secure; SameSite=Strict",
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import Stripe from "stripe";
-import { createStripeClient, withoutCallerStack } from "../../src/payments/stripe-client";
+import { createStripeClient } from "../../src/payments/stripe-client";
 import { listenOnLoopback } from "../support/loopback-server";
 
 /** Stripe's API as stripe-node sees it: a session for `cs_known`, Stripe's 404 for anything else. */
@@ -61,47 +61,5 @@ describe("the Stripe client (issue 10: a cheaper webhook lookup)", () => {
     await withTelemetry.checkout.sessions.retrieve("cs_known");
     await withTelemetry.checkout.sessions.retrieve("cs_known");
     expect(api.requests.at(-1)?.headers["x-stripe-client-telemetry"]).toContain("last_request_metrics");
-  });
-
-  describe("withoutCallerStack", () => {
-    it("answers as the call does and restores the stack trace limit, also when the call throws", () => {
-      const limit = Error.stackTraceLimit;
-      expect(withoutCallerStack(() => new Error("inside").stack)).toBe("Error: inside");
-      expect(Error.stackTraceLimit).toBe(limit);
-      expect(() =>
-        withoutCallerStack(() => {
-          throw new RangeError("bad");
-        }),
-      ).toThrow(RangeError);
-      expect(Error.stackTraceLimit).toBe(limit);
-    });
-
-    it("leaves a lookup as stripe-node makes it: the same answer, the same typed error without the caller's frames", async () => {
-      const stripe = createStripeClient({ secretKey: "sk_test_client", apiBase: api.url });
-      const session = await withoutCallerStack(() =>
-        stripe.checkout.sessions.retrieve("cs_known", { expand: ["payment_intent"] }),
-      );
-      expect(session).toMatchObject({ id: "cs_known", object: "checkout.session" });
-      expect(session.lastResponse.requestId).toBe(`req_${api.requests.length}`);
-
-      const withCaller = await stripe.checkout.sessions.retrieve("cs_missing").catch((e: unknown) => e);
-      const without = await withoutCallerStack(() => stripe.checkout.sessions.retrieve("cs_missing")).catch(
-        (e: unknown) => e,
-      );
-      for (const error of [withCaller, without]) {
-        expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
-        expect(error).toMatchObject({
-          statusCode: 404,
-          code: "resource_missing",
-          message: "No such checkout.session: 'cs_missing'",
-        });
-      }
-      // What stripe-node captures per request (the caller's frames, this file among them) is gone;
-      // the error's own stack stays.
-      expect((withCaller as Error).stack).toContain("stripe-client.test.ts");
-      expect((without as Error).stack).not.toContain("stripe-client.test.ts");
-      expect((without as Error).stack).toContain("No such checkout.session");
-      expect((without as Error).stack).toContain("RequestSender");
-    });
   });
 });

@@ -125,7 +125,8 @@ export const owesAnnouncement = (order: { status: OrderStatus; placedEventSentAt
 /** Money authorized but possibly not captured: where a lost authorization matters. */
 const uncapturedStatuses: readonly OrderStatus[] = ["authorized", "fulfilling"];
 
-interface Row {
+/** An order as every intake statement returns it (test/db/row-types.test.ts checks the columns). */
+export interface Row {
   order_id: string;
   status: OrderStatus;
   placed_event_sent_at: Date | null;
@@ -305,6 +306,22 @@ const markAnnouncedSql = `
   INSERT INTO order_timeline (order_id, kind, detail)
   SELECT id, ${timelineKindSql("order-placed-sent")}, jsonb_build_object('stripeEvent', $2::text) FROM marked`;
 
+/**
+ * The intake's statements that return rows, for test/db/row-types.test.ts: it asks PostgreSQL to
+ * describe each on the migrated schema and compares the columns with the row type read here.
+ */
+export const intakeStatements = {
+  peekByCheckoutSession: peekSql(peekWhere.checkoutSessionId),
+  peekByOrder: peekSql(peekWhere.orderId),
+  peekByPaymentIntent: peekSql(peekWhere.paymentIntentId),
+  recordTransition: recordTransitionSql,
+  recordPlacement: recordPlacementSql,
+  recordAuthorizationLost: recordAuthorizationLostSql,
+  recordMismatch: recordMismatchSql,
+  recordDecline: recordDeclineSql,
+  findOrder: findOrderSql,
+} as const;
+
 /** $1–$8 of the transition statements. */
 const transitionValues = (event: RecordedEvent, checkoutSessionId: string, change: StatusChange) => [
   checkoutSessionId,
@@ -346,7 +363,10 @@ export function createIntakeRepository(db: Database): IntakeRepository {
 
     async recordTransition(event, checkoutSessionId, change) {
       const values = transitionValues(event, checkoutSessionId, change);
-      return outcomeOf(await query<Row>("record-transition", recordTransitionSql, values));
+      // It shares the placement's statement, terms check included (always true here).
+      return outcomeOf(
+        await query<Row & { terms_match: boolean }>("record-transition", recordTransitionSql, values),
+      );
     },
 
     async recordPlacement(event, checkoutSessionId, change, terms) {

@@ -1,6 +1,6 @@
 import express, { Router, type Request } from "express";
 import { rateLimit } from "express-rate-limit";
-import { safeEqual } from "../../http/bearer-auth";
+import { secretsEqual } from "../../shared/constant-time";
 import { Layout, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 
@@ -39,7 +39,7 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
   });
   const carriesToken = (req: Request) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;
-    return typeof token === "string" && safeEqual(token, deps.adminToken);
+    return typeof token === "string" && secretsEqual(token, deps.adminToken);
   };
   router.post(
     "/ops/login",

@@ -1,5 +1,7 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
+import { parseCookie, stringifySetCookie, type SerializeOptions } from "cookie";
 import type { Request, RequestHandler, Response } from "express";
+import { secretsEqual } from "../../shared/constant-time";
 
 /**
  * The ops console's login session: a cookie `<expires>.<nonce>.<mac>` MACed with a key derived
@@ -20,18 +22,9 @@ export interface OpsSessions {
   require: RequestHandler;
 }
 
+/** The cookie library's parser: a malformed value (a bad %-escape included) is read as sent, never thrown. */
 function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? "").split(";")) {
-    const [key, ...rest] = part.trim().split("=");
-    if (key === name) return decodeURIComponent(rest.join("="));
-  }
-  return undefined;
-}
-
-function equal(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
+  return parseCookie(req.headers.cookie ?? "")[name];
 }
 
 export function createOpsSessions(options: {
@@ -43,13 +36,18 @@ export function createOpsSessions(options: {
   const now = options.now ?? Date.now;
   const revoked = new Map<string, number>();
   const mac = (value: string) => createHmac("sha256", key).update(value).digest("base64url");
-  const attributes = `Path=/; HttpOnly; SameSite=Strict${options.secure ? "; Secure" : ""}`;
+  const attributes: SerializeOptions = {
+    path: "/",
+    httpOnly: true,
+    sameSite: "strict",
+    secure: options.secure,
+  };
 
   const validSession = (req: Request): { value: string; nonce: string; expires: number } | undefined => {
     const value = readCookie(req, sessionCookie);
     if (!value) return undefined;
     const [expiresText, nonce, signature] = value.split(".");
-    if (!expiresText || !nonce || !signature || !equal(signature, mac(`${expiresText}.${nonce}`)))
+    if (!expiresText || !nonce || !signature || !secretsEqual(signature, mac(`${expiresText}.${nonce}`)))
       return undefined;
     const expires = Number(expiresText);
     if (!(expires > now()) || revoked.has(nonce)) return undefined;
@@ -63,7 +61,10 @@ export function createOpsSessions(options: {
       const payload = `${expires}.${randomBytes(16).toString("base64url")}`;
       res.setHeader(
         "Set-Cookie",
-        `${sessionCookie}=${payload}.${mac(payload)}; ${attributes}; Max-Age=${sessionTtlMs / 1000}`,
+        stringifySetCookie(sessionCookie, `${payload}.${mac(payload)}`, {
+          ...attributes,
+          maxAge: sessionTtlMs / 1000,
+        }),
       );
     },
     logout(req, res) {
@@ -72,7 +73,7 @@ export function createOpsSessions(options: {
         revoked.set(session.nonce, session.expires);
         for (const [nonce, expires] of revoked) if (expires <= now()) revoked.delete(nonce);
       }
-      res.setHeader("Set-Cookie", `${sessionCookie}=; ${attributes}; Max-Age=0`);
+      res.setHeader("Set-Cookie", stringifySetCookie(sessionCookie, "", { ...attributes, maxAge: 0 }));
     },
     csrfToken(req) {
       const session = validSession(req);
@@ -90,7 +91,7 @@ export function createOpsSessions(options: {
       }
       if (req.method !== "GET" && req.method !== "HEAD") {
         const given = (req.body as { _csrf?: unknown } | undefined)?._csrf;
-        if (typeof given !== "string" || !equal(given, csrfOf(session.value))) {
+        if (typeof given !== "string" || !secretsEqual(given, csrfOf(session.value))) {
           res
             .status(403)
             .type("text")

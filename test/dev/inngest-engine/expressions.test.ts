@@ -123,13 +123,24 @@ describe("local engine cron", () => {
     ["0 0 29 2 *", "2025-01-01T00:00:00Z", "2028-02-29T00:00:00Z"],
     ["@daily", "2025-01-01T00:00:00Z", "2025-01-02T00:00:00Z"],
     ["TZ=UTC 5 4 * * *", "2025-01-01T05:00:00Z", "2025-01-02T04:05:00Z"],
+    // As Inngest evaluates a zone: 09:00 in Paris is 08:00 UTC in winter, 07:00 in summer.
+    ["TZ=Europe/Paris 0 9 * * *", "2025-01-01T09:00:00Z", "2025-01-02T08:00:00Z"],
+    ["TZ=Europe/Paris 0 9 * * *", "2025-07-01T00:00:00Z", "2025-07-01T07:00:00Z"],
+    ["0 12 1,15 * 3", "2026-01-01T12:00:00Z", "2026-01-07T12:00:00Z"],
   ])("%s after %s is %s", (cron, after, next) => {
     expect(new Date(parseCron(cron).nextAfter(at(after))).toISOString()).toBe(
       new Date(at(next)).toISOString(),
     );
   });
 
-  test.each(["* * * *", "61 * * * *", "TZ=Europe/Paris 0 9 * * *", "0 0 5-1 * *"])("refuses %s", (cron) => {
+  test.each([
+    "* * * *",
+    "0 9 * * * *",
+    "61 * * * *",
+    "TZ=Mars/Olympus 0 9 * * *",
+    "0 0 5-1 * *",
+    "0 0 31 2 *",
+  ])("refuses %s", (cron) => {
     expect(() => parseCron(cron)).toThrow(/Unsupported cron/);
   });
 
