@@ -110,6 +110,7 @@ const productionEnv = (inngestApi: string, extra: Record<string, string> = {}) =
   ADMIN_API_TOKEN: "admin-token-0123456789",
   EASYPOST_API_KEY: "EZTK_sync_test",
   EASYPOST_WEBHOOK_SECRET: "easypost-sync-secret",
+  CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
   WAREHOUSE_NAME: "Shop warehouse",
   WAREHOUSE_STREET1: "1 Dock Road",
   WAREHOUSE_CITY: "Springfield",

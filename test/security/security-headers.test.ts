@@ -28,6 +28,7 @@ const productionEnv = {
   LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
   EASYPOST_API_KEY: "EZAK_live_123",
   EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",
+  CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
   WAREHOUSE_NAME: "Shop Warehouse",
   WAREHOUSE_STREET1: "417 Montgomery St",
   WAREHOUSE_CITY: "San Francisco",
