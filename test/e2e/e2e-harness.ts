@@ -146,7 +146,17 @@ export class E2eHarness {
 
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2000): Promise<void> {
     await this.db.product.create({
-      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand },
+      data: {
+        sku,
+        name: `Product ${sku}`,
+        unitPrice,
+        currency: "usd",
+        stockOnHand,
+        // Received like real stock, so the ledger check (check-stock-ledger) finds it balanced.
+        movements: {
+          create: { delta: stockOnHand, reason: "received", actor: "test", stockAfter: stockOnHand },
+        },
+      },
     });
   }
 

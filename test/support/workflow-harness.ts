@@ -169,7 +169,17 @@ export class WorkflowHarness {
 
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2500): Promise<void> {
     await this.db.product.create({
-      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand },
+      data: {
+        sku,
+        name: `Product ${sku}`,
+        unitPrice,
+        currency: "usd",
+        stockOnHand,
+        // Received like real stock, so the ledger check (check-stock-ledger) finds it balanced.
+        movements: {
+          create: { delta: stockOnHand, reason: "received", actor: "test", stockAfter: stockOnHand },
+        },
+      },
     });
   }
 
