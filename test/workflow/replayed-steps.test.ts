@@ -2,7 +2,8 @@ import { shipmentDelivered } from "../../src/events/contracts";
 import { startCheckpointFaults, startServeProxy, type ServeProxy } from "../support/serve-proxy";
 import { WorkflowHarness } from "../support/workflow-harness";
 
-jest.setTimeout(60_000);
+// Every step twice, and three days of crons replayed too: minutes on a loaded two-core machine.
+jest.setTimeout(180_000);
 
 describe("fulfill-order: every step run twice, as a retry after a crash would", () => {
   let h: WorkflowHarness;
