@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { runToExit, startServer, type ServerProcess } from "../support/server-process";
 
-jest.setTimeout(120_000);
+jest.setTimeout(600_000);
 
 /**
  * `npm start` (src/dev/main.ts) as a person runs it: embedded PostgreSQL in DATA_DIR/postgres,

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { runToExit, startServer } from "../support/server-process";
 
-jest.setTimeout(60_000);
+jest.setTimeout(240_000);
 
 describe("the server process", () => {
   it("refuses to start in production with an empty environment, naming every missing variable", async () => {

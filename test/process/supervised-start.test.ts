@@ -5,7 +5,7 @@ import path from "node:path";
 import { eventually } from "../support/eventually";
 import { childEnv, startServer } from "../support/server-process";
 
-jest.setTimeout(180_000);
+jest.setTimeout(420_000);
 
 /**
  * `npm start` under a supervisor (systemd, a CI step, an IDE's stop button) that stops what it
@@ -77,7 +77,8 @@ describe("the data folder deleted while the service runs", () => {
     const postgresPid = await firstLine(path.join(dataDir, "postgres", "postmaster.pid"));
     try {
       const before = server.output().length;
-      await rm(dataDir, { recursive: true, force: true });
+      // PostgreSQL may write a file into the folder while it is being removed (ENOTEMPTY): retry.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 20 });
 
       await eventually(
         "the service exited",
@@ -94,7 +95,7 @@ describe("the data folder deleted while the service runs", () => {
     } finally {
       if (server.child.exitCode === null) server.child.kill("SIGKILL");
       if (isAlive(postgresPid)) process.kill(postgresPid, "SIGKILL");
-      await rm(dataDir, { recursive: true, force: true });
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 20 });
     }
   });
 });

@@ -30,7 +30,8 @@ export function childEnv(vars: Record<string, string>): Record<string, string> {
 
 export function runToExit(
   vars: Record<string, string>,
-  timeoutMs = 20_000,
+  // Generous: a safety net for a hung child, not a measure (a loaded two-core machine starts slowly).
+  timeoutMs = 90_000,
   entry: EntryPoint = "development",
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
@@ -53,7 +54,7 @@ export function runToExit(
 /** Starts the development entry point (`npm start`) and resolves once it logs the port it listens on. */
 export function startServer(
   vars: Record<string, string>,
-  timeoutMs = 30_000,
+  timeoutMs = 120_000,
   entry: EntryPoint = "development",
 ): Promise<ServerProcess> {
   return new Promise((resolve, reject) => {
