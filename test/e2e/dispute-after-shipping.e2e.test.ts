@@ -76,6 +76,8 @@ describe("end to end: a dispute on a shipped order", () => {
     expect(after.status).toBe("delivered");
     // Redelivered, the events alert nobody twice.
     for (const event of events) expect((await h.sandbox.redeliver(event.id)).status).toBe(200);
-    expect(h.slack.bodies.map((b) => JSON.stringify(b)).filter((b) => b.includes(dispute.id))).toHaveLength(1);
+    expect(h.slack.bodies.map((b) => JSON.stringify(b)).filter((b) => b.includes(dispute.id))).toHaveLength(
+      1,
+    );
   });
 });
