@@ -133,7 +133,8 @@ export function closeReview(
 /**
  * The card network decides (what Stripe's evidence test values lead to): won, the disputed amount
  * comes back (`charge.dispute.funds_reinstated`, a `dispute_reversal` balance transaction; the
- * dispute fee stays withdrawn, as it does for most accounts); lost, the money stays withdrawn.
+ * stand-in keeps the dispute fee withdrawn, whether Stripe returns it depends on the account's
+ * country); lost, the money stays withdrawn.
  * Either way the dispute closes (`charge.dispute.closed`).
  */
 export function closeDispute(
