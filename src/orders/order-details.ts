@@ -12,6 +12,7 @@ export async function findOrderDetails(db: Database, orderId: string) {
       emails: { orderBy: { createdAt: "asc" } },
       timeline: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
       refunds: { orderBy: { createdAt: "asc" } },
+      disputes: { orderBy: { createdAt: "asc" } },
     },
   });
   if (!order) return null;
@@ -48,6 +49,22 @@ export async function findOrderDetails(db: Database, orderId: string) {
         status,
         providerId,
         createdAt,
+      })),
+      // Chargebacks: what Stripe withdrew from the balance for them, and gave back.
+      amountDisputeWithdrawn: order.disputes.reduce((sum, d) => sum + d.amountWithdrawn, 0),
+      amountDisputeReinstated: order.disputes.reduce((sum, d) => sum + d.amountReinstated, 0),
+      disputes: order.disputes.map((d) => ({
+        providerId: d.providerId,
+        status: d.status,
+        amount: d.amount,
+        currency: d.currency.trim(),
+        reason: d.reason,
+        evidenceDueBy: d.evidenceDueBy,
+        amountWithdrawn: d.amountWithdrawn,
+        amountReinstated: d.amountReinstated,
+        fees: d.fees,
+        createdAt: d.createdAt,
+        updatedAt: d.updatedAt,
       })),
     },
     shipment: order.shipment && {

@@ -57,6 +57,7 @@ const schemas = {
     reason: z.enum(["fraudulent", "product_not_received", "duplicate", "general"]).optional(),
     deliver,
   }),
+  closeDispute: z.object({ outcome: z.enum(["won", "lost"]), deliver }),
   review: z.object({ payment_intent: z.string().min(1), deliver }),
   closeReview: z.object({
     reason: z.enum(["approved", "refunded", "refunded_as_fraud", "disputed", "redacted"]),
@@ -158,6 +159,11 @@ export function createControlRouter(deps: {
     const { payment_intent, deliver: send, ...fields } = schemas.dispute.parse(body(req));
     const result = await control.dispute({ paymentIntent: payment_intent, ...fields }, { deliver: send });
     res.status(201).json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
+  });
+  router.post("/disputes/:id/close", async (req, res) => {
+    const { outcome, deliver: send } = schemas.closeDispute.parse(body(req));
+    const result = await control.closeDispute(param(req, "id"), outcome, { deliver: send });
+    res.json({ ...result, events: result.events.map(({ id, type }) => ({ id, type })) });
   });
   router.post("/reviews", async (req, res) => {
     const { payment_intent, deliver: send } = schemas.review.parse(body(req));

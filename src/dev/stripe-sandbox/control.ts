@@ -9,7 +9,7 @@ import {
   settleAsyncPayment,
 } from "./checkout-sessions";
 import type { DeclineCode } from "./errors";
-import { amendCapture, closeReview, openDispute, openReview } from "./disputes";
+import { amendCapture, closeDispute, closeReview, openDispute, openReview } from "./disputes";
 import { retrieveEvent } from "./events";
 import type { Params } from "./form";
 import { createRefund } from "./refunds";
@@ -121,6 +121,21 @@ export class SandboxControl {
       dispute: outcome.result,
       events: outcome.events,
       deliveries: await this.deliverAll(outcome.events, options),
+    };
+  }
+
+  /** The card network decides the dispute: won (the money comes back) or lost. */
+  async closeDispute(
+    disputeId: string,
+    outcome: "won" | "lost",
+    options: DeliverOption = {},
+  ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }> {
+    const closed = closeDispute(this.ctx, disputeId, outcome, customerOrigin);
+    this.ctx.store.persist();
+    return {
+      dispute: closed.result,
+      events: closed.events,
+      deliveries: await this.deliverAll(closed.events, options),
     };
   }
 

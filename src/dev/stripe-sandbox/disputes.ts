@@ -129,3 +129,41 @@ export function closeReview(
   Object.assign(review, { open: false, closed_reason: closedReason, reason: closedReason });
   return { result: review, events: [recordEvent(ctx, "review.closed", review, origin)] };
 }
+
+/**
+ * The card network decides (what Stripe's evidence test values lead to): won, the disputed amount
+ * comes back (`charge.dispute.funds_reinstated`, a `dispute_reversal` balance transaction; the
+ * stand-in keeps the dispute fee withdrawn, whether Stripe returns it depends on the account's
+ * country); lost, the money stays withdrawn.
+ * Either way the dispute closes (`charge.dispute.closed`).
+ */
+export function closeDispute(
+  ctx: SandboxContext,
+  disputeId: string,
+  outcome: "won" | "lost",
+  origin: Origin,
+): Outcome<Stripe.Dispute> {
+  const dispute = ctx.store.data.disputes[disputeId];
+  if (!dispute) throw stripeErrors.resourceMissing("dispute", disputeId);
+  if (dispute.status === "won" || dispute.status === "lost") {
+    throw stripeErrors.invalidRequest("dispute_closed", `Dispute ${disputeId} is already closed.`);
+  }
+  dispute.status = outcome;
+  dispute.evidence_details = { ...dispute.evidence_details, has_evidence: true, submission_count: 1 };
+  const events: Stripe.Event[] = [];
+  if (outcome === "won") {
+    const reinstatement = book(ctx, {
+      type: "adjustment",
+      reportingCategory: "dispute_reversal",
+      source: dispute,
+      amount: dispute.amount,
+      fee: 0,
+      currency: dispute.currency,
+      description: `Chargeback reversal for ${String(dispute.charge)}`,
+    });
+    dispute.balance_transactions = [...dispute.balance_transactions, reinstatement];
+    events.push(recordEvent(ctx, "charge.dispute.funds_reinstated", dispute, origin));
+  }
+  events.push(recordEvent(ctx, "charge.dispute.closed", dispute, origin));
+  return { result: dispute, events };
+}

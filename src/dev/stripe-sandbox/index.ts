@@ -101,6 +101,12 @@ export interface StripeSandbox {
     fields: { paymentIntent: string; reason?: string; amount?: number },
     options?: DeliverOption,
   ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
+  /** The dispute is decided (`charge.dispute.funds_reinstated` when won, `charge.dispute.closed`). */
+  closeDispute(
+    disputeId: string,
+    outcome: "won" | "lost",
+    options?: DeliverOption,
+  ): Promise<{ dispute: Stripe.Dispute; events: Stripe.Event[]; deliveries: DeliveryResult[] }>;
   /** Radar opens a review of the payment (`review.opened`). */
   openReview(
     paymentIntentId: string,
@@ -252,6 +258,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     clock,
     refund: (fields, opts) => control.refund(fields, opts),
     dispute: (fields, opts) => control.dispute(fields, opts),
+    closeDispute: (id, outcome, opts) => control.closeDispute(id, outcome, opts),
     amendCapture: (id, amount) => control.amendCapture(id, amount),
     openReview: (id, opts) => control.openReview(id, opts),
     closeReview: (id, reason, opts) => control.closeReview(id, reason, opts),

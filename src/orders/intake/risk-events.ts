@@ -18,6 +18,9 @@ const riskEventTypes = [
   "radar.early_fraud_warning.created",
 ];
 
+/** Stripe's final dispute statuses: nothing reopens a dispute that has one. */
+const closedDisputeStatuses: string[] = ["won", "lost", "warning_closed", "prevented", "charge_refunded"];
+
 export const isRiskEvent = (event: Stripe.Event): boolean => riskEventTypes.includes(event.type);
 
 export interface RiskEventsDeps {
@@ -76,6 +79,47 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
     };
   }
 
+  /**
+   * The dispute as its latest event has it, one row per Stripe dispute id: a redelivered event
+   * writes the same row again, one older than the row (Stripe does not order deliveries) changes
+   * nothing. The money is the dispute's balance transactions: negative ones withdrawn, positive
+   * ones reinstated, the fees apart.
+   */
+  async function recordDispute(orderId: string, dispute: Stripe.Dispute, eventCreatedAt: Date) {
+    const transactions = dispute.balance_transactions ?? [];
+    const state = {
+      status: dispute.status,
+      amount: dispute.amount,
+      currency: dispute.currency,
+      reason: dispute.reason,
+      evidenceDueBy: dispute.evidence_details?.due_by
+        ? new Date(dispute.evidence_details.due_by * 1000)
+        : null,
+      amountWithdrawn: transactions.reduce((sum, t) => sum + (t.amount < 0 ? -t.amount : 0), 0),
+      amountReinstated: transactions.reduce((sum, t) => sum + (t.amount > 0 ? t.amount : 0), 0),
+      fees: transactions.reduce((sum, t) => sum + t.fee, 0),
+      eventCreatedAt,
+    };
+    try {
+      await db.dispute.create({ data: { orderId, providerId: dispute.id, ...state } });
+      return;
+    } catch (error) {
+      // Another delivery of this dispute wrote the row first: bring it up to date below.
+      if ((error as { code?: string }).code !== "P2002") throw error;
+    }
+    // Event times are in seconds, so two events of one second tie: a closed dispute never goes
+    // back to an open state on a tie (or ever).
+    const closed = closedDisputeStatuses.includes(dispute.status);
+    await db.dispute.updateMany({
+      where: {
+        providerId: dispute.id,
+        eventCreatedAt: { lte: eventCreatedAt },
+        ...(closed ? {} : { status: { notIn: closedDisputeStatuses } }),
+      },
+      data: state,
+    });
+  }
+
   return {
     async handle(event) {
       const object = event.data.object as unknown as {
@@ -110,6 +154,7 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
           withdrawn: dispute.balance_transactions?.map((t) => ({ amount: t.amount, fee: t.fee })),
         };
         await deps.timeline.record(orderId, "dispute-updated", detail, `${dispute.id}:${event.type}`);
+        await recordDispute(orderId, dispute, new Date(event.created * 1000));
         if (event.type === "charge.dispute.created") {
           const held = unshipped
             ? await deps.holds.placeHold(orderId, "dispute", { note: dispute.reason, by: "stripe" })

@@ -113,6 +113,45 @@ function OrderPage(props: {
         ) : (
           <p class="muted">No payment recorded.</p>
         )}
+        {order.payment && order.payment.disputes.length > 0 ? (
+          <>
+            <h3>Disputes</h3>
+            <p class="small">
+              withdrawn {money(order.payment.amountDisputeWithdrawn)} · reinstated{" "}
+              {money(order.payment.amountDisputeReinstated)}
+            </p>
+            <table class="disputes">
+              <thead>
+                <tr>
+                  <th>Dispute</th>
+                  <th>Status</th>
+                  <th>Amount</th>
+                  <th>Reason</th>
+                  <th>Evidence due</th>
+                  <th>Withdrawn</th>
+                  <th>Reinstated</th>
+                </tr>
+              </thead>
+              <tbody>
+                {order.payment.disputes.map((dispute) => (
+                  <tr>
+                    <td>
+                      <code>{dispute.providerId}</code>
+                    </td>
+                    <td>
+                      <span class={`badge dispute-${dispute.status}`}>{dispute.status}</span>
+                    </td>
+                    <td>{money(dispute.amount)}</td>
+                    <td>{dispute.reason}</td>
+                    <td>{dispute.evidenceDueBy ? formatTime(dispute.evidenceDueBy) : "—"}</td>
+                    <td>{money(dispute.amountWithdrawn)}</td>
+                    <td>{money(dispute.amountReinstated)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </>
+        ) : null}
       </div>
       <div class="card">
         <h2>Shipment</h2>

@@ -81,6 +81,28 @@ describe("Stripe stand-in: the account's ledger", () => {
     expect(withdrawal.data[0]).toMatchObject({ type: "adjustment", amount: -3490, fee: 1500 });
   });
 
+  it("closes a dispute won (the amount reinstated, the fee kept) or lost, once", async () => {
+    const paymentIntent = await paidPaymentIntent();
+    const { dispute } = await sandbox.dispute({ paymentIntent });
+    const won = await sandbox.closeDispute(dispute.id, "won");
+    expect(won.events.map((e) => e.type)).toEqual([
+      "charge.dispute.funds_reinstated",
+      "charge.dispute.closed",
+    ]);
+    expect((await stripe.disputes.list({ payment_intent: paymentIntent })).data[0]?.status).toBe("won");
+    const moves = await stripe.balanceTransactions.list({ source: dispute.id } as never);
+    expect(moves.data.map((t) => [t.amount, t.fee]).sort()).toEqual([
+      [-3490, 1500],
+      [3490, 0],
+    ]);
+    await expect(sandbox.closeDispute(dispute.id, "lost")).rejects.toThrow("already closed");
+
+    const other = await sandbox.dispute({ paymentIntent: await paidPaymentIntent() });
+    const lost = await sandbox.closeDispute(other.dispute.id, "lost");
+    expect(lost.events.map((e) => e.type)).toEqual(["charge.dispute.closed"]);
+    expect(lost.dispute.status).toBe("lost");
+  });
+
   it("refuses a limit Stripe would refuse", async () => {
     await expect(stripe.balanceTransactions.list({ limit: 101 })).rejects.toMatchObject({
       param: "limit",
