@@ -10,6 +10,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easypost-sandbox";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { createStockLedger } from "../../src/inventory/stock-ledger";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { engineCheckpointing } from "../support/env";
 import { testEncryptionKey } from "../support/encryption";
@@ -144,10 +145,18 @@ export class E2eHarness {
     });
   }
 
+  /** A product whose stock arrived through the ledger, as the catalog receives it (the reconciliation checks). */
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2000): Promise<void> {
     await this.db.product.create({
-      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand },
+      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand: 0 },
     });
+    if (stockOnHand > 0)
+      await createStockLedger(this.db).record({
+        sku,
+        delta: stockOnHand,
+        reason: "received",
+        actor: "e2e-harness",
+      });
   }
 
   /**
