@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import http from "node:http";
-import { createServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
@@ -17,26 +17,10 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /**
- * A port the OS says is free now: the app's PUBLIC_URL (links in pages and e-mails) must name
- * its port before it starts, so port 0 cannot be used for it.
- */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
  * The app's public address, held by the test itself: a server on port 0 that stays open for the
  * whole file and forwards every request to the app once `forwardTo` names it. The app's
  * PUBLIC_URL (links in pages and e-mails) must be known before the app starts; a port that was
- * free a moment ago (freePort) may be taken by then, one we keep listening on cannot.
+ * free a moment ago may be taken by then, one we keep listening on cannot.
  */
 export interface PublicEntrance {
   url: string;
