@@ -36,7 +36,7 @@ export class E2eHarness {
   /** Set with `observeCalls`: every engine -> serve() call, timed. */
   proxy?: ServeProxy;
   private appPort = 0;
-  private proxyDelayMs?: number;
+  private proxyHoldUntilArrived?: string[];
   private baseEnv: Record<string, string> = {};
   /** The carrier: EasyPost's stand-in, driven by the app through the official library. */
   easyPost!: EasyPostSandbox;
@@ -52,7 +52,7 @@ export class E2eHarness {
   ) {}
 
   static async start(
-    options: { env?: Record<string, string>; observeCalls?: { delayMs: number } } = {},
+    options: { env?: Record<string, string>; observeCalls?: { holdUntilArrived: string[] } } = {},
   ): Promise<E2eHarness> {
     const logger = pino({ level: "silent" });
     const database = await createTestDatabase();
@@ -86,7 +86,7 @@ export class E2eHarness {
     harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostWebhookSecret, logger });
     await harness.easyPost.listen(0, "127.0.0.1");
     harness.baseEnv = options.env ?? {};
-    harness.proxyDelayMs = options.observeCalls?.delayMs;
+    harness.proxyHoldUntilArrived = options.observeCalls?.holdUntilArrived;
     await harness.startApp();
     return harness;
   }
@@ -124,8 +124,10 @@ export class E2eHarness {
     this.easyPost.setWebhookUrl(`${this.app.url}/api/carrier/webhook`);
     this.appPort = this.app.port;
     this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);
-    if (this.proxyDelayMs !== undefined && !this.proxy) {
-      this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, { delayMs: this.proxyDelayMs });
+    if (this.proxyHoldUntilArrived !== undefined && !this.proxy) {
+      this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, {
+        holdUntilArrived: this.proxyHoldUntilArrived,
+      });
     }
     // Out-of-band (the dev server's way) unless a proxy sits in front: the app announces its own
     // address out-of-band, so the proxy's URL is synced in-band (Inngest Cloud's way).
