@@ -241,8 +241,10 @@ export async function createServices(options: {
     logger,
     timeZone: config.SHOP_TIME_ZONE,
     shipWithinMs: durationMs(config.RECONCILIATION_SHIP_WITHIN),
+    stockLedger: createStockLedger(db),
     reportUrl: (runId) => `${publicUrl.replace(/\/+$/, "")}/ops/reconciliation/${runId}`,
     orderUrl: opsOrderUrl,
+    productUrl: (sku) => `${publicUrl.replace(/\/+$/, "")}/ops/products/${encodeURIComponent(sku)}`,
   });
   const holds = createHolds({ db, timeline, publisher });
   const labels = createLabelVoids({

@@ -3,6 +3,7 @@ import { createAlerter } from "../alerts";
 import { ConfigError, loadConfig } from "../config";
 import { createDatabase } from "../db/client";
 import { isAppError } from "../errors";
+import { createStockLedger } from "../inventory/stock-ledger";
 import { createLogger } from "../logger";
 import { createStripeClient } from "../payments/stripe-client";
 import { createEasyPostLedger, createReconciliation, createStripeLedger } from "../reconciliation";
@@ -69,8 +70,10 @@ async function main(): Promise<void> {
       logger,
       timeZone: config.SHOP_TIME_ZONE,
       shipWithinMs: durationMs(config.RECONCILIATION_SHIP_WITHIN),
+      stockLedger: createStockLedger(db),
       reportUrl: (runId) => `${publicUrl}/ops/reconciliation/${runId}`,
       orderUrl,
+      productUrl: (sku) => `${publicUrl}/ops/products/${encodeURIComponent(sku)}`,
     });
     const report = await reconciliation.run({ date, by: "cli" });
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

@@ -32,6 +32,8 @@ export const mismatchKinds = [
   "not_shipped_in_time",
   // A dispute still open at Stripe.
   "dispute_open",
+  // A product whose stock on hand is not the sum of its stock movements (changed without its row).
+  "stock_ledger_differs",
 ] as const;
 export type MismatchKind = (typeof mismatchKinds)[number];
 
@@ -90,9 +92,15 @@ export interface ReconciliationDeps {
   logger: Logger;
   timeZone: string;
   shipWithinMs: number;
-  /** The ops console's page of a report and of an order. */
+  /**
+   * The stock ledger's own check (src/inventory/stock-ledger.ts): a state, not the day's
+   * movements, so every run reports the products whose stock is not the sum of their movements.
+   */
+  stockLedger?: { mismatches(): Promise<{ sku: string; stockOnHand: number; ledgerSum: number }[]> };
+  /** The ops console's page of a report, of an order and of a product. */
   reportUrl(runId: string): string;
   orderUrl(orderId: string): string;
+  productUrl?(sku: string): string;
   now?: () => Date;
 }
 
@@ -458,10 +466,26 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     }
   }
 
-  const linkOf = (mismatch: Pick<Mismatch, "orderId" | "reference">): string =>
+  async function stockLedger(found: Mismatch[]) {
+    if (!deps.stockLedger) return;
+    for (const product of await deps.stockLedger.mismatches()) {
+      found.push({
+        kind: "stock_ledger_differs",
+        orderId: null,
+        reference: product.sku,
+        ours: { stockOnHand: product.stockOnHand },
+        theirs: { ledgerSum: product.ledgerSum },
+        detail: `${product.sku} has ${product.stockOnHand} on hand, its stock movements sum to ${product.ledgerSum}: stock was changed without its ledger row`,
+      });
+    }
+  }
+
+  const linkOf = (mismatch: { kind: string; orderId: string | null; reference: string }): string =>
     mismatch.orderId
       ? deps.orderUrl(mismatch.orderId)
-      : (stripeDashboardUrl(mismatch.reference, false) ?? "");
+      : mismatch.kind === "stock_ledger_differs"
+        ? (deps.productUrl?.(mismatch.reference) ?? "")
+        : (stripeDashboardUrl(mismatch.reference, false) ?? "");
 
   type RunRow = NonNullable<Awaited<ReturnType<typeof db.reconciliationRun.findUnique>>>;
   const summaryOf = (row: RunRow): ReconciliationSummary => ({
@@ -509,6 +533,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       const stripe = await reconcileStripe(day, found);
       const carrierShipments = deps.carrier ? await reconcileCarrier(deps.carrier, day, found) : 0;
       await unshipped(day, found);
+      await stockLedger(found);
       const counts: Partial<Record<MismatchKind, number>> = {};
       for (const mismatch of found) counts[mismatch.kind] = (counts[mismatch.kind] ?? 0) + 1;
       const fields = {

@@ -1,11 +1,32 @@
 import type Stripe from "stripe";
 
-/** The events the intake turns into order transitions, as the webhook receives them. */
+/**
+ * Every event type the webhook's intake acts on, as the webhook receives them: the checkout's, the
+ * PaymentIntent's (a cancel or a decline at Stripe), money moving back (refunds), and what puts a
+ * payment in doubt (disputes, Radar). A type the webhook handles but the sweep does not list is a
+ * webhook Stripe may lose for good. Kept here rather than imported from the intake: the orders
+ * domain reads recovery's constants, so recovery cannot import it back; a test checks the two agree.
+ * Stripe's Events API takes at most 20 types per list.
+ */
 export const sweptEventTypes = [
   "checkout.session.completed",
   "checkout.session.async_payment_succeeded",
   "checkout.session.async_payment_failed",
   "checkout.session.expired",
+  "payment_intent.canceled",
+  "payment_intent.payment_failed",
+  "charge.refunded",
+  "refund.created",
+  "refund.updated",
+  "refund.failed",
+  "charge.dispute.created",
+  "charge.dispute.updated",
+  "charge.dispute.closed",
+  "charge.dispute.funds_withdrawn",
+  "charge.dispute.funds_reinstated",
+  "review.opened",
+  "review.closed",
+  "radar.early_fraud_warning.created",
 ] as const satisfies readonly Stripe.Event.Type[];
 
 export interface EventPage {

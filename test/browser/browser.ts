@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { createServer } from "node:net";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { chromium, type Browser } from "playwright-core";
@@ -16,19 +17,61 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /**
- * A port the OS says is free now: the app's PUBLIC_URL (links in pages and e-mails) must name
- * its port before it starts, so port 0 cannot be used for it.
+ * The app's public address, held by the test itself: a server on port 0 that stays open for the
+ * whole file and forwards every request to the app once `forwardTo` names it. The app's
+ * PUBLIC_URL (links in pages and e-mails) must be known before the app starts; a port that was
+ * free a moment ago may be taken by then, one we keep listening on cannot.
  */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
+export interface PublicEntrance {
+  url: string;
+  forwardTo(appUrl: string): void;
+  close(): Promise<void>;
+}
+
+export async function startPublicEntrance(): Promise<PublicEntrance> {
+  let target: URL | null = null;
+  const server = http.createServer((req, res) => {
+    if (!target) {
+      res.writeHead(503).end("the app is not started yet");
+      return;
+    }
+    const upstream = http.request(
+      // agent: false: no kept-alive socket to the app outlives the file.
+      {
+        host: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+        agent: false,
+      },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on("error", () => {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
     });
+    req.pipe(upstream);
   });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    forwardTo: (appUrl) => {
+      target = new URL(appUrl);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { createEmailRenderer } from "../../src/notifications/email-renderer";
 import { emailTemplates, type EmailTemplateName } from "../../src/notifications/templates";
 import { createCustomerLinks, deriveLinkSecret } from "../../src/pages";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { freePort, launchChromium, screenshotDir } from "./browser";
+import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
 
 /**
  * Issue 12 in a real browser: Debian's Chromium driven by playwright-core against the service as
@@ -14,16 +14,18 @@ describe("customer pages and ops console in Chromium", () => {
   let harness: E2eHarness;
   let browser: Browser;
   let publicUrl: string;
+  let entrance: PublicEntrance;
   let shippedOrderId: string;
   /** Gates a test holds a stand-in's answer with; all opened at the end, whatever happened. */
   const releaseGates: (() => void)[] = [];
 
   beforeAll(async () => {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
+    entrance = await startPublicEntrance();
+    publicUrl = entrance.url;
     harness = await E2eHarness.start({
-      env: { PORT: String(port), PUBLIC_URL: publicUrl, REVIEW_DELAY: "6s" },
+      env: { PUBLIC_URL: publicUrl, REVIEW_DELAY: "6s" },
     });
+    entrance.forwardTo(harness.app.url);
     await harness.addProduct("MUG", 20, 1200);
     await harness.addProduct("TEE", 20, 2500);
     browser = await launchChromium();
@@ -33,6 +35,7 @@ describe("customer pages and ops console in Chromium", () => {
     for (const release of releaseGates) release();
     await browser?.close();
     await harness?.close();
+    await entrance?.close();
   });
 
   // Every Content-Security-Policy violation Chromium reports, in any page or frame of a test.

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { freePort, launchChromium, screenshotDir } from "./browser";
+import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
 
 /**
  * The console's hold, release and label void in Chromium, against the service as users run it
@@ -11,14 +11,16 @@ describe("ops console: hold, release, and a cancel that hands the label back", (
   let harness: E2eHarness;
   let browser: Browser;
   let publicUrl: string;
+  let entrance: PublicEntrance;
 
   beforeAll(async () => {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
+    entrance = await startPublicEntrance();
+    publicUrl = entrance.url;
     // A window long enough that the order is still in it while ops act.
     harness = await E2eHarness.start({
-      env: { PORT: String(port), PUBLIC_URL: publicUrl, FULFILMENT_HOLD: "1h" },
+      env: { PUBLIC_URL: publicUrl, FULFILMENT_HOLD: "1h" },
     });
+    entrance.forwardTo(harness.app.url);
     await harness.addProduct("CAP", 20, 1500);
     browser = await launchChromium();
   }, 60_000);
@@ -26,6 +28,7 @@ describe("ops console: hold, release, and a cancel that hands the label back", (
   afterAll(async () => {
     await browser?.close();
     await harness?.close();
+    await entrance?.close();
   });
 
   async function loggedIn(): Promise<Page> {

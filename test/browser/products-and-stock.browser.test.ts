@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { freePort, launchChromium, screenshotDir } from "./browser";
+import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
 
 /**
  * The catalog's console pages in Chromium, against the service as users run it: a product made,
@@ -11,17 +11,20 @@ describe("products and stock pages of the ops console in Chromium", () => {
   let harness: E2eHarness;
   let browser: Browser;
   let publicUrl: string;
+  let entrance: PublicEntrance;
 
   beforeAll(async () => {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    harness = await E2eHarness.start({ env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+    entrance = await startPublicEntrance();
+    publicUrl = entrance.url;
+    harness = await E2eHarness.start({ env: { PUBLIC_URL: publicUrl } });
+    entrance.forwardTo(harness.app.url);
     browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
     await harness?.close();
+    await entrance?.close();
   });
 
   async function loggedIn(): Promise<Page> {

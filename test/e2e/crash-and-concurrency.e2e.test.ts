@@ -86,7 +86,11 @@ describe("end to end: one order per customer at a time", () => {
   let h: E2eHarness;
 
   beforeAll(async () => {
-    h = await E2eHarness.start({ observeCalls: { delayMs: 40 } });
+    // The first calls of all four customers are held until each has one in flight: the others
+    // then certainly run side by side, and a second run of cus_same sent meanwhile would overlap.
+    h = await E2eHarness.start({
+      observeCalls: { holdUntilArrived: ["cus_same", "cus_other_0", "cus_other_1", "cus_other_2"] },
+    });
     await h.addProduct("E2E-CONC", 100, 1000);
   });
   afterAll(() => h.close());

@@ -10,6 +10,7 @@ import {
 } from "../../src/dev/inngest-engine";
 import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easypost-sandbox";
 import { createStripeSandbox, type StripeSandbox } from "../../src/dev/stripe-sandbox";
+import { createStockLedger } from "../../src/inventory/stock-ledger";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { engineCheckpointing } from "../support/env";
 import { testEncryptionKey } from "../support/encryption";
@@ -35,7 +36,7 @@ export class E2eHarness {
   /** Set with `observeCalls`: every engine -> serve() call, timed. */
   proxy?: ServeProxy;
   private appPort = 0;
-  private proxyDelayMs?: number;
+  private proxyHoldUntilArrived?: string[];
   private baseEnv: Record<string, string> = {};
   /** The carrier: EasyPost's stand-in, driven by the app through the official library. */
   easyPost!: EasyPostSandbox;
@@ -51,7 +52,7 @@ export class E2eHarness {
   ) {}
 
   static async start(
-    options: { env?: Record<string, string>; observeCalls?: { delayMs: number } } = {},
+    options: { env?: Record<string, string>; observeCalls?: { holdUntilArrived: string[] } } = {},
   ): Promise<E2eHarness> {
     const logger = pino({ level: "silent" });
     const database = await createTestDatabase();
@@ -85,7 +86,7 @@ export class E2eHarness {
     harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostWebhookSecret, logger });
     await harness.easyPost.listen(0, "127.0.0.1");
     harness.baseEnv = options.env ?? {};
-    harness.proxyDelayMs = options.observeCalls?.delayMs;
+    harness.proxyHoldUntilArrived = options.observeCalls?.holdUntilArrived;
     await harness.startApp();
     return harness;
   }
@@ -123,8 +124,10 @@ export class E2eHarness {
     this.easyPost.setWebhookUrl(`${this.app.url}/api/carrier/webhook`);
     this.appPort = this.app.port;
     this.sandbox.setWebhookUrl(`${this.app.url}/api/stripe/webhook`);
-    if (this.proxyDelayMs !== undefined && !this.proxy) {
-      this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, { delayMs: this.proxyDelayMs });
+    if (this.proxyHoldUntilArrived !== undefined && !this.proxy) {
+      this.proxy = await startServeProxy(`${this.app.url}/api/inngest`, {
+        holdUntilArrived: this.proxyHoldUntilArrived,
+      });
     }
     // Out-of-band (the dev server's way) unless a proxy sits in front: the app announces its own
     // address out-of-band, so the proxy's URL is synced in-band (Inngest Cloud's way).
@@ -144,20 +147,18 @@ export class E2eHarness {
     });
   }
 
+  /** A product whose stock arrived through the ledger, as the catalog receives it (the reconciliation checks). */
   async addProduct(sku: string, stockOnHand: number, unitPrice = 2000): Promise<void> {
     await this.db.product.create({
-      data: {
-        sku,
-        name: `Product ${sku}`,
-        unitPrice,
-        currency: "usd",
-        stockOnHand,
-        // Received like real stock, so the ledger check (check-stock-ledger) finds it balanced.
-        movements: {
-          create: { delta: stockOnHand, reason: "received", actor: "test", stockAfter: stockOnHand },
-        },
-      },
+      data: { sku, name: `Product ${sku}`, unitPrice, currency: "usd", stockOnHand: 0 },
     });
+    if (stockOnHand > 0)
+      await createStockLedger(this.db).record({
+        sku,
+        delta: stockOnHand,
+        reason: "received",
+        actor: "e2e-harness",
+      });
   }
 
   /**

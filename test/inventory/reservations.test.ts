@@ -1,7 +1,8 @@
-import { createDatabase } from "../../src/db/client";
+import { createDatabase, sqlPool } from "../../src/db/client";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import type { InventoryRepository } from "../../src/inventory/inventory";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { eventually } from "../support/eventually";
 
 describe("stock reservations", () => {
   let database: TestDatabase;
@@ -48,24 +49,35 @@ describe("stock reservations", () => {
   it("a reservation queued behind a busy connection pool still succeeds (no interactive transaction with Prisma's 2 s start limit)", async () => {
     await createProduct("QUEUED-1", 3);
     const orderIds = await Promise.all(Array.from({ length: 4 }, () => createOrder()));
-    // One connection, held by a slow query for longer than Prisma waits to start a transaction.
+    // One connection, held by a statement waiting for a lock the test holds and releases.
     const narrow = createDatabase(database.url, { maxConnections: 1 });
+    const holder = await sqlPool(database.db).connect();
+    const lockKey = 7_250_001;
+    await holder.query("SELECT pg_advisory_lock($1)", [lockKey]);
     try {
       const narrowInventory = createPrismaInventoryRepository(narrow);
-      // Prisma's promises are lazy: then() sends the query; wait until the server is running it.
+      // Prisma's promises are lazy: then() sends the query; wait until the server has it waiting.
       const busy = new Promise((resolve, reject) => {
-        narrow.$executeRaw`SELECT pg_sleep(2.5) /* hold-the-pool */`.then(resolve, reject);
+        narrow.$executeRaw`SELECT pg_advisory_xact_lock(${lockKey}) /* hold-the-pool */`.then(
+          resolve,
+          reject,
+        );
       });
-      for (;;) {
-        const [{ running } = { running: 0 }] = await database.db.$queryRaw<{ running: number }[]>`
-          SELECT count(*)::int AS running FROM pg_stat_activity
-          WHERE state = 'active' AND query LIKE '%hold-the-pool%' AND query NOT LIKE '%pg_stat_activity%'`;
-        if (running > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const outcomes = await Promise.all(
+      await eventually("the narrow pool's one connection waits for the lock", async () => {
+        const [{ waiting } = { waiting: 0 }] = await database.db.$queryRaw<{ waiting: number }[]>`
+          SELECT count(*)::int AS waiting FROM pg_stat_activity
+          WHERE wait_event_type = 'Lock' AND query LIKE '%hold-the-pool%' AND query NOT LIKE '%pg_stat_activity%'`;
+        return waiting > 0;
+      });
+      const reserving = Promise.all(
         orderIds.map((id) => narrowInventory.reserve(id, [{ sku: "QUEUED-1", quantity: 1 }])),
       );
+      await eventually("all four reservations queue for the pool", () => sqlPool(narrow).waitingCount === 4);
+      // Held past Prisma's 2 s limit for starting an interactive transaction: a lower bound the
+      // scenario needs (a longer hold changes nothing), not a guess at when something happens.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      await holder.query("SELECT pg_advisory_unlock($1)", [lockKey]);
+      const outcomes = await reserving;
       await busy;
 
       expect(outcomes.filter((o) => o.ok)).toHaveLength(3);
@@ -75,6 +87,8 @@ describe("stock reservations", () => {
       expect(await stockOf("QUEUED-1")).toBe(0);
       expect(await narrowInventory.release(orderIds[0] ?? "")).toEqual([{ sku: "QUEUED-1", quantity: 1 }]);
     } finally {
+      await holder.query("SELECT pg_advisory_unlock_all()");
+      holder.release();
       await narrow.$disconnect();
     }
   });

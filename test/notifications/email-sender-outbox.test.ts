@@ -1,10 +1,12 @@
 import { createServer, type AddressInfo } from "node:net";
+import { sqlPool } from "../../src/db/client";
 import { createLogger } from "../../src/logger";
 import { createEmailSender, type GiveUpNotifier } from "../../src/notifications/email-sender";
 import { messageIdFor } from "../../src/notifications/message-id";
 import { createSmtpTransport } from "../../src/notifications/smtp-transport";
 import { shipped } from "../../src/notifications/templates";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { eventually } from "../support/eventually";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
 // Issue 11, mutation testing (docs/mutation-testing.md, group `email`): behaviour of the e-mail
@@ -226,10 +228,21 @@ describe("issue 11 mutation: e-mail sender and outbox", () => {
         leaseUntil: new Date(Date.now() + 120_000),
       },
     });
+    // The second attempt's look at the row it found leased: the sign that it is waiting.
+    const pool = sqlPool(database.db);
+    const query = jest.spyOn(pool, "query");
+    const waitingLooks = () =>
+      query.mock.calls.filter(
+        ([text, values]) =>
+          typeof text === "string" &&
+          text.startsWith("SELECT status::text AS status") &&
+          Array.isArray(values) &&
+          values[0] === request.idempotencyKey,
+      ).length;
     try {
       const second = sender.send(request);
-      // The holder finishes while the second attempt waits.
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The holder finishes while the second attempt waits: once it has looked and found it held.
+      await eventually("the second attempt waits for the holder", () => waitingLooks() > 0);
       await database.db.emailMessage.update({
         where: { idempotencyKey: request.idempotencyKey },
         data: { status: "sent", sentAt: new Date(), leaseUntil: null },
@@ -239,6 +252,7 @@ describe("issue 11 mutation: e-mail sender and outbox", () => {
       expect(receiver.accepted.filter((mail) => mail.messageId === messageId)).toHaveLength(0);
       expect((await row(request.idempotencyKey)).attempts).toBe(1);
     } finally {
+      query.mockRestore();
       transport.close();
     }
   });

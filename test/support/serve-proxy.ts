@@ -3,8 +3,8 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A proxy in front of serve(), for the engine to call instead of the app. It records every call
- * (which run, which customer, when it started and ended), can hold each call for `delayMs` so
- * that overlaps are observable, and can drop the first result of every step (`replaySteps`), as
+ * (which run, which customer, when it started and ended), can hold calls behind a gate so that
+ * overlaps are certain rather than likely (`holdUntilArrived`), and can drop the first result of every step (`replaySteps`), as
  * if the app had crashed right after the step's side effect.
  */
 export interface ServeCall {
@@ -33,9 +33,21 @@ interface CallBody {
 
 export async function startServeProxy(
   target: string,
-  options: { delayMs?: number; replaySteps?: boolean; replayed?: Set<string> } = {},
+  options: {
+    /**
+     * Calls for these customers are held until a call of every one of them has arrived, then all
+     * go on together: each customer's first calls are in flight at once, whatever the machine's
+     * speed, and a call the engine should not have sent meanwhile (a customer's second run) is
+     * held among them, where an overlap shows it.
+     */
+    holdUntilArrived?: string[];
+    replaySteps?: boolean;
+    replayed?: Set<string>;
+  } = {},
 ): Promise<ServeProxy> {
   const calls: ServeCall[] = [];
+  const awaited = new Set(options.holdUntilArrived ?? []);
+  const held: (() => void)[] = [];
   const replayed = options.replayed ?? new Set<string>();
   const targetUrl = new URL(target);
 
@@ -95,8 +107,17 @@ export async function startServeProxy(
           call.endedAt = performance.now();
           calls.push(call);
         });
-      if (options.delayMs) setTimeout(send, options.delayMs);
-      else send();
+      if (
+        awaited.size > 0 &&
+        call.customerId !== undefined &&
+        options.holdUntilArrived?.includes(call.customerId)
+      ) {
+        held.push(send);
+        awaited.delete(call.customerId);
+        if (awaited.size === 0) for (const release of held.splice(0)) release();
+        return;
+      }
+      send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -1,5 +1,8 @@
 import request from "supertest";
 import { stripeEventsCheckpoint } from "../../src/inngest/functions/sweep-missed-webhooks";
+import { refundEventTypes } from "../../src/orders/intake/refund-events";
+import { riskEventTypes } from "../../src/orders/intake/risk-events";
+import { sweptEventTypes } from "../../src/recovery";
 import { defined } from "../support/defined";
 import { WorkflowHarness } from "../support/workflow-harness";
 
@@ -109,6 +112,47 @@ describe("recovery crons: stalled orders, missed webhooks, expiring authorizatio
       where: { name: stripeEventsCheckpoint },
     });
     expect(advanced.cursor.getTime()).toBeGreaterThan(checkpoint.cursor.getTime());
+  });
+
+  it("lists every event type the webhook acts on, within the Events API's 20", () => {
+    const swept: readonly string[] = sweptEventTypes;
+    for (const type of [
+      ...refundEventTypes,
+      ...riskEventTypes,
+      "payment_intent.canceled",
+      "payment_intent.payment_failed",
+    ]) {
+      expect(swept).toContain(type);
+    }
+    expect(new Set(swept).size).toBe(swept.length);
+    expect(swept.length).toBeLessThanOrEqual(20);
+  });
+
+  it("recovers a refund and a dispute whose webhooks never arrived, once each", async () => {
+    const items = [{ sku: "RECOVER-1", quantity: 1 }];
+    const paid = await h.createPaidOrder({ customerId: "cus_refund_missed", items });
+    await h.placeOrder(paid.orderId);
+    await h.settle(2);
+    expect((await h.order(paid.orderId)).status).toBe("shipped");
+    const paymentIntent = paid.paymentIntentId;
+
+    const lost = await h.sandbox.refund({ paymentIntent, amount: 300 }, { deliver: false });
+    const disputed = await h.sandbox.dispute({ paymentIntent, reason: "fraudulent" }, { deliver: false });
+    expect([...lost.deliveries, ...disputed.deliveries]).toHaveLength(0);
+    expect(await h.db.refund.count({ where: { orderId: paid.orderId } })).toBe(0);
+    expect(await kindsOf(paid.orderId)).not.toContain("dispute-updated");
+
+    await fireCrons();
+    await fireCrons();
+
+    const refunds = await h.db.refund.findMany({ where: { orderId: paid.orderId } });
+    expect(refunds).toEqual([expect.objectContaining({ providerId: lost.refund.id, amount: 300 })]);
+    const kinds = await kindsOf(paid.orderId);
+    expect(kinds.filter((kind) => kind === "refund-recorded")).toHaveLength(1);
+    // One timeline entry per dispute event Stripe holds (created, and the funds withdrawn).
+    const disputeEvents = disputed.events.filter((event) => event.type.startsWith("charge.dispute."));
+    expect(disputeEvents.length).toBeGreaterThan(0);
+    expect(kinds.filter((kind) => kind === "dispute-updated")).toHaveLength(disputeEvents.length);
   });
 
   it("alerts once about an authorization that expires within 24 hours, however often the cron fires", async () => {

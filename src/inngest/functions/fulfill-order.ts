@@ -13,6 +13,7 @@ import { Saga, undosOf } from "../steps/saga";
 import { sendConfirmation } from "../steps/send-confirmation";
 import { sendReviewRequest } from "../steps/send-review-request";
 import type { ShipmentNotice } from "../../notifications/customer-messages";
+import type { GuardRefusal } from "../../orders/fulfilment-records";
 
 export const fulfillOrderFunctionId = "fulfill-order";
 
@@ -119,9 +120,28 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
       const owned = { claimId: claim.claimId };
 
+      /**
+       * A guarded write refused because the order was cancelled. Inside CANCEL_WINDOW the cancel
+       * also cancelled this run and its cleanup undoes what it did; past it (a full refund at
+       * Stripe stops the order at any time) nothing else will: the run undoes what it owes itself,
+       * as the cleanup would. When both run, each undo changes nothing the other already undid,
+       * and finishUnfulfilled lets the first end the order and send the one e-mail.
+       */
+      async function stop(reason: GuardRefusal) {
+        if (reason === "cancelled") {
+          await compensate(
+            ctx,
+            saga.owed,
+            () => ({ status: "cancelled", reason: "cancelled by request" }),
+            owned,
+          );
+        }
+        return { orderId, stopped: reason };
+      }
+
       const reservation = await saga.run(reserveStock, claim);
       if (!reservation.ok) {
-        if (reservation.reason !== "out_of_stock") return { orderId, stopped: reservation.reason };
+        if (reservation.reason !== "out_of_stock") return stop(reservation.reason);
         // A business outcome, not an ops failure: the customer gets their money back and an e-mail.
         await compensate(
           ctx,
@@ -155,7 +175,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
           cause: error,
         });
       }
-      if (!charge.charged) return { orderId, stopped: charge.stopped };
+      if (!charge.charged) return stop(charge.stopped);
 
       // An address the carrier cannot deliver to puts the order on hold, and the customer is asked.
       await saga.run(checkAddress);
@@ -164,7 +184,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
       const shipment = await saga.run(createShipment, claim);
-      if (!shipment.shipped) return { orderId, stopped: shipment.stopped };
+      if (!shipment.shipped) return stop(shipment.stopped);
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.
       return afterBooking(shipment.booking, charge.paymentId, null);

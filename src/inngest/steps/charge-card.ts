@@ -39,15 +39,19 @@ export const chargeCard = createStep({
       if (recorded.landed) return { charged: true, paymentId: recorded.value.paymentId };
       if (recorded.reason === "cancelled") {
         const order = await deps.orders.findForFulfilment(orderId);
-        const refund = await deps.payments.refundInFull(intentId, `refund-${orderId}`);
+        // Refunded at Stripe already (the refund that stopped the order, say): Stripe refuses a
+        // second refund of a charge refunded in full, and there is nothing left to give back.
+        const intent = await deps.payments.retrieve(intentId);
+        const left = intent.amountCaptured - intent.amountRefunded;
+        const refund = left > 0 ? await deps.payments.refundInFull(intentId, `refund-${orderId}`) : null;
         await deps.paymentRecords.recordRefund(orderId, intentId, order?.currency ?? captured.currency, {
           captured: captured.amountCaptured,
-          refunded: refund.amountRefunded,
+          refunded: Math.min(intent.amountRefunded + (refund?.amountRefunded ?? 0), captured.amountCaptured),
         });
         await deps.timeline.record(
           orderId,
           "payment-captured-after-cancel",
-          { amountCaptured: captured.amountCaptured, refundId: refund.refundId },
+          { amountCaptured: captured.amountCaptured, refundId: refund?.refundId ?? null },
           runId,
         );
       }

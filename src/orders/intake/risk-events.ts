@@ -7,7 +7,7 @@ import type { Holds } from "../hold-order";
 import type { RefundEventResult } from "./refund-events";
 
 /** Disputes and Radar: what puts a payment in doubt after the checkout. */
-const riskEventTypes = [
+export const riskEventTypes = [
   "charge.dispute.created",
   "charge.dispute.updated",
   "charge.dispute.closed",

@@ -7,6 +7,7 @@ import { createStripeSandbox, type StripeSandbox } from "../../../src/dev/stripe
 import { createStripeClient } from "../../../src/payments/stripe-client";
 import { logger, sessionParams, startSandbox, startWebhookReceiver, webhookSecret } from "./harness";
 import { defined } from "../../support/defined";
+import { eventually } from "../../support/eventually";
 
 type Receiver = Awaited<ReturnType<typeof startWebhookReceiver>>;
 
@@ -252,7 +253,10 @@ describe("Stripe sandbox webhooks, control routes and events", () => {
     });
     hanging.injectFailure("events.list", { kind: "hang" });
     const call = client.events.list().catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Closed only once the request is in and held, not after a guess at how long that takes.
+    await eventually("the events.list request hangs in the sandbox", () =>
+      hanging.requests.some((entry) => entry.endpoint === "events.list" && entry.injected === "hang"),
+    );
     await hanging.close();
     expect(await call).toBeInstanceOf(Stripe.errors.StripeConnectionError);
   });
