@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { Browser } from "playwright-core";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { freePort, launchChromium, screenshotDir } from "./browser";
+import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
 
 interface DisputeView {
   providerId: string;
@@ -27,11 +27,14 @@ describe("ops console and admin API: an order's disputes and their outcome", () 
   let harness: E2eHarness;
   let browser: Browser;
   let publicUrl: string;
+  let entrance: PublicEntrance;
 
   beforeAll(async () => {
-    const port = await freePort();
-    publicUrl = `http://127.0.0.1:${port}`;
-    harness = await E2eHarness.start({ env: { PORT: String(port), PUBLIC_URL: publicUrl } });
+    // The public address listens for the whole file; the app picks its own port behind it.
+    entrance = await startPublicEntrance();
+    publicUrl = entrance.url;
+    harness = await E2eHarness.start({ env: { PUBLIC_URL: publicUrl } });
+    entrance.forwardTo(harness.app.url);
     await harness.addProduct("DISPUTED", 20, 3100);
     browser = await launchChromium();
   }, 60_000);
@@ -39,6 +42,7 @@ describe("ops console and admin API: an order's disputes and their outcome", () 
   afterAll(async () => {
     await browser?.close();
     await harness?.close();
+    await entrance?.close();
   });
 
   async function shippedOrder(customerId: string) {
