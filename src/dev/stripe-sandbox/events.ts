@@ -90,6 +90,28 @@ function typeFilter(params: Params): (type: string) => boolean {
  * itself does not match the filters), `limit` 1..100 (default 10), `has_more`.
  */
 export function listEvents(ctx: SandboxContext, params: Params): Stripe.ApiList<Stripe.Event> {
+  const matchesType = typeFilter(params);
+  return listOf(
+    ctx.store.data.events,
+    params,
+    "/v1/events",
+    (event) => matchesType(event.type),
+    (cursor, param) => stripeErrors.resourceMissing("event", cursor, param),
+  );
+}
+
+/**
+ * Stripe's list convention, shared by every list endpoint here: newest first, `limit` 1..100
+ * (default 10), `starting_after`/`ending_before` cursors, `created` filter, `has_more`.
+ */
+export function listOf<T extends { id: string; created: number }>(
+  all: T[],
+  params: Params,
+  url: string,
+  filter: (item: T) => boolean = () => true,
+  missingCursor: (cursor: string, param: string) => Error = (cursor, param) =>
+    stripeErrors.invalidParam(param, `No such object: '${cursor}'`),
+): Stripe.ApiList<T> {
   const limit = optionalInteger(params, "limit") ?? 10;
   if (limit < 1 || limit > 100) {
     throw stripeErrors.invalidParam(
@@ -106,28 +128,24 @@ export function listEvents(ctx: SandboxContext, params: Params): Stripe.ApiList<
       "You may only specify one of these parameters: ending_before, starting_after.",
     );
   }
-  const matchesType = typeFilter(params);
   const matchesCreated = createdMatcher(params);
-  const matches = (event: Stripe.Event): boolean => matchesType(event.type) && matchesCreated(event.created);
-
-  const newestFirst = [...ctx.store.data.events].reverse();
+  const newestFirst = [...all].reverse();
   const position = (cursor: string, param: string): number => {
-    const index = newestFirst.findIndex((event) => event.id === cursor);
-    if (index < 0) throw stripeErrors.resourceMissing("event", cursor, param);
+    const index = newestFirst.findIndex((item) => item.id === cursor);
+    if (index < 0) throw missingCursor(cursor, param);
     return index;
   };
-
-  let data: Stripe.Event[];
-  let hasMore: boolean;
+  const matches = (item: T) => matchesCreated(item.created) && filter(item);
   if (endingBefore !== undefined) {
     const newer = newestFirst.slice(0, position(endingBefore, "ending_before")).filter(matches);
-    data = newer.slice(Math.max(0, newer.length - limit));
-    hasMore = newer.length > limit;
-  } else {
-    const from = startingAfter === undefined ? 0 : position(startingAfter, "starting_after") + 1;
-    const older = newestFirst.slice(from).filter(matches);
-    data = older.slice(0, limit);
-    hasMore = older.length > limit;
+    return {
+      object: "list",
+      data: newer.slice(Math.max(0, newer.length - limit)),
+      has_more: newer.length > limit,
+      url,
+    };
   }
-  return { object: "list", data, has_more: hasMore, url: "/v1/events" };
+  const from = startingAfter === undefined ? 0 : position(startingAfter, "starting_after") + 1;
+  const older = newestFirst.slice(from).filter(matches);
+  return { object: "list", data: older.slice(0, limit), has_more: older.length > limit, url };
 }

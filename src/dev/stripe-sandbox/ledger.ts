@@ -1,11 +1,10 @@
 import type Stripe from "stripe";
 import type { SandboxContext } from "./context";
 import { unixSeconds } from "./context";
-import { stripeErrors } from "./errors";
-import { createdMatcher } from "./events";
+import { listOf } from "./events";
 import { fromFixture } from "./fixtures";
 import type { Params } from "./form";
-import { optionalInteger, optionalList, optionalString } from "./form";
+import { optionalList, optionalString } from "./form";
 import { stripeId } from "./ids";
 
 /**
@@ -95,54 +94,6 @@ export function bookRefund(ctx: SandboxContext, refund: Stripe.Refund): void {
     description: "REFUND FOR CHARGE",
   });
   refund.balance_transaction = transaction.id;
-}
-
-/**
- * Stripe's list convention, shared by every list endpoint here: newest first, `limit` 1..100
- * (default 10), `starting_after`/`ending_before` cursors, `created` filter, `has_more`.
- */
-function listOf<T extends { id: string; created: number }>(
-  all: T[],
-  params: Params,
-  url: string,
-  filter: (item: T) => boolean = () => true,
-): Stripe.ApiList<T> {
-  const limit = optionalInteger(params, "limit") ?? 10;
-  if (limit < 1 || limit > 100) {
-    throw stripeErrors.invalidParam(
-      "limit",
-      "Invalid limit: must be between 1 and 100",
-      "parameter_invalid_integer",
-    );
-  }
-  const startingAfter = optionalString(params, "starting_after");
-  const endingBefore = optionalString(params, "ending_before");
-  if (startingAfter !== undefined && endingBefore !== undefined) {
-    throw stripeErrors.invalidRequest(
-      "parameter_invalid",
-      "You may only specify one of these parameters: ending_before, starting_after.",
-    );
-  }
-  const matchesCreated = createdMatcher(params);
-  const newestFirst = [...all].reverse();
-  const position = (cursor: string, param: string): number => {
-    const index = newestFirst.findIndex((item) => item.id === cursor);
-    if (index < 0) throw stripeErrors.invalidParam(param, `No such object: '${cursor}'`);
-    return index;
-  };
-  const matches = (item: T) => matchesCreated(item.created) && filter(item);
-  if (endingBefore !== undefined) {
-    const newer = newestFirst.slice(0, position(endingBefore, "ending_before")).filter(matches);
-    return {
-      object: "list",
-      data: newer.slice(Math.max(0, newer.length - limit)),
-      has_more: newer.length > limit,
-      url,
-    };
-  }
-  const from = startingAfter === undefined ? 0 : position(startingAfter, "starting_after") + 1;
-  const older = newestFirst.slice(from).filter(matches);
-  return { object: "list", data: older.slice(0, limit), has_more: older.length > limit, url };
 }
 
 function sourceOf(ctx: SandboxContext, id: string): Source | string {
