@@ -33,6 +33,7 @@ import { SMTPServer } from "smtp-server";
 import { migrate } from "../src/db/migrator";
 import { benchDatabaseServer } from "./bench/database-server";
 import { coreCount, loadAverage, machineCpuMs, processTreeCpuMs } from "./bench/process-cpu";
+import { createEasyPostSandbox } from "../src/dev/easypost-sandbox";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { PrismaClient } from "../src/generated/prisma/client";
 import { createLogger } from "../src/logger";
@@ -83,6 +84,7 @@ if (modes.length === 0 || !modes.every((mode) => mode === "classic" || mode === 
 
 const root = path.resolve(__dirname, "..");
 const webhookSecret = "whsec_bench_secret";
+const easyPostWebhookSecret = "bench-easypost-webhook-secret-0123456789";
 
 async function withAdmin<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url });
@@ -248,6 +250,10 @@ async function runMode(
   const smtp = await startSmtpSink();
   const sandbox = createStripeSandbox({ webhookSecret, logger });
   const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+  // Labels are bought from EasyPost's stand-in, as npm start does (tracker events are not sent:
+  // the run's wait for delivery is not what is measured here).
+  const easyPost = createEasyPostSandbox({ webhookSecret: easyPostWebhookSecret, logger });
+  await easyPost.listen(0, "127.0.0.1");
   const profileDir = args["cpu-prof"] ? path.resolve(args["cpu-prof"]) : undefined;
   // One folder per process and run: tsx's loader thread writes a profile of its own beside the
   // main thread's (the larger file), and --cpu-prof-name cannot tell them apart.
@@ -292,10 +298,10 @@ async function runMode(
         INNGEST_DEV: engineUrl,
         SMTP_URL: smtp.url,
         ADMIN_API_TOKEN: "bench-admin-token-0123456789",
-        CARRIER_WEBHOOK_SECRET: "bench-carrier-secret-0123456789",
         PUBLIC_URL: "http://shop.test",
-        // Orders here have no checkout address: the built-in sandbox carrier books them.
-        SHIPPING_CARRIER: "sandbox",
+        EASYPOST_API_KEY: "EZTK_bench",
+        EASYPOST_API_BASE: easyPost.apiBase ?? "",
+        EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
       });
       children.push(app);
       return app;
@@ -453,6 +459,7 @@ async function runMode(
     for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
     await db.$disconnect();
     await sandbox.close();
+    await easyPost.close();
     await smtp.close();
     await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
   }

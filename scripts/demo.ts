@@ -15,7 +15,6 @@ import { migrate } from "../src/db/migrator";
 import { seedDemoCatalogIfEmpty } from "../src/db/seed";
 import { startStandIns } from "../src/dev/stand-ins";
 import { createLogger } from "../src/logger";
-import { carrierSignature } from "../src/shipping";
 import { createServices } from "../src/wiring";
 
 const day = 24 * 3600 * 1000;
@@ -109,14 +108,6 @@ async function main(): Promise<void> {
   if (aliceOrder.shipment && standIns.easyPostSandbox) {
     // The EasyPost stand-in scans the parcel and POSTs the signed tracker.updated event.
     await standIns.easyPostSandbox.advanceTracker(aliceOrder.shipment.trackingNumber, "delivered");
-  } else if (aliceOrder.shipment && standIns.endpoints.carrierWebhookSecret) {
-    const body = JSON.stringify({ trackingNumber: aliceOrder.shipment.trackingNumber, status: "delivered" });
-    const signature = carrierSignature(Buffer.from(body), standIns.endpoints.carrierWebhookSecret);
-    await fetch(`${appUrl}/api/carrier/webhook`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-carrier-signature": signature },
-      body,
-    });
   }
   await engine.drain();
 

@@ -133,7 +133,6 @@ const schema = z.object({
   LINK_TTL: duration
     .refine((value) => durationMs(value) >= 24 * 60 * 60 * 1000, "must be at least 1d")
     .default("90d"),
-  CARRIER_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   ADMIN_RATE_LIMIT: z.coerce.number().int().positive().default(60),
   // Proxies whose X-Forwarded-For names the client (Express "trust proxy"): a hop count, or
   // addresses/subnets such as "loopback, 10.0.0.0/8". Unset: the socket address is the client.
@@ -156,7 +155,13 @@ const schema = z.object({
     .regex(/^[A-Z]{2}(,[A-Z]{2})*$/, "must be ISO 3166-1 alpha-2 codes separated by commas, e.g. US,CA")
     .default("US"),
   SHIPPING_COLLECT_PHONE: z.stringbool().default(true),
-  SHIPPING_CARRIER: z.enum(["easypost", "sandbox"]).default("easypost"),
+  // One carrier: EasyPost (its stand-in runs when EASYPOST_API_KEY is unset). Kept as a variable so a
+  // leftover value from an older setup fails fast instead of being ignored.
+  SHIPPING_CARRIER: z
+    .enum(["easypost"], {
+      error: "must be easypost (the EasyPost stand-in runs when EASYPOST_API_KEY is unset)",
+    })
+    .default("easypost"),
   SHIPPING_SERVICE_LEVEL: z
     .string()
     .regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, "must be EasyPost service names separated by commas")
@@ -266,14 +271,6 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     if (values.EASYPOST_API_BASE !== undefined) {
       problems.push(
         "EASYPOST_API_BASE: must not be set when NODE_ENV=production (it points EasyPost at a stand-in)",
-      );
-    }
-    if (values.SHIPPING_CARRIER === "sandbox") {
-      problems.push("SHIPPING_CARRIER: the sandbox carrier cannot run when NODE_ENV=production");
-    }
-    if (values.CARRIER_WEBHOOK_SECRET !== undefined) {
-      problems.push(
-        "CARRIER_WEBHOOK_SECRET: must not be set when NODE_ENV=production (the sandbox carrier's signature is for development; EasyPost signs with EASYPOST_WEBHOOK_SECRET)",
       );
     }
   }

@@ -30,7 +30,7 @@ const secretKeys = [
 export const redactedPaths = [
   'req.headers["stripe-signature"]',
   'req.headers["x-inngest-signature"]',
-  'req.headers["x-carrier-signature"]',
+  'req.headers["x-hmac-signature"]',
   ...secretKeys.flatMap((key) => [key, `*.${key}`, `*.*.${key}`, `*.*.*.${key}`]),
 ];
 

@@ -48,17 +48,14 @@ function readConfigOrExit(): Config {
 
 /** Production: every endpoint comes from the configuration. */
 function configuredEndpoints(config: Config): ResolvedEndpoints {
-  const carrierVariables =
-    config.SHIPPING_CARRIER === "sandbox"
-      ? (["CARRIER_WEBHOOK_SECRET"] as const)
-      : (["EASYPOST_API_KEY", "EASYPOST_WEBHOOK_SECRET"] as const);
   const missing = (
     [
       "DATABASE_URL",
       "STRIPE_SECRET_KEY",
       "STRIPE_WEBHOOK_SECRET",
       "ADMIN_API_TOKEN",
-      ...carrierVariables,
+      "EASYPOST_API_KEY",
+      "EASYPOST_WEBHOOK_SECRET",
     ] as const
   ).filter((name) => config[name] === undefined);
   if (missing.length > 0) {
@@ -72,7 +69,6 @@ function configuredEndpoints(config: Config): ResolvedEndpoints {
     stripeApiBase: config.STRIPE_API_BASE,
     stripeWebhookSecret: config.STRIPE_WEBHOOK_SECRET ?? "",
     adminToken: config.ADMIN_API_TOKEN ?? "",
-    ...(config.CARRIER_WEBHOOK_SECRET ? { carrierWebhookSecret: config.CARRIER_WEBHOOK_SECRET } : {}),
     ...(config.EASYPOST_API_KEY
       ? {
           easyPost: {

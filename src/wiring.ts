@@ -105,9 +105,7 @@ export interface ResolvedEndpoints {
   /** The key the local engine signs its calls with; serve() then checks them as in production. */
   localEngineSigningKey?: string;
   adminToken: string;
-  /** The sandbox carrier's signing secret (development only). */
-  carrierWebhookSecret?: string;
-  /** EasyPost, or its stand-in; unset only with SHIPPING_CARRIER=sandbox. */
+  /** EasyPost, or its stand-in (createShippingProvider refuses to wire without it). */
   easyPost?: { apiKey: string; apiBase?: string };
   easyPostWebhookSecret?: string;
 }
@@ -120,7 +118,7 @@ export interface Services extends AppDependencies {
   publisher: EventPublisher;
   alerts: Alerter;
   workflow: WorkflowDependencies;
-  /** The carrier the workflow books with (tests reach the sandbox carrier's delay injection here). */
+  /** The carrier the workflow books with (EasyPost, or its stand-in). */
   shippingProvider: ShippingProvider;
   /** Prometheus metrics; the webhook intakes report through `metrics.observeWebhook`. */
   metrics: Metrics;
@@ -233,10 +231,7 @@ export async function createServices(options: {
   const reconciliation = createReconciliation({
     db,
     stripe: createStripeLedger(stripe),
-    // The sandbox carrier keeps no ledger to read: only EasyPost's labels are reconciled.
-    ...(config.SHIPPING_CARRIER === "easypost" && endpoints.easyPost
-      ? { carrier: createEasyPostLedger(lazyEasyPostClient(endpoints.easyPost)) }
-      : {}),
+    ...(endpoints.easyPost ? { carrier: createEasyPostLedger(lazyEasyPostClient(endpoints.easyPost)) } : {}),
     alerts,
     logger,
     timeZone: config.SHOP_TIME_ZONE,
@@ -437,7 +432,6 @@ export async function createServices(options: {
       }),
     },
     carrierWebhook: carrierWebhookRouter({
-      secret: endpoints.carrierWebhookSecret,
       easyPostSecret: endpoints.easyPostWebhookSecret,
       shipments: shipmentRecords,
       logger,

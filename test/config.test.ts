@@ -136,18 +136,13 @@ describe("config", () => {
     );
   });
 
-  it("issue 13: refuses the sandbox carrier and its signature secret in production", () => {
-    const problems = problemsOf({
-      NODE_ENV: "production",
-      SHIPPING_CARRIER: "sandbox",
-      CARRIER_WEBHOOK_SECRET: "a-long-carrier-secret",
-    });
-    expect(problems).toEqual(
-      expect.arrayContaining([
-        expect.stringMatching(/^SHIPPING_CARRIER: the sandbox carrier cannot run/),
-        expect.stringMatching(/^CARRIER_WEBHOOK_SECRET: must not be set/),
-      ]),
-    );
+  it("ships with EasyPost only: any other SHIPPING_CARRIER fails fast, in every environment", () => {
+    expect(parseConfig({}).SHIPPING_CARRIER).toBe("easypost");
+    for (const NODE_ENV of ["development", "test", "production"]) {
+      expect(problemsOf({ NODE_ENV, SHIPPING_CARRIER: "fedex" })).toEqual(
+        expect.arrayContaining([expect.stringMatching(/^SHIPPING_CARRIER: must be easypost/)]),
+      );
+    }
   });
 
   it("reads the shipping countries and service level as comma lists", () => {

@@ -51,7 +51,7 @@ async function main(): Promise<void> {
           apiBase: config.STRIPE_API_BASE,
         }),
       ),
-      ...(config.SHIPPING_CARRIER === "easypost" && config.EASYPOST_API_KEY
+      ...(config.EASYPOST_API_KEY
         ? {
             carrier: createEasyPostLedger(
               lazyEasyPostClient({

@@ -102,7 +102,6 @@ export function lockDataDir(dir: string): DataDirLock {
 /** Secrets the development stand-ins need, generated once per data folder and reused. */
 export interface DevSecrets {
   ADMIN_API_TOKEN: string;
-  CARRIER_WEBHOOK_SECRET: string;
   STRIPE_WEBHOOK_SECRET: string;
   /** Signs the EasyPost stand-in's tracker events (X-Hmac-Signature). */
   EASYPOST_WEBHOOK_SECRET: string;
@@ -114,7 +113,6 @@ export interface DevSecrets {
 
 const generators: { [K in keyof DevSecrets]: () => string } = {
   ADMIN_API_TOKEN: () => randomBytes(24).toString("base64url"),
-  CARRIER_WEBHOOK_SECRET: () => randomBytes(24).toString("base64url"),
   STRIPE_WEBHOOK_SECRET: () => `whsec_${randomBytes(24).toString("base64url")}`,
   EASYPOST_WEBHOOK_SECRET: () => randomBytes(24).toString("base64url"),
   INNGEST_SIGNING_KEY: () => `signkey-dev-${randomBytes(32).toString("hex")}`,

@@ -82,7 +82,7 @@ export async function startStandIns(
     await checkPortFree("PORT", config.PORT, config.HOST);
     if (startsSandbox) await checkPortFree("STRIPE_SANDBOX_PORT", config.STRIPE_SANDBOX_PORT, "127.0.0.1");
     if (startsEngine) await checkPortFree("LOCAL_ENGINE_PORT", config.LOCAL_ENGINE_PORT, "127.0.0.1");
-    if (config.SHIPPING_CARRIER === "easypost" && config.EASYPOST_API_KEY === undefined)
+    if (config.EASYPOST_API_KEY === undefined)
       await checkPortFree("EASYPOST_SANDBOX_PORT", config.EASYPOST_SANDBOX_PORT, "127.0.0.1");
     if (config.DATABASE_URL !== undefined) await checkDatabaseReachable(config.DATABASE_URL);
 
@@ -138,7 +138,7 @@ export async function startStandIns(
     let easyPostApiBase = config.EASYPOST_API_BASE;
     const easyPostWebhookSecret = config.EASYPOST_WEBHOOK_SECRET ?? secrets.EASYPOST_WEBHOOK_SECRET;
     let easyPostSandbox: EasyPostSandbox | undefined;
-    if (config.SHIPPING_CARRIER === "easypost" && easyPostApiKey === undefined) {
+    if (easyPostApiKey === undefined) {
       progress("starting the EasyPost stand-in");
       const sandbox = createEasyPostSandbox({
         webhookSecret: easyPostWebhookSecret,
@@ -210,7 +210,6 @@ export async function startStandIns(
         stripeWebhookSecret,
         ...(localEngineUrl ? { localEngineUrl, localEngineSigningKey: secrets.INNGEST_SIGNING_KEY } : {}),
         adminToken: config.ADMIN_API_TOKEN ?? secrets.ADMIN_API_TOKEN,
-        carrierWebhookSecret: config.CARRIER_WEBHOOK_SECRET ?? secrets.CARRIER_WEBHOOK_SECRET,
         ...(easyPostApiKey
           ? { easyPost: { apiKey: easyPostApiKey, ...(easyPostApiBase ? { apiBase: easyPostApiBase } : {}) } }
           : {}),

@@ -86,7 +86,7 @@ export interface Reconciliation {
 export interface ReconciliationDeps {
   db: Database;
   stripe: StripeLedger;
-  /** Unset with a carrier that has no ledger to read (the development sandbox carrier). */
+  /** EasyPost's labels (or its stand-in's); unset when no carrier is wired (tests of the Stripe side). */
   carrier?: CarrierLedger;
   alerts: Pick<Alerter, "notify">;
   logger: Logger;

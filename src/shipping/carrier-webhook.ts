@@ -3,19 +3,12 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import { shipmentDeliveredEvent, type ShipmentDeliveredEvent } from "../events/contracts";
 import type { Logger } from "../logger";
-import { carrierSignatureToleranceSeconds, verifyCarrierSignature } from "./carrier-signature";
 import { easyPostLibrary, type EasyPost } from "./easypost-carrier";
 import { isCarrierException, type CarrierExceptions } from "./carrier-exceptions";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
 
 /** A delivery time this far past our clock is not a delivery that happened (clock skew allowed). */
-const futureToleranceMs = carrierSignatureToleranceSeconds * 1000;
-
-const deliveryNotice = z.object({
-  trackingNumber: z.string().min(1).max(100),
-  status: z.literal("delivered"),
-  deliveredAt: z.iso.datetime({ offset: true }).optional(),
-});
+const futureToleranceMs = 5 * 60 * 1000;
 
 /** An EasyPost webhook Event carrying a Tracker (tracker.created / tracker.updated). */
 const easyPostEvent = z.object({
@@ -59,14 +52,6 @@ const troubleStatuses = new Set(["return_to_sender", "failure", "cancelled", "er
 
 export const carrierWebhookPath = "/api/carrier/webhook";
 
-function parseJson(raw: Buffer): unknown {
-  try {
-    return JSON.parse(raw.toString("utf8"));
-  } catch {
-    throw new AppError("invalid_json", "Request body is not valid JSON");
-  }
-}
-
 function validationFailed(message: string, error?: z.ZodError): AppError {
   return new AppError("validation_failed", message, {
     details: (error?.issues ?? []).map((issue) => ({ path: issue.path.join("."), message: issue.message })),
@@ -74,22 +59,16 @@ function validationFailed(message: string, error?: z.ZodError): AppError {
 }
 
 /**
- * POST /api/carrier/webhook. Two signatures, over the exact bytes received (so this router reads
- * the body raw and must be mounted before any JSON parser):
- * - `X-Hmac-Signature`: EasyPost's tracker events, checked with the official library's
- *   `Utils.validateWebhook` against EASYPOST_WEBHOOK_SECRET;
- * - `X-Carrier-Signature`: the development sandbox carrier's `t=..,v1=..` format (with a
- *   timestamp, so a captured notice cannot be replayed), only when a sandbox secret is configured,
- *   which production refuses.
- * A bad or missing signature is 400 and changes nothing.
+ * POST /api/carrier/webhook: EasyPost's tracker events, signed with `X-Hmac-Signature` over the
+ * exact bytes received (so this router reads the body raw and must be mounted before any JSON
+ * parser), checked with the official library's `Utils.validateWebhook` against
+ * EASYPOST_WEBHOOK_SECRET. A bad or missing signature is 400 and changes nothing.
  *
  * A repeated delivery notice (the carrier retries, or our answer got lost) publishes the event
  * again with the delivery time first recorded; the event id makes Inngest drop the repeat, and a
  * crash between marking the row and publishing heals on the carrier's retry.
  */
 export function carrierWebhookRouter(deps: {
-  /** The development sandbox carrier's secret (CARRIER_WEBHOOK_SECRET); unset in production. */
-  secret?: string;
   /** EASYPOST_WEBHOOK_SECRET. */
   easyPostSecret?: string;
   shipments: ShipmentRepository;
@@ -99,7 +78,7 @@ export function carrierWebhookRouter(deps: {
   logger: Logger;
   now?: () => number;
 }): Router {
-  const { secret, easyPostSecret, shipments, publish } = deps;
+  const { easyPostSecret, shipments, publish } = deps;
   const now = deps.now ?? Date.now;
   const logger = deps.logger.child({ component: "carrier-webhook" });
   // Verification needs no API key: only the library's webhook helper is used (loaded on first use).
@@ -201,42 +180,12 @@ export function carrierWebhookRouter(deps: {
     return { received: true, trackingNumber: shipment.trackingNumber, status: "delivered", ...delivered };
   };
 
-  const handleSandbox = async (raw: Buffer, req: Request) => {
-    if (!secret || !verifyCarrierSignature(raw, req.get("x-carrier-signature"), secret, { nowMs: now() })) {
-      logger.warn("carrier webhook with a missing, stale or invalid signature");
-      throw new AppError("invalid_signature", "X-Carrier-Signature does not match the request body");
-    }
-    const parsed = deliveryNotice.safeParse(parseJson(raw));
-    if (!parsed.success) throw validationFailed("Not a delivery notice", parsed.error);
-    const { trackingNumber } = parsed.data;
-    const deliveredAt = parsed.data.deliveredAt ? new Date(parsed.data.deliveredAt) : new Date(now());
-    if (deliveredAt.getTime() > now() + futureToleranceMs) {
-      throw new AppError("validation_failed", "deliveredAt is in the future", {
-        details: [{ path: "deliveredAt", message: "must not be later than now" }],
-      });
-    }
-    const shipment = await shipments.findByTrackingNumber(trackingNumber);
-    const delivered = shipment ? await deliver(shipment, deliveredAt) : null;
-    if (!delivered) throw new AppError("not_found", `No shipment with tracking number ${trackingNumber}`);
-    return {
-      received: true,
-      orderId: delivered.orderId,
-      trackingNumber,
-      deliveredAt: delivered.deliveredAt,
-      repeat: delivered.repeat,
-    };
-  };
-
   router.post(
     carrierWebhookPath,
     express.raw({ type: () => true, limit: "64kb" }),
     async (req: Request, res) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const body =
-        req.get("x-hmac-signature") !== undefined
-          ? await handleEasyPost(raw, req)
-          : await handleSandbox(raw, req);
-      res.json(body);
+      res.json(await handleEasyPost(raw, req));
     },
   );
   return router;

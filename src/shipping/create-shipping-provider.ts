@@ -1,6 +1,5 @@
 import type { Config } from "../config";
 import { createEasyPostCarrier, lazyEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
-import { createSandboxCarrier } from "./sandbox-carrier";
 import type { ShippingProvider } from "./shipping-provider";
 
 /** Where customers reach the shop: PUBLIC_URL, or this process itself when it is unset. */
@@ -34,18 +33,12 @@ export function warehouseAddress(config: Config): WarehouseAddress {
   };
 }
 
-/**
- * EasyPost (the real API, or its stand-in in development: the same code path either way), or the
- * built-in sandbox carrier when SHIPPING_CARRIER=sandbox (development only; config refuses it in
- * production).
- */
+/** EasyPost: the real API, or its stand-in in development and tests (the same code path either way). */
 export function createShippingProvider(
   config: Config,
   easyPost?: { apiKey: string; apiBase?: string },
 ): ShippingProvider {
-  if (config.SHIPPING_CARRIER === "sandbox")
-    return createSandboxCarrier({ publicUrl: publicBaseUrl(config) });
-  if (!easyPost) throw new Error("SHIPPING_CARRIER=easypost needs EASYPOST_API_KEY (or the stand-in)");
+  if (!easyPost) throw new Error("shipping needs EASYPOST_API_KEY (or the EasyPost stand-in)");
   return createEasyPostCarrier({
     client: lazyEasyPostClient(easyPost),
     warehouse: warehouseAddress(config),

@@ -1,4 +1,3 @@
-export { carrierSignature, verifyCarrierSignature } from "./carrier-signature";
 export { carrierWebhookPath, carrierWebhookRouter } from "./carrier-webhook";
 export { createShippingProvider, publicBaseUrl, warehouseAddress } from "./create-shipping-provider";
 export {
@@ -8,7 +7,6 @@ export {
   lazyEasyPostClient,
 } from "./easypost-carrier";
 export { createShipmentRepository } from "./prisma-shipment-repository";
-export { createSandboxCarrier, sandboxTrackingNumber, type SandboxCarrier } from "./sandbox-carrier";
 export { createShipmentBooking, type ShippingDestinations } from "./shipment-booking";
 export { createShippingDestinations, parseStoredAddress } from "./shipping-destinations";
 export type { DeliveryOutcome, ShipmentRecord, ShipmentRef, ShipmentRepository } from "./shipment-repository";

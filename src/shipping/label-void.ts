@@ -103,7 +103,7 @@ export function createLabelVoids(deps: {
       const answer: VoidOutcome = provider.voidShipment
         ? await provider.voidShipment(orderId, shipment.trackingNumber)
         : "not-voidable";
-      // The sandbox carrier voids at once; EasyPost answers with its refund's status.
+      // A carrier that voids at once says "voided"; EasyPost answers with its refund's status.
       const status: LabelRefundStatus | null =
         answer === "voided" || answer === "already-voided"
           ? "refunded"

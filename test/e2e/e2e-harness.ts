@@ -21,7 +21,6 @@ import { startSlackStandIn, type SlackStandIn } from "../support/slack-receiver"
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
 export const adminToken = "e2e-admin-token-0123456789";
-export const carrierSecret = "e2e-carrier-secret-0123456789";
 export const easyPostWebhookSecret = "e2e-easypost-webhook-secret-0123456789";
 const webhookSecret = "whsec_e2e_secret_0123456789";
 
@@ -109,7 +108,6 @@ export class E2eHarness {
         // Each alert goes at once: these tests look at one alert at a time (grouping: test/alerts).
         ALERT_GROUP_WINDOW: "0s",
         ADMIN_API_TOKEN: adminToken,
-        CARRIER_WEBHOOK_SECRET: carrierSecret,
         EASYPOST_API_KEY: "EZTK_e2e",
         EASYPOST_API_BASE: this.easyPost.apiBase as string,
         EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,

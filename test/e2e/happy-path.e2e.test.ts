@@ -1,5 +1,4 @@
-import { carrierSignature } from "../../src/shipping/carrier-signature";
-import { carrierSecret, E2eHarness } from "./e2e-harness";
+import { E2eHarness } from "./e2e-harness";
 
 jest.setTimeout(120_000);
 
@@ -33,16 +32,9 @@ describe("end to end: checkout to review", () => {
     );
 
     await h.engine.drain(); // the run waits for the delivery event before the carrier reports it
-    const body = JSON.stringify({ trackingNumber: shipped.shipment?.trackingNumber, status: "delivered" });
-    const delivered = await fetch(`${h.app.url}/api/carrier/webhook`, {
-      method: "POST",
-      headers: {
-        "content-type": "application/json",
-        "x-carrier-signature": carrierSignature(Buffer.from(body), carrierSecret),
-      },
-      body,
-    });
-    expect(delivered.status).toBe(200);
+    // The carrier scans the parcel: EasyPost's stand-in POSTs the signed tracker.updated event.
+    const { delivery } = await h.easyPost.advanceTracker(shipped.shipment?.trackingNumber ?? "", "delivered");
+    expect(delivery?.responseStatus).toBe(200);
     await h.eventually(async () => expect((await h.order(orderId)).status).toBe("delivered"));
     // The review's 3-day sleep starts when the run has taken the delivery event: wait until the engine
     // is idle (the run asleep) before moving the clock, or a loaded machine moves it too early.

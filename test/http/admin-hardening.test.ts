@@ -27,7 +27,7 @@ describe("admin API and webhooks, as wired", () => {
     const carrier = await request(h.appUrl)
       .post("/api/carrier/webhook")
       .set("Content-Type", "application/json")
-      .set("X-Carrier-Signature", "0".repeat(64))
+      .set("X-Hmac-Signature", `hmac-sha256-hex=${"0".repeat(64)}`)
       .send(notice)
       .expect(413);
     expect(carrier.body.error.code).toBe("payload_too_large");

@@ -27,14 +27,14 @@ const checkoutBody = {
 
 async function servicesOn(databaseUrl: string): Promise<Services> {
   return createServices({
-    config: parseConfig({ NODE_ENV: "test", SHIPPING_CARRIER: "sandbox", DATABASE_POOL_TIMEOUT: "2s" }),
+    config: parseConfig({ NODE_ENV: "test", DATABASE_POOL_TIMEOUT: "2s" }),
     logger: captureLog("debug").logger,
     endpoints: {
       databaseUrl,
       stripeSecretKey: "sk_test_db_down",
       stripeWebhookSecret: webhookSecret,
       adminToken,
-      carrierWebhookSecret: "db-down-carrier-secret-0123456789",
+      easyPost: { apiKey: "EZTK_test_unused" },
     },
   });
 }

@@ -22,14 +22,14 @@ describe("a NUL byte outside a JSON body", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     services = await createServices({
-      config: parseConfig({ NODE_ENV: "test", SHIPPING_CARRIER: "sandbox" }),
+      config: parseConfig({ NODE_ENV: "test" }),
       logger: captureLog("debug").logger,
       endpoints: {
         databaseUrl: database.url,
         stripeSecretKey: "sk_test_nul",
         stripeWebhookSecret: webhookSecret,
         adminToken,
-        carrierWebhookSecret: "nul-carrier-secret-0123456789",
+        easyPost: { apiKey: "EZTK_test_unused" },
       },
     });
     app = buildApp(services);

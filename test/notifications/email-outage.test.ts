@@ -86,7 +86,7 @@ describe("issue 14: e-mail outside transactions and through SMTP outages", () =>
           total: 2500,
           lines: [{ name: "Mug", quantity: 1, unitPrice: 2500 }],
         },
-        carrier: "sandbox",
+        carrier: "USPS",
         trackingNumber: "SBX123",
         trackingUrl: "https://shop.example/track/SBX123",
       }),

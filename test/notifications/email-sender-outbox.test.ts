@@ -61,7 +61,7 @@ describe("issue 11 mutation: e-mail sender and outbox", () => {
           total: 2500,
           lines: [{ name: "Mug", quantity: 1, unitPrice: 2500 }],
         },
-        carrier: "sandbox",
+        carrier: "USPS",
         trackingNumber: "SBX123",
         trackingUrl: "https://shop.example/track/SBX123",
       }),

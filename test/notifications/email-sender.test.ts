@@ -43,7 +43,7 @@ describe("e-mail sender over a real SMTP server", () => {
         total: 2500,
         lines: [{ name: "Mug", quantity: 1, unitPrice: 2500 }],
       },
-      carrier: "sandbox",
+      carrier: "USPS",
       trackingNumber: "SBX123",
       trackingUrl: "https://shop.example/track/SBX123",
     });

@@ -72,7 +72,7 @@ describe("templates", () => {
   it("shipped: tracking number and link, lines and total", () => {
     const email = shipped({
       order,
-      carrier: "sandbox",
+      carrier: "USPS",
       trackingNumber: "SBXABC123",
       trackingUrl: "https://shop.example/track/SBXABC123",
     });

@@ -1,12 +1,11 @@
 import request from "supertest";
-import { carrierSignature } from "../../src/shipping/carrier-signature";
-import { adminToken, carrierSecret, type WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, type WorkflowHarness } from "../support/workflow-harness";
 
 const day = 24 * 3600 * 1000;
 
 /**
  * One order from payment to review request, through the service's HTTP surface where it has one:
- * placed, fulfilled, delivered by a signed carrier notice, looked at by an admin.
+ * placed, fulfilled, delivered by EasyPost's signed tracker event, looked at by an admin.
  */
 export async function runFullOrder(
   h: WorkflowHarness,
@@ -17,13 +16,10 @@ export async function runFullOrder(
   await h.settle(2);
 
   const { shipment } = await h.order(orderId);
-  const body = JSON.stringify({ trackingNumber: shipment?.trackingNumber, status: "delivered" });
-  await request(h.appUrl)
-    .post("/api/carrier/webhook")
-    .set("Content-Type", "application/json")
-    .set("X-Carrier-Signature", carrierSignature(Buffer.from(body), carrierSecret))
-    .send(body)
-    .expect(200);
+  if (!shipment) throw new Error("the order was not shipped");
+  const { delivery } = await h.easyPost.advanceTracker(shipment.trackingNumber, "delivered");
+  if (delivery?.responseStatus !== 200)
+    throw new Error(`the carrier webhook answered ${delivery?.responseStatus}`);
   await h.engine.drain();
   await h.engine.clock.advance(3 * day);
   await h.engine.drain();

@@ -48,7 +48,6 @@ describe("serve() in cloud mode", () => {
       INNGEST_SIGNING_KEY: signingKey,
       INNGEST_SIGNING_KEY_FALLBACK: fallbackKey,
       INNGEST_EVENT_KEY: "test-event-key",
-      SHIPPING_CARRIER: "sandbox",
     });
     services = await createServices({
       config,
@@ -58,7 +57,7 @@ describe("serve() in cloud mode", () => {
         stripeSecretKey: "sk_test_signature",
         stripeWebhookSecret: "whsec_test_signature",
         adminToken: "admin-token-0123456789",
-        carrierWebhookSecret: "carrier-secret-0123456789",
+        easyPost: { apiKey: "EZTK_test_unused" },
       },
     });
     app = buildApp(services);

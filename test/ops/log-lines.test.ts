@@ -33,7 +33,6 @@ describe("log lines", () => {
         STRIPE_SECRET_KEY: "sk_test_x",
         STRIPE_WEBHOOK_SECRET: "whsec_x",
         ADMIN_API_TOKEN: "an-admin-token-0123456789",
-        CARRIER_WEBHOOK_SECRET: "a-carrier-secret-0123456789",
         LOCAL_ENGINE_PORT: "0",
         STRIPE_SANDBOX_PORT: "0",
         EASYPOST_SANDBOX_PORT: "0",

@@ -2,7 +2,7 @@ import request from "supertest";
 import { createAlerter } from "../../src/alerts";
 import { parseConfig } from "../../src/config";
 import { captureLog } from "../support/log-capture";
-import { adminToken, carrierSecret, webhookSecret, WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, easyPostSecret, webhookSecret, WorkflowHarness } from "../support/workflow-harness";
 import { runDeclinedOrder, runFullOrder } from "./full-order";
 
 jest.setTimeout(60_000);
@@ -36,7 +36,7 @@ describe("the service's logs across whole orders", () => {
     await request(h.appUrl)
       .post("/api/carrier/webhook")
       .set("Content-Type", "application/json")
-      .set("X-Carrier-Signature", "0".repeat(64))
+      .set("X-Hmac-Signature", `hmac-sha256-hex=${"0".repeat(64)}`)
       .send("{}")
       .expect(400);
   });
@@ -91,7 +91,7 @@ describe("the service's logs across whole orders", () => {
 
   it.each([
     ["the admin token", adminToken],
-    ["the carrier webhook secret", carrierSecret],
+    ["the EasyPost webhook secret", easyPostSecret],
     ["the Stripe webhook secret", webhookSecret],
     ["the SMTP password", smtpPassword],
     ["the Slack webhook URL", "/services/T000/B000/secret"],

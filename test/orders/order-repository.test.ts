@@ -79,7 +79,7 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect(await redrive.prepare(cancelling.id, "test")).toBeNull();
     const booked = await order({ status: "fulfilling", claimId: "run" });
     await database.db.shipment.create({
-      data: { orderId: booked.id, carrier: "sandbox", trackingNumber: "SBX-REPO-1", trackingUrl: "http://t" },
+      data: { orderId: booked.id, carrier: "USPS", trackingNumber: "SBX-REPO-1", trackingUrl: "http://t" },
     });
     expect(await redrive.prepare(booked.id, "test")).toBeNull();
     const paid = await order({ status: "paid" });
@@ -111,7 +111,7 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect(await orders().requestCancellation(shipped.id, ["authorized", "fulfilling"])).toBe(false);
     const booked = await order({ status: "fulfilling" });
     await database.db.shipment.create({
-      data: { orderId: booked.id, carrier: "sandbox", trackingNumber: "SBX-REPO-2", trackingUrl: "http://t" },
+      data: { orderId: booked.id, carrier: "USPS", trackingNumber: "SBX-REPO-2", trackingUrl: "http://t" },
     });
     expect(await orders().requestCancellation(booked.id, ["authorized", "fulfilling"])).toBe(false);
     expect((await row(booked.id)).cancelRequestedAt).toBeNull();
@@ -138,7 +138,7 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
       { sku: "REPO-B", name: "Name REPO-B", unitPrice: 500, quantity: 1 },
     ]);
     await database.db.shipment.create({
-      data: { orderId: id, carrier: "sandbox", trackingNumber: "SBX-REPO-3", trackingUrl: "http://t" },
+      data: { orderId: id, carrier: "USPS", trackingNumber: "SBX-REPO-3", trackingUrl: "http://t" },
     });
     expect((await orders().findForFulfilment(id))?.hasShipment).toBe(true);
     // Without a transition listener, moving an order still works.
@@ -180,7 +180,7 @@ describe("fulfilment records: guarded writes", () => {
     alreadyCaptured: false,
   });
   const booking = (orderId: string) => ({
-    carrier: "sandbox",
+    carrier: "USPS",
     trackingNumber: `SBX-${orderId.slice(0, 8)}`,
     trackingUrl: "http://shop.test/track/x",
   });

@@ -19,7 +19,7 @@ describe("the server process", () => {
       "SMTP_URL",
       "SLACK_WEBHOOK_URL",
       "ADMIN_API_TOKEN",
-      // Issue 13: the real carrier must be configured; the sandbox carrier cannot start there.
+      // The real carrier must be configured: the EasyPost stand-in never starts in production.
       "EASYPOST_API_KEY",
       "EASYPOST_WEBHOOK_SECRET",
       "WAREHOUSE_NAME",

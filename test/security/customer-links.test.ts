@@ -92,14 +92,14 @@ describe("customer links", () => {
     database = await createTestDatabase();
     log = captureLog("trace");
     services = await createServices({
-      config: parseConfig({ NODE_ENV: "test", SHIPPING_CARRIER: "sandbox" }),
+      config: parseConfig({ NODE_ENV: "test" }),
       logger: log.logger,
       endpoints: {
         databaseUrl: database.url,
         stripeSecretKey: "sk_test_links",
         stripeWebhookSecret: "whsec_links_0123456789",
         adminToken,
-        carrierWebhookSecret: "links-carrier-secret-0123456789",
+        easyPost: { apiKey: "EZTK_test_unused" },
       },
     });
     app = buildApp(services);

@@ -40,7 +40,6 @@ describe("issue 14: edges", () => {
         INNGEST_EVENT_KEY: "edge-event-key",
         ADMIN_RATE_LIMIT: "3",
         TRUST_PROXY: "loopback",
-        SHIPPING_CARRIER: "sandbox",
       }),
       logger: log.logger,
       endpoints: {
@@ -48,7 +47,7 @@ describe("issue 14: edges", () => {
         stripeSecretKey: "sk_test_edge",
         stripeWebhookSecret: webhookSecret,
         adminToken,
-        carrierWebhookSecret: "edge-carrier-secret-0123456789",
+        easyPost: { apiKey: "EZTK_test_unused" },
       },
     });
     app = buildApp(services);

@@ -110,13 +110,13 @@ const productionEnv = (inngestApi: string, extra: Record<string, string> = {}) =
   ADMIN_API_TOKEN: "admin-token-0123456789",
   EASYPOST_API_KEY: "EZTK_sync_test",
   EASYPOST_WEBHOOK_SECRET: "easypost-sync-secret",
-  CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
   WAREHOUSE_NAME: "Shop warehouse",
   WAREHOUSE_STREET1: "1 Dock Road",
   WAREHOUSE_CITY: "Springfield",
   WAREHOUSE_ZIP: "12345",
   WAREHOUSE_COUNTRY: "US",
   METRICS_TOKEN: "metrics-token-0123456789",
+  CHECKOUT_API_TOKEN: "checkout-token-0123456789",
   LINK_SIGNING_SECRET: "sync-test-link-signing-secret-0123456789",
   INNGEST_ENCRYPTION_KEY: "sync-test-encryption-key-0123456789",
   ...extra,
@@ -143,10 +143,9 @@ async function startApp(
       stripeSecretKey: "sk_test_sync",
       stripeWebhookSecret: "whsec_sync",
       adminToken: "admin-token-0123456789",
-      carrierWebhookSecret: "carrier-secret-0123456789",
-      ...(config.isProduction
-        ? { easyPost: { apiKey: "EZTK_sync_test" }, easyPostWebhookSecret: "easypost-sync-secret" }
-        : {}),
+      // Never called: these tests only sync the app.
+      easyPost: { apiKey: "EZTK_sync_test" },
+      easyPostWebhookSecret: "easypost-sync-secret",
     },
   });
   const server = buildApp(services).listen(0, "127.0.0.1");
@@ -205,7 +204,6 @@ describe("syncing the app the way Inngest's servers do", () => {
         NODE_ENV: "development",
         LOG_LEVEL: "silent",
         INNGEST_DEV: inngestApi.url,
-        SHIPPING_CARRIER: "sandbox",
         // Behind a trusted proxy X-Forwarded-Proto would set the protocol: it must not reach the URL.
         TRUST_PROXY: "loopback",
       });

@@ -19,7 +19,6 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 
 const signingKey = `signkey-prod-${randomBytes(32).toString("hex")}`;
 const adminToken = "admin-token-0123456789";
-const carrierSecret = "carrier-secret-0123456789";
 
 function canonical(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value);
@@ -118,7 +117,6 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
           stripeSecretKey: "sk_test_hijack",
           stripeWebhookSecret: "whsec_hijack",
           adminToken,
-          carrierWebhookSecret: carrierSecret,
           easyPost: { apiKey: "EZTK_hijack_test" },
           easyPostWebhookSecret: "easypost-hijack-secret",
         },
@@ -169,7 +167,7 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
       engine = createLocalEngine({ databaseUrl: database.url, logger: pino({ level: "silent" }) });
       engineUrl = (await engine.listen(0, "127.0.0.1")).url;
       services = await createServices({
-        config: parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent", SHIPPING_CARRIER: "sandbox" }),
+        config: parseConfig({ NODE_ENV: "test", LOG_LEVEL: "silent" }),
         logger: createLogger({ level: "silent" }),
         endpoints: {
           databaseUrl: database.url,
@@ -177,7 +175,7 @@ describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-c
           stripeWebhookSecret: "whsec_hijack",
           localEngineUrl: engineUrl,
           adminToken,
-          carrierWebhookSecret: carrierSecret,
+          easyPost: { apiKey: "EZTK_test_unused" },
         },
       });
       server = buildApp(services).listen(0, "127.0.0.1");

@@ -28,13 +28,13 @@ const productionEnv = {
   LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
   EASYPOST_API_KEY: "EZAK_live_123",
   EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",
-  CHECKOUT_API_TOKEN: "a-long-checkout-token-value",
   WAREHOUSE_NAME: "Shop Warehouse",
   WAREHOUSE_STREET1: "417 Montgomery St",
   WAREHOUSE_CITY: "San Francisco",
   WAREHOUSE_ZIP: "94104",
   WAREHOUSE_COUNTRY: "US",
   METRICS_TOKEN: "a-metrics-token-0123456789",
+  CHECKOUT_API_TOKEN: "a-checkout-token-0123456789",
 };
 
 async function servicesFor(env: Record<string, string>, database: TestDatabase): Promise<Services> {
@@ -46,7 +46,6 @@ async function servicesFor(env: Record<string, string>, database: TestDatabase):
       stripeSecretKey: "sk_test_headers",
       stripeWebhookSecret: "whsec_headers_0123456789",
       adminToken,
-      carrierWebhookSecret: "headers-carrier-secret-0123456789",
       // Never called: these tests only read pages.
       easyPost: { apiKey: "EZAK_live_123", apiBase: "http://127.0.0.1:9" },
       easyPostWebhookSecret: "a-long-easypost-webhook-secret",
@@ -75,7 +74,7 @@ describe("security headers", () => {
   beforeAll(async () => {
     database = await createTestDatabase();
     production = await servicesFor(productionEnv, database);
-    development = await servicesFor({ NODE_ENV: "test", SHIPPING_CARRIER: "sandbox" }, database);
+    development = await servicesFor({ NODE_ENV: "test" }, database);
   });
   afterAll(async () => {
     await production.close();

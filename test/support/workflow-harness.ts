@@ -22,11 +22,10 @@ import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
 import { startSmtpReceiver, type SmtpReceiver } from "./smtp-receiver";
 
 export const adminToken = "test-admin-token-0123456789";
-export const carrierSecret = "test-carrier-secret-0123456789";
 export const webhookSecret = "whsec_test_workflow_secret";
 export const easyPostSecret = "test-easypost-webhook-secret-0123456789";
 
-/** An address EasyPost's stand-in accepts, for orders made without a checkout. */
+/** An address EasyPost's stand-in accepts: every order the harness makes ships here. */
 export const testShippingAddress = {
   name: "Ada Lovelace",
   line1: "12 Analytical Row",
@@ -47,8 +46,8 @@ export class WorkflowHarness {
   engine!: LocalEngine;
   appUrl!: string;
   private appServer?: http.Server;
-  /** EasyPost's stand-in, when started with `easyPost: true` (the carrier is the sandbox otherwise). */
-  easyPost?: EasyPostSandbox;
+  /** EasyPost's stand-in, driven by @easypost/api: the carrier every run books with. */
+  easyPost!: EasyPostSandbox;
   /** What start() built the services from, for restartService(). */
   private rebuild?: (env: Record<string, string>) => Promise<Services>;
 
@@ -75,8 +74,6 @@ export class WorkflowHarness {
       engineDatabaseUrl?: (databaseUrl: string) => Promise<string>;
       /** The engine's own options (a logger to watch it, a shorter job lease). */
       engine?: Partial<LocalEngineOptions>;
-      /** Ship through EasyPost's stand-in, driven by @easypost/api, instead of the sandbox carrier. */
-      easyPost?: boolean;
     } = {},
   ): Promise<WorkflowHarness> {
     const logger = createLogger({ level: "silent" });
@@ -99,16 +96,12 @@ export class WorkflowHarness {
       ...options.engine,
     });
     const engineUrl = (await harness.engine.listen(0, "127.0.0.1")).url;
-    if (options.easyPost) {
-      harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostSecret, logger });
-      await harness.easyPost.listen(0, "127.0.0.1");
-    }
-    const easyPostEndpoints = harness.easyPost
-      ? {
-          easyPost: { apiKey: "EZTK_test_workflow", apiBase: harness.easyPost.apiBase ?? "" },
-          easyPostWebhookSecret: easyPostSecret,
-        }
-      : {};
+    harness.easyPost = createEasyPostSandbox({ webhookSecret: easyPostSecret, logger });
+    await harness.easyPost.listen(0, "127.0.0.1");
+    const easyPostEndpoints = {
+      easyPost: { apiKey: "EZTK_test_workflow", apiBase: harness.easyPost.apiBase ?? "" },
+      easyPostWebhookSecret: easyPostSecret,
+    };
 
     const baseEnv = {
       NODE_ENV: "test",
@@ -120,8 +113,6 @@ export class WorkflowHarness {
       // Each alert goes at once: these tests look at one alert at a time (grouping: test/alerts).
       ALERT_GROUP_WINDOW: "0s",
       INNGEST_RUN_URL_TEMPLATE: `${engineUrl}/run?runID={runId}`,
-      // Orders here are made without a checkout address; EasyPost's path is covered by test/e2e.
-      SHIPPING_CARRIER: options.easyPost ? "easypost" : "sandbox",
       INNGEST_ENCRYPTION_KEY: testEncryptionKey,
       ...options.env,
     };
@@ -137,7 +128,6 @@ export class WorkflowHarness {
           stripeWebhookSecret: webhookSecret,
           localEngineUrl: engineUrl,
           adminToken,
-          carrierWebhookSecret: carrierSecret,
           ...easyPostEndpoints,
         },
       });
@@ -151,7 +141,6 @@ export class WorkflowHarness {
         stripeWebhookSecret: webhookSecret,
         localEngineUrl: options.engineApi ? await options.engineApi(engineUrl) : engineUrl,
         adminToken,
-        carrierWebhookSecret: carrierSecret,
         ...easyPostEndpoints,
       },
     });
@@ -159,7 +148,7 @@ export class WorkflowHarness {
     await new Promise<void>((resolve) => harness.appServer?.listen(0, "127.0.0.1", resolve));
     harness.appUrl = `http://127.0.0.1:${(harness.appServer.address() as AddressInfo).port}`;
     await harness.engine.sync(`${harness.appUrl}${config.INNGEST_SERVE_PATH}`);
-    harness.easyPost?.setWebhookUrl(`${harness.appUrl}/api/carrier/webhook`);
+    harness.easyPost.setWebhookUrl(`${harness.appUrl}/api/carrier/webhook`);
     return harness;
   }
 
@@ -208,6 +197,7 @@ export class WorkflowHarness {
         email: "buyer@example.com",
         currency: "usd",
         total,
+        shippingAddress: testShippingAddress,
         lines: { create: lines },
       },
     });
@@ -272,7 +262,13 @@ export class WorkflowHarness {
     if (!paymentIntentId) throw new Error("the sandbox created no PaymentIntent");
     await this.db.order.update({
       where: { id: orderId },
-      data: { status: "authorized", paymentIntentId, placedEventSentAt: new Date() },
+      data: {
+        status: "authorized",
+        paymentIntentId,
+        placedEventSentAt: new Date(),
+        // Checkout collects the address at Stripe; these orders skip that page.
+        shippingAddress: testShippingAddress,
+      },
     });
     return { orderId, paymentIntentId };
   }
@@ -368,7 +364,7 @@ export class WorkflowHarness {
     await new Promise<void>((resolve) => this.appServer?.close(() => resolve()) ?? resolve());
     await this.services.close();
     await this.sandbox.close();
-    await this.easyPost?.close();
+    await this.easyPost.close();
     await this.smtp.close();
     await this.slack.close();
     await this.database.drop();

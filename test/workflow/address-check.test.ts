@@ -14,7 +14,7 @@ describe("address check before buying the label", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start({ easyPost: true });
+    h = await WorkflowHarness.start();
   });
   afterAll(() => h.close());
 

@@ -1,7 +1,6 @@
 import { Client } from "pg";
 import request from "supertest";
 import { orderCancelled } from "../../src/events/contracts";
-import type { SandboxCarrier } from "../../src/shipping/sandbox-carrier";
 import { eventually, gate } from "../support/eventually";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
@@ -10,7 +9,7 @@ jest.setTimeout(90_000);
 /**
  * Issue 11, part 1: Inngest cancels a run at once and starts cleanup-cancelled-order while the
  * step in flight keeps going. Each test holds one side-effect step's external call open (the
- * Stripe stand-in's and the sandbox carrier's delay injection), lands the cancel inside that delay, lets the cleanup finish, then lets the step
+ * Stripe stand-in's and the EasyPost stand-in's held answers), lands the cancel inside that delay, lets the cleanup finish, then lets the step
  * finish too: the order must end consistent whatever the order of those events. reserve-stock has
  * no external call: a row lock holds its transaction open instead (both orders of fence and
  * reservation: test/inventory/reservation-guard.test.ts).
@@ -111,13 +110,12 @@ describe("issue 11.1: a cancel that lands while a step is in flight", () => {
       customerId: "cus_inflight_ship",
       items: [{ sku: "INFLIGHT-SHIP", quantity: 1 }],
     });
-    const carrier = h.services.shippingProvider as SandboxCarrier;
+    const labelOf = () => h.easyPost.shipments().find((s) => s.reference === `order-${orderId}`);
     const answer = gate();
-    carrier.delayNextAnswer(answer.promise);
+    // The label is bought at EasyPost; its answer stays on the wire until the cleanup is done.
+    h.easyPost.injectFailure("shipments.buy", { kind: "held", until: answer.promise, afterProcessing: true });
     const eventId = await h.placeOrder(orderId);
-    await eventually("booked at the carrier", () =>
-      carrier.bookings().some((booking) => booking.orderId === orderId),
-    );
+    await eventually("label bought at the carrier", () => labelOf()?.postage_label != null);
 
     await cancel(orderId);
     await eventually("cleanup done", async () => (await statusOf(orderId)) === "cancelled");
@@ -128,7 +126,8 @@ describe("issue 11.1: a cancel that lands while a step is in flight", () => {
     const order = await h.order(orderId);
     expect(order.status).toBe("cancelled");
     expect(order.shipment).toBeNull();
-    expect(carrier.bookings().find((booking) => booking.orderId === orderId)?.status).toBe("voided");
+    // Voided as EasyPost voids a label: a refund submitted, decided by the carrier later.
+    expect(labelOf()?.refund_status).toBe("submitted");
     expect(order.payment).toMatchObject({ status: "refunded", amountRefunded: 2500 });
     expect(refundsOf(paymentIntentId)).toHaveLength(1);
     expect(await h.stockOf("INFLIGHT-SHIP")).toBe(4);

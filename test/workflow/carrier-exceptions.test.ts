@@ -12,7 +12,7 @@ describe("carrier exceptions", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start({ easyPost: true });
+    h = await WorkflowHarness.start();
     await h.addProduct("EXC-1", 50);
   });
   afterAll(() => h.close());

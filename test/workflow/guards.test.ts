@@ -168,7 +168,8 @@ describe("fulfil-order guards", () => {
     await h.engine.drain();
     const cancelled = await h.order(inside.orderId);
     expect(cancelled.status).toBe("cancelled");
-    expect(cancelled.shipment?.labelRefundStatus).toBe("refunded");
+    // Handed back as EasyPost takes a label back: a refund submitted, the carrier decides later.
+    expect(cancelled.shipment?.labelRefundStatus).toBe("submitted");
     expect(h.slack.bodies.length).toBe(slackBefore);
   });
 });

@@ -13,7 +13,7 @@ describe("fulfilment holds", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start({ easyPost: true, env: { FULFILMENT_HOLD: "10m" } });
+    h = await WorkflowHarness.start({ env: { FULFILMENT_HOLD: "10m" } });
   });
   afterAll(() => h.close());
 

@@ -14,7 +14,7 @@ describe("label void through EasyPost", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start({ easyPost: true, env: { LABEL_REFUND_CHECK_EVERY: "1m" } });
+    h = await WorkflowHarness.start({ env: { LABEL_REFUND_CHECK_EVERY: "1m" } });
   });
   afterAll(() => h.close());
 

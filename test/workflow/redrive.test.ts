@@ -1,12 +1,7 @@
 import request from "supertest";
 import { orderPlaced } from "../../src/events/contracts";
 import { eventually, gate } from "../support/eventually";
-import { carrierSignature as signCarrier } from "../../src/shipping/carrier-signature";
-import { adminToken, carrierSecret, WorkflowHarness } from "../support/workflow-harness";
-
-const deliveryBody = (trackingNumber: string) => JSON.stringify({ trackingNumber, status: "delivered" });
-const carrierSignature = (trackingNumber: string) =>
-  signCarrier(Buffer.from(deliveryBody(trackingNumber)), carrierSecret);
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(90_000);
 
@@ -191,12 +186,11 @@ describe("issue 11.4: POST /api/orders/:id/redrive", () => {
       `CREATE TRIGGER refuse_delivered BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION refuse_delivered()`,
     );
     try {
-      await request(h.appUrl)
-        .post("/api/carrier/webhook")
-        .set("x-carrier-signature", carrierSignature(shipped.shipment?.trackingNumber ?? ""))
-        .set("content-type", "application/json")
-        .send(deliveryBody(shipped.shipment?.trackingNumber ?? ""))
-        .expect(200);
+      const { delivery } = await h.easyPost.advanceTracker(
+        shipped.shipment?.trackingNumber ?? "",
+        "delivered",
+      );
+      expect(delivery?.responseStatus).toBe(200);
       await h.settle(20);
     } finally {
       await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_delivered ON orders`);

@@ -1,6 +1,5 @@
 import request from "supertest";
-import { carrierSignature } from "../../src/shipping/carrier-signature";
-import { adminToken, carrierSecret, WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
 
@@ -40,7 +39,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     });
   });
 
-  it("turns a signed carrier delivery notice into the delivery event the run waits for", async () => {
+  it("turns EasyPost's signed tracker event into the delivery event the run waits for", async () => {
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_carrier",
       items: [{ sku: "REVIEW-1", quantity: 1 }],
@@ -48,15 +47,8 @@ describe("review requests, the carrier webhook and the registered configuration"
     const eventId = await h.placeOrder(orderId);
     await h.settle(2);
     const { shipment } = await h.order(orderId);
-    const body = JSON.stringify({ trackingNumber: shipment?.trackingNumber, status: "delivered" });
-    const signature = carrierSignature(Buffer.from(body), carrierSecret);
-
-    await request(h.appUrl)
-      .post("/api/carrier/webhook")
-      .set("Content-Type", "application/json")
-      .set("X-Carrier-Signature", signature)
-      .send(body)
-      .expect(200);
+    const { delivery } = await h.easyPost.advanceTracker(shipment?.trackingNumber ?? "", "delivered");
+    expect(delivery?.responseStatus).toBe(200);
     await h.engine.drain();
     expect((await h.order(orderId)).status).toBe("delivered");
 

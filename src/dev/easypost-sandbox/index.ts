@@ -49,13 +49,16 @@ export type EasyPostSandboxEndpoint = (typeof easyPostSandboxEndpoints)[number];
  * - `delay`: answers normally after `ms`; with `afterProcessing` the change is made first, so a
  *   client that gives up meanwhile (or a process killed meanwhile) finds it done on its retry;
  * - `hang`: like delay, but never answers (the client's timeout fires); `afterProcessing` again
- *   decides whether the change happened.
+ *   decides whether the change happened;
+ * - `held`: like delay, but answers once `until` settles (tests gate a call on a state instead of
+ *   a timer: "the label is bought, the answer is still on the wire"). In-process only.
  */
 export type EasyPostInjectedFailure =
   | { kind: "server_error" }
   | { kind: "rate_limited" }
   | { kind: "delay"; ms: number; afterProcessing?: boolean }
-  | { kind: "hang"; afterProcessing?: boolean };
+  | { kind: "hang"; afterProcessing?: boolean }
+  | { kind: "held"; until: Promise<unknown>; afterProcessing?: boolean };
 
 export interface EasyPostRequestLogEntry {
   endpoint: EasyPostSandboxEndpoint;
@@ -725,14 +728,15 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
         });
         return;
       }
-      if (failure?.kind === "delay" || failure?.kind === "hang") {
+      if (failure?.kind === "delay" || failure?.kind === "hang" || failure?.kind === "held") {
         const send = failure.afterProcessing ? answer(true) : undefined;
         if (failure.kind === "hang") {
           hanging.add(res);
           res.on("close", () => hanging.delete(res));
           return;
         }
-        await new Promise((resolve) => setTimeout(resolve, failure.ms));
+        if (failure.kind === "held") await failure.until.catch(() => undefined);
+        else await new Promise((resolve) => setTimeout(resolve, failure.ms));
         if (res.destroyed) return;
         (send ?? answer(true))();
         return;
