@@ -587,7 +587,7 @@ describe("fulfill-order (fast tier): out of stock", () => {
     expect(world.emails).toEqual([]);
   });
 
-  it("stops without undoing anything when a cancel landed before the stock was taken (the cleanup undoes)", async () => {
+  it("a cancel landed before the stock was taken: the run returns the payment and ends the order, as the cleanup would", async () => {
     const { world, place } = setup();
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
@@ -599,10 +599,21 @@ describe("fulfill-order (fast tier): out of stock", () => {
       status: "completed",
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock"]);
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "check-claim",
+      "return-payment",
+      "mark-cancelled",
+      "send-cancelled",
+    ]);
     expect(world.stockOf("MUG")).toBe(5);
-    expect(world.timelineKinds(order.orderId)).toEqual(["claimed"]);
-    expect(world.stripeCalls).toEqual([]);
+    expect(world.timelineKinds(order.orderId)).toEqual(["claimed", "authorization-voided", "cancelled"]);
+    // The authorization is voided once, under its idempotency key (the cleanup uses the same one).
+    expect(world.stripeCallsOf("voidAuthorization").map((call) => call.args)).toEqual([
+      [order.paymentIntentId, `void-${order.orderId}`],
+    ]);
   });
 });
 
@@ -763,7 +774,17 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       status: "completed",
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card"]);
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "charge-card",
+      "check-claim",
+      "release-stock",
+      "return-payment",
+      "mark-cancelled",
+      "send-cancelled",
+    ]);
     expect(world.intent(intentId)).toMatchObject({ state: "succeeded", amountRefunded: 2500 });
     expect(world.stripeCallsOf("refundInFull")[0]?.args).toEqual([intentId, `refund-${order.orderId}`]);
     expect(world.paymentRows.get(order.orderId)).toMatchObject({
@@ -815,17 +836,25 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       "check-address",
       "check-hold-0",
       "create-shipment",
+      "check-claim",
+      "release-stock",
+      "return-payment",
+      "mark-cancelled",
+      "send-cancelled",
     ]);
     expect(world.voidedLabels).toEqual(["TRK1"]);
     expect(world.shipmentRows.has(order.orderId)).toBe(false);
-    expect(world.order(order.orderId).status).toBe("fulfilling");
+    expect(world.order(order.orderId).status).toBe("cancelled");
     expect(world.timelineEntry(order.orderId, "shipment-voided")).toMatchObject({
       detail: expect.objectContaining({ trackingNumber: "TRK1", carrier: "FakePost", outcome: "voided" }),
       runId: run.runId,
     });
     expect(world.notices).toEqual([]);
     expect(world.order(order.orderId).attentionReason).toBeNull();
-    expect(world.emails).toEqual([]);
+    // One cancellation e-mail, under the key the cleanup's would take.
+    expect(world.emails.map((email) => [email.template, email.key])).toEqual([
+      ["cancelled", `cancelled-${order.orderId}`],
+    ]);
   });
 
   it("shipment: a booking the carrier cannot void flags the order and tells ops to stop the parcel", async () => {
