@@ -27,6 +27,7 @@ import { shims } from "../src/shims";
 import type { ShimName } from "../src/shims/switches";
 import { createTestDatabase } from "../test/support/database";
 import { startEventApiReceiver } from "../test/support/event-api-receiver";
+import { authorizedCheckoutEvents } from "./bench/authorized-checkout";
 import { benchDatabaseServer } from "./bench/database-server";
 import { runLoad, type LoadRequest, type LoadResult } from "./bench/load-generator";
 import type { TargetOptions } from "./bench/webhook-target";
@@ -135,27 +136,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < ids.length; i += 25) {
       await Promise.all(
         ids.slice(i, i + 25).map(async (orderId) => {
-          const session = await stripe.checkout.sessions.create({
-            mode: "payment",
-            line_items: [
-              {
-                price_data: { currency: "usd", unit_amount: 1200, product_data: { name: "Logo mug" } },
-                quantity: 1,
-              },
-            ],
-            client_reference_id: orderId,
-            customer_email: "bench@example.com",
-            metadata: { orderId, customerId: "cus-bench" },
-            payment_intent_data: { capture_method: "manual", metadata: { orderId, customerId: "cus-bench" } },
-            success_url: "http://shop.bench/ok",
-          });
-          const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {
-            deliver: false,
-          });
+          const { checkoutSessionId, events } = await authorizedCheckoutEvents(stripe, sandbox, orderId);
           for (const event of events) {
             if (event.type === "checkout.session.completed") payloads.push(JSON.stringify(event, null, 2));
           }
-          orders.push({ id: orderId, checkoutSessionId: session.id });
+          orders.push({ id: orderId, checkoutSessionId });
         }),
       );
     }

@@ -17,6 +17,7 @@ import path from "node:path";
 import pino from "pino";
 import Stripe from "stripe";
 import { migrate } from "../src/db/migrator";
+import { authorizedCheckoutEvents } from "./bench/authorized-checkout";
 import { benchDatabaseServer } from "./bench/database-server";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { createStripeClient } from "../src/payments/stripe-client";
@@ -138,29 +139,13 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
         Array.from({ length: count }, () => randomUUID()),
         25,
         async (orderId) => {
-          const session = await stripe.checkout.sessions.create({
-            mode: "payment",
-            line_items: [
-              {
-                price_data: { currency: "usd", unit_amount: 1200, product_data: { name: "Logo mug" } },
-                quantity: 1,
-              },
-            ],
-            client_reference_id: orderId,
-            customer_email: "bench@example.com",
-            metadata: { orderId, customerId: "cus-bench" },
-            payment_intent_data: { capture_method: "manual", metadata: { orderId, customerId: "cus-bench" } },
-            success_url: "http://shop.bench/ok",
-          });
-          const { events } = await sandbox.completeCheckoutSession(session.id, "authorized", {
-            deliver: false,
-          });
+          const { checkoutSessionId, events } = await authorizedCheckoutEvents(stripe, sandbox, orderId);
           for (const event of events) {
             const payload = JSON.stringify(event, null, 2);
             if (event.type === "checkout.session.completed") completed.push(payload);
             if (event.type === "charge.succeeded") unhandled.push(payload);
           }
-          orders.push({ id: orderId, checkoutSessionId: session.id });
+          orders.push({ id: orderId, checkoutSessionId });
         },
       );
       await database.db.order.createMany({
