@@ -167,6 +167,9 @@ const schema = z.object({
     .regex(/^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$/, "must be EasyPost service names separated by commas")
     .default("GroundAdvantage,Ground,FEDEX_GROUND"),
   SHIPPING_ITEM_WEIGHT_OZ: z.coerce.number().positive().default(16),
+  // The heaviest parcel, in ounces: an order over it ships in several (src/shipping/parcel-plan.ts).
+  // Unset: no limit, one parcel per order (plus one per unit of a product that ships alone).
+  SHIPPING_MAX_PARCEL_WEIGHT_OZ: z.coerce.number().positive().optional(),
   // The box parcels ship in, "length x width x height" in inches, e.g. 12x9x4; unset: weight only.
   SHIPPING_BOX_IN: z
     .string()

@@ -188,6 +188,7 @@ export async function createServices(options: {
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
   const shipmentRecords = createShipmentRepository(db);
+  const shippingDestinations = createShippingDestinations(db);
   // With Slack, alerts are kept in the database until delivered and grouped in a storm
   // (src/alerts/alert-outbox.ts); the cron deliver-ops-alerts retries what failed.
   const { alerter, outbox: alertOutbox } = createAlerter(config, logger, {
@@ -293,7 +294,11 @@ export async function createServices(options: {
     shipments: createShipmentBooking({
       provider: shippingProvider,
       shipments: shipmentRecords,
-      destinations: createShippingDestinations(db),
+      destinations: shippingDestinations,
+      limits: {
+        itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+        maxWeightOz: config.SHIPPING_MAX_PARCEL_WEIGHT_OZ,
+      },
     }),
     labels,
     holds,
@@ -346,6 +351,12 @@ export async function createServices(options: {
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+    reship: {
+      shipments: shipmentRecords,
+      provider: shippingProvider,
+      destinations: shippingDestinations,
+      messages: workflow.messages,
+    },
   });
   const queries = createOrderQueries(db, timeline);
   // INNGEST_DEV=1 means the dev server at its default address, never Inngest Cloud.
@@ -436,6 +447,7 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
+      timeline,
       exceptions: createCarrierExceptions({
         flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),
         timeline,

@@ -66,7 +66,11 @@ export const shipmentDelivered = eventType("shop/shipment.delivered", {
 });
 export type ShipmentDeliveredData = z.infer<typeof shipmentDelivered.schema>;
 
-/** A repeated delivery notice (the carrier retries) publishes the same id, so no run wakes twice. */
+/**
+ * Published once the order's last parcel is delivered (every current parcel: a re-shipped
+ * parcel counts by its new label), with that parcel's tracking number and time. A repeated
+ * delivery notice (the carrier retries) publishes the same id, so no run wakes twice.
+ */
 export const shipmentDeliveredEvent = (data: ShipmentDeliveredData) => ({
   name: shipmentDelivered.name,
   id: `shipment-delivered-${data.orderId}`,
@@ -80,10 +84,14 @@ export const labelRefundRequested = eventType("shop/label.refund-requested", {
 });
 export type LabelRefundRequestedData = z.infer<typeof labelRefundRequested.schema>;
 
-/** One tracking run per order's label (a repeated request wakes no second one). */
-export const labelRefundRequestedEvent = (data: LabelRefundRequestedData) => ({
+/**
+ * One tracking run per order's handed-back labels (a repeated request wakes no second one); a
+ * re-shipped parcel's old label gets its own, by its shipment id. Each run follows every
+ * submitted label of the order, so two at once record each change once (compare-and-set).
+ */
+export const labelRefundRequestedEvent = (data: LabelRefundRequestedData, shipmentId?: string) => ({
   name: labelRefundRequested.name,
-  id: `label-refund-requested-${data.orderId}`,
+  id: `label-refund-requested-${data.orderId}${shipmentId ? `-${shipmentId}` : ""}`,
   data: { ...data },
 });
 

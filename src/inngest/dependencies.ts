@@ -1,5 +1,5 @@
 import type { AlertOutbox, Alerter } from "../alerts";
-import type { FulfilmentRecords } from "../orders/fulfilment-records";
+import type { FulfilmentRecords, ParcelBooking } from "../orders/fulfilment-records";
 import type { AddressVerdict, VoidOutcome } from "../shipping/shipping-provider";
 import type { LabelVoids } from "../shipping/label-void";
 import type { Holds } from "../orders/hold-order";
@@ -24,26 +24,24 @@ import type {
 } from "../recovery";
 
 /**
- * Books a shipment for an order once; repeating it returns the same booking. Null: every product
- * of the order is digital, there is nothing to ship.
+ * Books an order's parcels once; repeating it returns the same bookings. Null: every product of
+ * the order is digital, there is nothing to ship.
  */
 export interface ShipmentBooking {
-  /** Null when every product of the order is digital: nothing to ship, nothing booked. */
-  book(order: {
-    orderId: string;
-    lines: { sku: string; quantity: number }[];
-  }): Promise<ShipmentNotice | null>;
-  /** Books with the carrier (or returns the recorded booking) without recording a new one. */
+  /** Books and records every parcel; null when every product of the order is digital. */
+  book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ParcelBooking[] | null>;
+  /** Books every parcel with the carrier (or returns the recorded ones) without recording new ones. */
   bookWithCarrier(order: {
     orderId: string;
     lines: { sku: string; quantity: number }[];
-  }): Promise<ShipmentNotice | null>;
+  }): Promise<ParcelBooking[] | null>;
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
   /** The carrier's verdict on the order's address (null: nothing to check). */
   verifyDestination(orderId: string): Promise<AddressVerdict | null>;
+  /** The order's current parcels, parcel 1 first (empty: nothing booked). */
   findByOrder(
     orderId: string,
-  ): Promise<(ShipmentNotice & { status: "booked" | "delivered"; deliveredAt?: Date | null }) | null>;
+  ): Promise<(ParcelBooking & { status: "booked" | "delivered"; deliveredAt?: Date | null })[]>;
 }
 
 export interface WorkflowSettings {

@@ -33,6 +33,7 @@ export const csvColumns = [
   "lowStockThreshold",
   "stockOnHand",
   "archived",
+  "shipsAlone",
 ] as const;
 type Column = (typeof csvColumns)[number];
 const requiredColumns: Column[] = ["sku", "name", "unitPrice", "currency"];
@@ -79,14 +80,15 @@ interface ProductRow {
   low_stock_threshold: number | null;
   stock_on_hand: number;
   archived: boolean;
+  ships_alone: boolean;
 }
 
 const selectProducts = `SELECT sku, name, unit_price, trim(currency) AS currency, digital, weight_oz, length_in,
-  width_in, height_in, low_stock_threshold, stock_on_hand, archived_at IS NOT NULL AS archived FROM products`;
+  width_in, height_in, low_stock_threshold, stock_on_hand, archived_at IS NOT NULL AS archived, ships_alone FROM products`;
 
 /** A CSV cell as the JSON value the schema checks: numbers, booleans, "" as unset. */
 function cellValue(column: Column, text: string): unknown {
-  if (column === "digital" || column === "archived") {
+  if (column === "digital" || column === "archived" || column === "shipsAlone") {
     if (/^(true|yes|1)$/i.test(text)) return true;
     if (/^(false|no|0|)$/i.test(text)) return false;
     return text;
@@ -175,6 +177,7 @@ function changesOf(row: Row, now: ProductRow | undefined): Record<string, [unkno
     heightIn: row.heightIn ?? null,
     lowStockThreshold: row.lowStockThreshold ?? null,
     archived: row.archived ?? false,
+    shipsAlone: row.shipsAlone ?? false,
     ...(row.stockOnHand !== undefined ? { stockOnHand: row.stockOnHand } : {}),
   };
   const current: Record<string, unknown> = now
@@ -189,6 +192,7 @@ function changesOf(row: Row, now: ProductRow | undefined): Record<string, [unkno
         heightIn: now.height_in,
         lowStockThreshold: now.low_stock_threshold,
         archived: now.archived,
+        shipsAlone: now.ships_alone,
         stockOnHand: now.stock_on_hand,
       }
     : {};
@@ -214,12 +218,13 @@ async function apply(client: Queryable, plan: ImportPlanRow[], rows: Row[], by: 
       row.heightIn ?? null,
       row.lowStockThreshold ?? null,
       row.archived ?? false,
+      row.shipsAlone ?? false,
     ];
     if (step.action === "create") {
       await client.query(
         `INSERT INTO products (sku, name, unit_price, currency, digital, weight_oz, length_in, width_in, height_in,
-           low_stock_threshold, archived_at, stock_on_hand, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, 0, now(), now())`,
+           low_stock_threshold, archived_at, ships_alone, stock_on_hand, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12, 0, now(), now())`,
         values,
       );
     } else if (
@@ -229,7 +234,7 @@ async function apply(client: Queryable, plan: ImportPlanRow[], rows: Row[], by: 
       await client.query(
         `UPDATE products SET name = $2, unit_price = $3, currency = $4, digital = $5, weight_oz = $6, length_in = $7,
            width_in = $8, height_in = $9, low_stock_threshold = $10,
-           archived_at = CASE WHEN $11 THEN COALESCE(archived_at, now()) END,
+           archived_at = CASE WHEN $11 THEN COALESCE(archived_at, now()) END, ships_alone = $12,
            version = version + 1, updated_at = now()
          WHERE sku = $1`,
         values,
@@ -266,6 +271,7 @@ export function createCatalogCsv(db: Database, deps: { lowStock: LowStockWatch }
           p.low_stock_threshold ?? "",
           p.stock_on_hand,
           p.archived,
+          p.ships_alone,
         ]),
         { header: true, columns: [...csvColumns], cast: { boolean: (value) => (value ? "true" : "false") } },
       );

@@ -21,6 +21,7 @@ export function toProduct(row: ProductRow): Product {
     unitPrice: row.unitPrice,
     currency: row.currency.trim(),
     digital: row.digital,
+    shipsAlone: row.shipsAlone,
     weightOz: row.weightOz,
     lengthIn: row.lengthIn,
     widthIn: row.widthIn,

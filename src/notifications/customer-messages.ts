@@ -13,12 +13,17 @@ export interface ShipmentNotice {
   carrier: string;
   trackingNumber: string;
   trackingUrl: string;
+  /** Which parcel of the order (1, 2, ...); unset in notices made before orders had several. */
+  parcelNumber?: number;
 }
 
 export type PaymentSettlement = "refunded" | "voided" | "none";
 
 export interface CustomerMessages {
-  shipped(orderId: string, shipment: ShipmentNotice): Promise<EmailOutcome>;
+  /** The "on its way" e-mail, once per order, listing every parcel. */
+  shipped(orderId: string, parcels: readonly ShipmentNotice[]): Promise<EmailOutcome>;
+  /** A re-shipped parcel's new tracking, once per new label (key `reshipped-<shipmentId>`). */
+  reshipped(orderId: string, shipmentId: string, parcel: ShipmentNotice): Promise<EmailOutcome>;
   reviewRequest(orderId: string): Promise<EmailOutcome>;
   paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
   outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
@@ -38,6 +43,7 @@ export interface CustomerMessages {
 
 export const emailKeys = {
   shipped: (orderId: string) => `shipped-${orderId}`,
+  reshipped: (shipmentId: string) => `reshipped-${shipmentId}`,
   reviewRequest: (orderId: string) => `review-${orderId}`,
   paymentFailed: (orderId: string) => `payment-failed-${orderId}`,
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,

@@ -37,7 +37,7 @@ export function createEmailRenderer(deps: {
         where: { id: orderId },
         include: {
           lines: { orderBy: { sku: "asc" } },
-          shipment: true,
+          shipments: { where: { supersededAt: null }, orderBy: { parcelNumber: "asc" } },
           payment: true,
           timeline: { orderBy: { id: "asc" } },
         },
@@ -46,10 +46,14 @@ export function createEmailRenderer(deps: {
       const timeline = order.timeline;
       switch (template) {
         case "shipped": {
-          if (!order.shipment) throw new Error(`order ${orderId} has no shipment to announce`);
-          const { carrier, trackingNumber } = order.shipment;
-          const trackingUrl = deps.links.track(trackingNumber);
-          return emailTemplates.shipped({ order: summary, carrier, trackingNumber, trackingUrl });
+          const parcels = order.shipments.map(({ carrier, trackingNumber }) => ({
+            carrier,
+            trackingNumber,
+            trackingUrl: deps.links.track(trackingNumber),
+          }));
+          const first = parcels[0];
+          if (!first) throw new Error(`order ${orderId} has no shipment to announce`);
+          return emailTemplates.shipped({ order: summary, ...first, parcels });
         }
         case "reviewRequest":
           return emailTemplates.reviewRequest({ order: summary, reviewUrl: deps.links.review(order.id) });
@@ -103,7 +107,10 @@ export function createEmailRenderer(deps: {
           const kind = ["available_for_pickup", "failure", "return_to_sender"].includes(String(detail.status))
             ? (detail.status as "available_for_pickup" | "failure" | "return_to_sender")
             : "failure";
-          const trackingNumber = order.shipment?.trackingNumber ?? "";
+          const trackingNumber =
+            (typeof detail.trackingNumber === "string" ? detail.trackingNumber : undefined) ??
+            order.shipments[0]?.trackingNumber ??
+            "";
           return emailTemplates.deliveryException({
             order: summary,
             kind,

@@ -80,12 +80,24 @@ export function createOrderEmails(deps: {
   }
 
   return {
-    shipped: (orderId, shipment) =>
+    shipped: (orderId, shipments) => {
       // Our own tracking page (any carrier), which links on to the carrier's.
-      send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({
+      const parcels = shipments.map(({ carrier, trackingNumber }) => ({
+        carrier,
+        trackingNumber,
+        trackingUrl: links.track(trackingNumber),
+      }));
+      const first = parcels[0];
+      if (!first) throw new Error(`order ${orderId}: no parcel to announce`);
+      return send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({ order, ...first, parcels }));
+    },
+    reshipped: (orderId, shipmentId, parcel) =>
+      send(orderId, emailKeys.reshipped(shipmentId), "shipped", (order) => ({
         order,
-        ...shipment,
-        trackingUrl: links.track(shipment.trackingNumber),
+        carrier: parcel.carrier,
+        trackingNumber: parcel.trackingNumber,
+        trackingUrl: links.track(parcel.trackingNumber),
+        replacement: true,
       })),
     reviewRequest: (orderId) =>
       send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({

@@ -278,6 +278,25 @@ function buildDocument(): JsonSchema {
         },
       },
     },
+    "/api/orders/{id}/shipments/{shipmentId}/reship": {
+      post: {
+        ...admin,
+        summary: "Re-ship one parcel: a new label and tracking e-mail, the old label handed back",
+        tags: ["orders"],
+        parameters: [uuidParameter("id"), uuidParameter("shipmentId")],
+        responses: {
+          "201": json(anyObject, "Re-shipped (repeated: the re-ship already made, nothing new bought)"),
+          ...errors([
+            ...adminErrors,
+            "order_not_found",
+            "shipment_not_found",
+            "order_not_shipped",
+            "parcel_delivered",
+            "reship_in_progress",
+          ]),
+        },
+      },
+    },
     "/api/orders/{id}/emails/{emailId}/resend": {
       post: {
         ...admin,

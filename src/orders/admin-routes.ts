@@ -84,6 +84,15 @@ export function orderAdminRoutes(deps: { adminToken: string; actions: OrderActio
     res.status(200).json(await actions.releaseHold({ orderId, by: "admin-api" }));
   });
 
+  router.post("/:id/shipments/:shipmentId/reship", async (req, res) => {
+    const orderId = orderIdParam(req.params.id);
+    const parsed = uuid.safeParse(req.params.shipmentId);
+    if (!parsed.success)
+      throw new AppError("shipment_not_found", `Order ${orderId} has no shipment ${String(req.params.shipmentId)}`);
+    const result = await actions.reship({ orderId, shipmentId: parsed.data, by: "admin-api" });
+    res.status(result.repeated ? 200 : 201).json(result);
+  });
+
   router.post("/:id/emails/:emailId/resend", async (req, res) => {
     const orderId = orderIdParam(req.params.id);
     const emailId = idParam(req.params.emailId, "not_found", "E-mail");

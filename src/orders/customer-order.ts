@@ -6,7 +6,8 @@ export async function findCustomerOrder(db: Database, where: { id: string } | { 
     where,
     include: {
       lines: { orderBy: { sku: "asc" } },
-      shipment: true,
+      // The current label of each parcel (a re-shipped parcel shows its new one).
+      shipments: { where: { supersededAt: null }, orderBy: { parcelNumber: "asc" } },
       payment: true,
       review: true,
     },

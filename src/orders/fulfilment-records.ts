@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "./order-repository";
-import type { CarrierBooking } from "../shipping/shipping-provider";
+import type { ParcelBooking } from "../shipping/shipment-repository";
+
+export type { ParcelBooking } from "../shipping/shipment-repository";
 import { timelineKindSql, type TimelineKind } from "../timeline/kinds";
 
 /**
@@ -25,8 +27,8 @@ export interface ShipmentRecordInput {
   orderId: string;
   claimId: string;
   runId: string;
-  /** Null for a digital-only order: nothing shipped, the order is delivered. */
-  booking: CarrierBooking | null;
+  /** Every parcel of the order (one or more); null for a digital-only order: nothing shipped. */
+  parcels: readonly ParcelBooking[] | null;
 }
 
 /** What the cleanup found when it fenced the order against late writes of the cancelled run. */
@@ -119,22 +121,28 @@ export const recordCaptureStatement = `${guardHead},
                (SELECT id FROM paid) AS payment_id
         FROM ord`;
 
-/** recordShipment: the guard, the shipment row, the order moved and its timeline entry, in one statement. */
+/**
+ * recordShipment: the guard, one shipments row per parcel, the order moved and its timeline
+ * entry, in one statement: every parcel lands with the order's move to `shipped`, or none does.
+ * The parcels arrive as one JSON array ($3), so the statement stays one round trip for any count.
+ */
 export const recordShipmentStatement = `${guardHead},
         booked AS (
-          INSERT INTO shipments (id, order_id, carrier, tracking_number, tracking_url, service,
-                                 label_url, provider_id, status, created_at, updated_at)
-          SELECT $3::uuid, $1::uuid, $4, $5, $6, $7, $8, $9, 'booked', now(), now() FROM go
-          WHERE $4::text IS NOT NULL
+          INSERT INTO shipments (id, order_id, parcel_number, generation, lines, carrier, tracking_number,
+                                 tracking_url, service, label_url, provider_id, status, created_at, updated_at)
+          SELECT gen_random_uuid(), $1::uuid, p.parcel_number, 0, p.lines, p.carrier, p.tracking_number,
+                 p.tracking_url, p.service, p.label_url, p.provider_id, 'booked', now(), now()
+          FROM go, jsonb_to_recordset($3::jsonb) AS p(parcel_number int, lines jsonb, carrier text,
+               tracking_number text, tracking_url text, service text, label_url text, provider_id text)
           ON CONFLICT DO NOTHING
         ),
         moved AS (
-          UPDATE orders o SET status = $10::order_status, updated_at = now()
+          UPDATE orders o SET status = $4::order_status, updated_at = now()
           FROM go WHERE o.id = $1::uuid
         ),
         entry AS (
           INSERT INTO order_timeline (order_id, kind, detail, run_id)
-          SELECT $1::uuid, $11, $12::jsonb, $13 FROM go
+          SELECT $1::uuid, $5, $6::jsonb, $7 FROM go
           ON CONFLICT DO NOTHING
         )
         ${guardTail}`;
@@ -172,30 +180,41 @@ export function createFulfilmentRecords(
       return { landed: true, value: { paymentId: row.payment_id } };
     },
 
-    async recordShipment({ orderId, claimId, runId, booking }) {
-      // Digital-only (no booking): nothing to ship, so the order is delivered once the money is taken.
-      const to: OrderStatus = booking === null ? "delivered" : "shipped";
+    async recordShipment({ orderId, claimId, runId, parcels }) {
+      // Digital-only (no parcels): nothing to ship, so the order is delivered once the money is taken.
+      const to: OrderStatus = parcels === null ? "delivered" : "shipped";
+      const first = parcels?.[0];
       const entry: { kind: TimelineKind; detail: Record<string, unknown> } =
-        booking === null
+        parcels === null || !first
           ? { kind: "nothing-to-ship", detail: {} }
           : {
               kind: "shipment-booked",
+              // Parcel 1 at the top, as the entry read before orders had several parcels.
               detail: {
-                carrier: booking.carrier,
-                trackingNumber: booking.trackingNumber,
-                trackingUrl: booking.trackingUrl,
+                carrier: first.carrier,
+                trackingNumber: first.trackingNumber,
+                trackingUrl: first.trackingUrl,
+                parcels: parcels.map(({ parcelNumber, carrier, trackingNumber }) => ({
+                  parcelNumber,
+                  carrier,
+                  trackingNumber,
+                })),
               },
             };
+      const rowsIn = (parcels ?? []).map((parcel) => ({
+        parcel_number: parcel.parcelNumber,
+        lines: parcel.lines.map(({ sku, quantity }) => ({ sku, quantity })),
+        carrier: parcel.carrier,
+        tracking_number: parcel.trackingNumber,
+        tracking_url: parcel.trackingUrl,
+        service: parcel.service ?? null,
+        label_url: parcel.labelUrl ?? null,
+        provider_id: parcel.providerId ?? null,
+      }));
       const { rows } = await sql.query<GuardRow>(recordShipmentStatement, [
         orderId,
         claimId,
-        randomUUID(),
-        booking?.carrier ?? null,
-        booking?.trackingNumber ?? null,
-        booking?.trackingUrl ?? null,
-        booking?.service ?? null,
-        booking?.labelUrl ?? null,
-        booking?.providerId ?? null,
+        JSON.stringify(rowsIn),
         to,
         entry.kind,
         JSON.stringify(entry.detail),

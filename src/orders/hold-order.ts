@@ -82,7 +82,7 @@ export function createHolds(deps: {
       where: {
         id: orderId,
         status: { in: [...holdableStatuses] },
-        shipment: { is: null },
+        shipments: { none: {} },
         OR: [
           { holdReason: null },
           ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
@@ -146,7 +146,7 @@ export async function holdOrder(deps: { holds: Holds; db: Database }, request: H
   if (hold) return { orderId, status: "held" as const, reason: hold.reason, since: hold.since.toISOString() };
   const order = await deps.db.order.findUnique({
     where: { id: orderId },
-    select: { status: true, holdReason: true, heldAt: true, shipment: { select: { id: true } } },
+    select: { status: true, holdReason: true, heldAt: true, shipments: { select: { id: true }, take: 1 } },
   });
   if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
   if (order.holdReason && order.heldAt) {
@@ -157,7 +157,7 @@ export async function holdOrder(deps: { holds: Holds; db: Database }, request: H
   }
   throw new AppError(
     "order_not_holdable",
-    order.shipment
+    order.shipments.length > 0
       ? `Order ${orderId} already has a label: cancel it, or ask the carrier to hold the parcel`
       : `Order ${orderId} is ${order.status}: only a paid order not yet shipped can be held`,
   );

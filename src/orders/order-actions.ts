@@ -12,6 +12,7 @@ import type { RefundOutcome, RefundRequest, Refunds } from "./refund-order";
 import type { LabelVoids } from "../shipping/label-void";
 import { holdOrder, releaseOrderHold, type HoldRequest, type Holds } from "./hold-order";
 import type { Actor } from "./actor";
+import { reshipParcel, type ReshipDeps, type ReshipRequest, type ReshipResult } from "./reship-parcel";
 
 export type { Actor } from "./actor";
 
@@ -29,6 +30,8 @@ export interface OrderActions {
   resendEmail(request: { orderId: string; emailId: string; by: Actor }): Promise<ResendResult>;
   hold(request: HoldRequest): Promise<Awaited<ReturnType<typeof holdOrder>>>;
   releaseHold(request: { orderId: string; by: Actor }): Promise<Awaited<ReturnType<typeof releaseOrderHold>>>;
+  /** A new label for one parcel of a shipped order, the old one handed back (reship-parcel.ts). */
+  reship(request: ReshipRequest): Promise<ReshipResult>;
 }
 
 export function createOrderActions(deps: {
@@ -41,8 +44,10 @@ export function createOrderActions(deps: {
   sender: EmailSender;
   renderer: EmailRenderer;
   cancelWindowMs: number;
-  labels: Pick<LabelVoids, "voidable">;
+  labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable">;
   holds: Holds;
+  /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
+  reship: Omit<ReshipDeps, "db" | "labels" | "timeline">;
 }): OrderActions {
   const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs, labels } =
     deps;
@@ -57,5 +62,6 @@ export function createOrderActions(deps: {
     resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),
     hold: (request) => holdOrder({ holds: deps.holds, db }, request),
     releaseHold: (request) => releaseOrderHold({ holds: deps.holds, db }, request),
+    reship: (request) => reshipParcel({ ...deps.reship, db, labels, timeline }, request),
   };
 }

@@ -1,4 +1,5 @@
 import type { Database } from "../db/client";
+import type { Shipment } from "../generated/prisma/client";
 
 /** The admin view of one order: everything that happened to it, in one read. */
 export async function findOrderDetails(db: Database, orderId: string) {
@@ -8,7 +9,7 @@ export async function findOrderDetails(db: Database, orderId: string) {
       lines: { orderBy: { sku: "asc" } },
       reservations: { orderBy: { sku: "asc" } },
       payment: true,
-      shipment: true,
+      shipments: { orderBy: [{ parcelNumber: "asc" }, { generation: "asc" }] },
       emails: { orderBy: { createdAt: "asc" } },
       timeline: { orderBy: [{ createdAt: "asc" }, { id: "asc" }] },
       refunds: { orderBy: { createdAt: "asc" } },
@@ -16,6 +17,7 @@ export async function findOrderDetails(db: Database, orderId: string) {
     },
   });
   if (!order) return null;
+  const current = order.shipments.filter((shipment) => shipment.supersededAt === null);
   return {
     id: order.id,
     customerId: order.customerId,
@@ -67,18 +69,10 @@ export async function findOrderDetails(db: Database, orderId: string) {
         updatedAt: d.updatedAt,
       })),
     },
-    shipment: order.shipment && {
-      carrier: order.shipment.carrier,
-      trackingNumber: order.shipment.trackingNumber,
-      trackingUrl: order.shipment.trackingUrl,
-      service: order.shipment.service,
-      labelUrl: order.shipment.labelUrl,
-      trackerStatus: order.shipment.trackerStatus,
-      status: order.shipment.status,
-      deliveredAt: order.shipment.deliveredAt,
-      labelRefundStatus: order.shipment.labelRefundStatus,
-      labelRefundRequestedAt: order.shipment.labelRefundRequestedAt,
-    },
+    // Parcel 1's current label: what this field was when an order had one parcel.
+    shipment: current[0] ? shipmentView(current[0]) : null,
+    // Every label of the order, parcel by parcel; a re-shipped parcel's old labels are superseded.
+    shipments: order.shipments.map(shipmentView),
     emails: order.emails.map(({ id, idempotencyKey, template, recipient, status, messageId, sentAt }) => ({
       id,
       idempotencyKey,
@@ -94,6 +88,26 @@ export async function findOrderDetails(db: Database, orderId: string) {
       runId,
       at: createdAt,
     })),
+  };
+}
+
+function shipmentView(shipment: Shipment) {
+  return {
+    id: shipment.id,
+    parcelNumber: shipment.parcelNumber,
+    generation: shipment.generation,
+    lines: Array.isArray(shipment.lines) ? (shipment.lines as { sku: string; quantity: number }[]) : [],
+    supersededAt: shipment.supersededAt,
+    carrier: shipment.carrier,
+    trackingNumber: shipment.trackingNumber,
+    trackingUrl: shipment.trackingUrl,
+    service: shipment.service,
+    labelUrl: shipment.labelUrl,
+    trackerStatus: shipment.trackerStatus,
+    status: shipment.status,
+    deliveredAt: shipment.deliveredAt,
+    labelRefundStatus: shipment.labelRefundStatus,
+    labelRefundRequestedAt: shipment.labelRefundRequestedAt,
   };
 }
 

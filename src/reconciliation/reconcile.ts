@@ -4,6 +4,7 @@ import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import type { Logger } from "../logger";
+import { easyPostReference } from "../shipping/easypost-carrier";
 import type { CarrierLedger, CarrierShipment } from "./carrier-ledger";
 import { shopDay, type ShopDay } from "./shop-day";
 import type { StripeLedger } from "./stripe-ledger";
@@ -375,15 +376,23 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
 
   async function reconcileCarrier(carrier: CarrierLedger, day: ShopDay, found: Mismatch[]) {
     // Labels we voided in the day, by tracking number: each must come back refunded.
-    const voids = new Map<string, string>();
+    const voids = new Map<string, { orderId: string; parcelNumber: number }>();
     const voidEntries = await db.orderTimelineEntry.findMany({
       where: { kind: "shipment-voided", createdAt: { gte: day.start, lt: day.end } },
       select: { orderId: true, detail: true },
     });
     for (const { orderId, detail } of voidEntries) {
-      const { trackingNumber, outcome } = (detail ?? {}) as { trackingNumber?: unknown; outcome?: unknown };
+      const { trackingNumber, outcome, parcelNumber } = (detail ?? {}) as {
+        trackingNumber?: unknown;
+        outcome?: unknown;
+        parcelNumber?: unknown;
+      };
       if (typeof trackingNumber === "string" && (outcome === "voided" || outcome === "already-voided"))
-        voids.set(trackingNumber, orderId);
+        voids.set(trackingNumber, {
+          orderId,
+          // Entries written before orders had several parcels name none: parcel 1.
+          parcelNumber: typeof parcelNumber === "number" ? parcelNumber : 1,
+        });
     }
     const checkVoid = (shipment: CarrierShipment, orderId: string) => {
       if (refundedByCarrier.has(shipment.refundStatus ?? "")) return;
@@ -411,13 +420,14 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         const voidedBy = shipment.trackingCode ? voids.get(shipment.trackingCode) : undefined;
         if (voidedBy && shipment.trackingCode) {
           voids.delete(shipment.trackingCode);
-          checkVoid(shipment, voidedBy);
+          checkVoid(shipment, voidedBy.orderId);
           continue;
         }
         if (known.has(shipment.id) || (shipment.trackingCode && known.has(shipment.trackingCode))) continue;
         // A refunded label cost nothing: not an orphan.
         if (refundedByCarrier.has(shipment.refundStatus ?? "")) continue;
-        const referenced = /^order-(.+)$/.exec(shipment.reference ?? "")?.[1];
+        // order-<id>, or order-<id>-<parcel>[-reship-<n>] for an order's other parcels and re-ships.
+        const referenced = /^order-([0-9a-fA-F-]{36})(?:-\d+(?:-reship-\d+)?)?$/.exec(shipment.reference ?? "")?.[1];
         found.push({
           kind: "label_without_shipment",
           orderId: referenced && uuidPattern.test(referenced) ? referenced.toLowerCase() : null,
@@ -434,8 +444,8 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       }
     }
     // Voids of labels bought on another day: asked of the carrier one by one (there are few).
-    for (const [, orderId] of voids) {
-      const shipment = await carrier.shipment(`order-${orderId}`);
+    for (const [, { orderId, parcelNumber }] of voids) {
+      const shipment = await carrier.shipment(easyPostReference(orderId, { parcelNumber, generation: 0 }));
       if (shipment) checkVoid(shipment, orderId);
     }
     return count;
@@ -446,7 +456,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     const orders = await db.order.findMany({
       where: {
         status: { in: ["paid", "fulfilling"] },
-        shipment: null,
+        shipments: { none: {} },
         createdAt: { lt: placedBefore },
         lines: { some: { product: { digital: false } } },
       },

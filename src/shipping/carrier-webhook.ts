@@ -3,6 +3,7 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import { shipmentDeliveredEvent, type ShipmentDeliveredEvent } from "../events/contracts";
 import type { Logger } from "../logger";
+import type { Timeline } from "../timeline/timeline";
 import { easyPostLibrary, type EasyPost } from "./easypost-carrier";
 import { isCarrierException, type CarrierExceptions } from "./carrier-exceptions";
 import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
@@ -75,6 +76,8 @@ export function carrierWebhookRouter(deps: {
   publish: (event: ShipmentDeliveredEvent) => Promise<unknown>;
   /** Flags, alerts and e-mails for a parcel in trouble (src/shipping/carrier-exceptions.ts). */
   exceptions?: Pick<CarrierExceptions, "handle">;
+  /** Where a parcel delivered before the order's last one is told. */
+  timeline?: Pick<Timeline, "record">;
   logger: Logger;
   now?: () => number;
 }): Router {
@@ -89,24 +92,49 @@ export function carrierWebhookRouter(deps: {
   };
   const router = Router();
 
+  /**
+   * Marks one parcel delivered; publishes shop/shipment.delivered only once every current parcel
+   * of the order is (a re-shipped parcel counts by its new label; a replaced label's delivery is
+   * recorded and counts for nothing). Each webhook marks its row and then reads the order's
+   * parcels, so of two last parcels delivered at once the later reader sees both; both may
+   * publish, and the one event id wakes the run once.
+   */
   const deliver = async (shipment: ShipmentRecord, deliveredAt: Date) => {
     const result = await shipments.markDelivered({ trackingNumber: shipment.trackingNumber }, deliveredAt);
     if (result.outcome === "not-found") return null;
     const recorded = result.shipment;
     const recordedAt = (recorded.deliveredAt ?? deliveredAt).toISOString();
-    await publish(
-      shipmentDeliveredEvent({
-        orderId: recorded.orderId,
+    const repeat = result.outcome === "already-delivered";
+    const order = await shipments.deliveryOf(recorded.orderId);
+    const all = order.deliveredAt !== null && order.lastTrackingNumber !== null;
+    if (all && order.deliveredAt && order.lastTrackingNumber) {
+      await publish(
+        shipmentDeliveredEvent({
+          orderId: recorded.orderId,
+          trackingNumber: order.lastTrackingNumber,
+          deliveredAt: order.deliveredAt.toISOString(),
+        }),
+      );
+    } else if (!repeat && deps.timeline) {
+      await deps.timeline.record(recorded.orderId, "parcel-delivered", {
+        parcelNumber: recorded.parcelNumber,
         trackingNumber: recorded.trackingNumber,
         deliveredAt: recordedAt,
-      }),
-    );
-    const repeat = result.outcome === "already-delivered";
+        delivered: order.delivered,
+        parcels: order.parcels,
+        ...(recorded.supersededAt ? { superseded: true } : {}),
+      });
+    }
     logger.info(
-      { orderId: recorded.orderId, trackingNumber: recorded.trackingNumber, repeat },
-      "shipment delivered",
+      {
+        orderId: recorded.orderId,
+        trackingNumber: recorded.trackingNumber,
+        repeat,
+        parcelsDelivered: `${order.delivered}/${order.parcels}`,
+      },
+      all ? "shipment delivered" : "parcel delivered, others still on their way",
     );
-    return { orderId: recorded.orderId, deliveredAt: recordedAt, repeat };
+    return { orderId: recorded.orderId, deliveredAt: recordedAt, repeat, orderDelivered: all };
   };
 
   const handleEasyPost = async (raw: Buffer, req: Request) => {
@@ -150,6 +178,8 @@ export function carrierWebhookRouter(deps: {
       if (
         deps.exceptions &&
         shipment.status !== "delivered" &&
+        // A label a re-ship replaced: its parcel is dealt with already.
+        shipment.supersededAt === null &&
         shipment.trackerStatus !== tracker.status &&
         isCarrierException(tracker.status)
       ) {

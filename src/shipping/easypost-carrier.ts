@@ -1,12 +1,14 @@
 import type EasyPostClient from "@easypost/api";
-import type {
-  AddressVerdict,
-  CarrierBooking,
-  LabelRefundStatus,
-  ShipmentRequest,
-  ShippingAddress,
-  ShippingProvider,
-  VoidOutcome,
+import {
+  firstParcel,
+  type ParcelKey,
+  type AddressVerdict,
+  type CarrierBooking,
+  type LabelRefundStatus,
+  type ShipmentRequest,
+  type ShippingAddress,
+  type ShippingProvider,
+  type VoidOutcome,
 } from "./shipping-provider";
 
 export const easyPostCarrierName = "easypost";
@@ -15,8 +17,16 @@ export interface WarehouseAddress extends ShippingAddress {
   name: string;
 }
 
-/** The EasyPost shipment's `reference` for an order: how a retry finds what an earlier attempt made. */
-export const easyPostReference = (orderId: string): string => `order-${orderId}`;
+/**
+ * The EasyPost shipment's `reference` for an order's parcel: how a retry finds what an earlier
+ * attempt made. Parcel 1's first label keeps the reference every order had before orders had
+ * several parcels (`order-<id>`), so bookings made before stay found; parcel n is
+ * `order-<id>-<n>`, and its g-th re-ship `order-<id>-<n>-reship-<g>`.
+ */
+export const easyPostReference = (orderId: string, parcel: ParcelKey = firstParcel): string =>
+  `order-${orderId}${parcel.parcelNumber === 1 && parcel.generation === 0 ? "" : `-${parcel.parcelNumber}`}${
+    parcel.generation === 0 ? "" : `-reship-${parcel.generation}`
+  }`;
 
 export type EasyPost = InstanceType<typeof EasyPostClient>;
 
@@ -103,7 +113,7 @@ function toEasyPostAddress(address: ShippingAddress) {
 type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
 
 /**
- * Books parcels through EasyPost: one Shipment per order, from the warehouse to the customer,
+ * Books parcels through EasyPost: one Shipment per parcel of an order (its reference says which), from the warehouse to the customer,
  * bought at the cheapest rate among the configured service levels.
  *
  * Exactly once across retries and crashes: the Shipment carries the order's `reference`, which
@@ -169,7 +179,7 @@ export function createEasyPostCarrier(options: {
   return {
     async createShipment(request: ShipmentRequest) {
       const client = await options.client();
-      const reference = easyPostReference(request.orderId);
+      const reference = easyPostReference(request.orderId, request.parcel);
       let shipment = await findByReference(client, reference);
       if (shipment?.postage_label) return bookingOf(shipment);
       if (!shipment) {
@@ -203,9 +213,9 @@ export function createEasyPostCarrier(options: {
      * step sends no second request); a rejected one is asked again, as EasyPost advises for a
      * refund rejected right after the label was bought.
      */
-    async voidShipment(orderId: string): Promise<VoidOutcome> {
+    async voidShipment(orderId: string, _trackingNumber: string, parcel?: ParcelKey): Promise<VoidOutcome> {
       const client = await options.client();
-      const shipment = await findByReference(client, easyPostReference(orderId));
+      const shipment = await findByReference(client, easyPostReference(orderId, parcel));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
       if (known === "submitted" || known === "refunded") return known;
@@ -238,9 +248,9 @@ export function createEasyPostCarrier(options: {
       return { deliverable: false, message: message || "The carrier cannot deliver to this address" };
     },
 
-    async labelRefundStatus(orderId: string): Promise<LabelRefundStatus | null> {
+    async labelRefundStatus(orderId: string, parcel?: ParcelKey): Promise<LabelRefundStatus | null> {
       const client = await options.client();
-      const shipment = await findByReference(client, easyPostReference(orderId));
+      const shipment = await findByReference(client, easyPostReference(orderId, parcel));
       return shipment ? refundStatusOf(shipment) : null;
     },
   };

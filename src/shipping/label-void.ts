@@ -2,29 +2,47 @@ import type { Alerter } from "../alerts";
 import { labelRefundRequestedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
-import type { ShipmentRepository } from "./shipment-repository";
+import { currentParcels, type ShipmentRecord, type ShipmentRepository } from "./shipment-repository";
 import type { LabelRefundStatus, ShippingProvider, VoidOutcome } from "./shipping-provider";
 
 /** Tracker statuses of a label the carrier has not scanned yet (EasyPost's "label created"). */
 const unscannedStatuses: readonly (string | null)[] = [null, "unknown", "pre_transit"];
 
-/** Why the label is handed back: the order was cancelled, or refunded in full. */
-export type VoidCause = "cancelled" | "refunded";
+/** Why the label is handed back: the order was cancelled or refunded in full, or the parcel re-shipped. */
+export type VoidCause = "cancelled" | "refunded" | "reshipped";
 
 export type LabelVoidOutcome =
   /** No label was bought for the order (digital-only, or not booked yet). */
   | { outcome: "no-label" }
-  /** The carrier took the label back (`submitted` moves to `refunded` or `rejected` later). */
+  /** The carrier took the label(s) back (`submitted` moves to `refunded` or `rejected` later). */
   | { outcome: "requested"; status: "submitted" | "refunded" }
-  /** Nothing voided: the parcel is moving, or the carrier refused; ops were told what to do. */
+  /** Not all voided: a parcel is moving, or the carrier refused; ops were told what to do. */
   | { outcome: "needs-ops"; why: "scanned" | "rejected" | "not-voidable" };
 
+type OneOutcome = Exclude<LabelVoidOutcome, { outcome: "no-label" }>;
+
 /**
- * Hands a bought label back to the carrier when its order will not ship (a cancel, a full refund),
- * and follows the refund until the carrier decides. A label the carrier has scanned is not asked
- * for (it would be rejected): ops are told to intercept the parcel or have it returned to sender.
- * Every step is idempotent: the shipment row keeps the refund's status, and EasyPost itself
- * answers a repeated request with the same status.
+ * The run id a parcel's timeline entries are written under: the timeline keeps one entry per
+ * order, kind and run, and one run may void or follow several parcels. Parcel 1's first label
+ * keeps the run's own id, as every entry had before orders had several parcels.
+ */
+export const parcelEntryRunId = (runId: string | undefined, shipment: ShipmentRecord): string | undefined =>
+  runId === undefined || (shipment.parcelNumber === 1 && shipment.generation === 0)
+    ? runId
+    : `${runId}/parcel-${shipment.parcelNumber}-${shipment.generation}`;
+
+const isVoidable = (shipment: ShipmentRecord): boolean =>
+  shipment.status === "booked" &&
+  shipment.labelRefundStatus === null &&
+  unscannedStatuses.includes(shipment.trackerStatus);
+
+/**
+ * Hands bought labels back to the carrier when their parcels will not ship (a cancel, a full
+ * refund: every parcel of the order; a re-ship: the replaced label), and follows each refund
+ * until the carrier decides. A label the carrier has scanned is not asked for (it would be
+ * rejected): ops are told to intercept the parcel or have it returned to sender. Every step is
+ * idempotent: each shipment row keeps its refund's status, and EasyPost itself answers a repeated
+ * request with the same status.
  */
 export function createLabelVoids(deps: {
   provider: ShippingProvider;
@@ -38,32 +56,34 @@ export function createLabelVoids(deps: {
   const { provider, shipments, timeline, alerts, publisher, flagForOps } = deps;
 
   const tellOps = async (
-    orderId: string,
+    shipment: ShipmentRecord,
     why: "scanned" | "rejected" | "not-voidable",
     cause: VoidCause,
-    detail: { trackingNumber: string; trackerStatus: string | null },
     runId?: string,
   ) => {
+    const { orderId } = shipment;
+    const detail = {
+      trackingNumber: shipment.trackingNumber,
+      trackerStatus: shipment.trackerStatus,
+      parcelNumber: shipment.parcelNumber,
+    };
+    const causeText = cause === "reshipped" ? "re-shipped" : cause;
     const reason =
       why === "scanned"
-        ? `${cause === "cancelled" ? "cancelled" : "refunded"} after the carrier scanned the parcel`
-        : `the carrier refused to refund the label of a ${cause} order`;
+        ? `${causeText} after the carrier scanned the parcel`
+        : `the carrier refused to refund the label of a ${causeText} ${cause === "reshipped" ? "parcel" : "order"}`;
     await flagForOps(orderId, reason);
     await timeline.record(
       orderId,
       why === "scanned" ? "label-not-voided" : "label-refund-rejected",
-      {
-        cause,
-        why,
-        ...detail,
-      },
-      runId,
+      { cause, why, ...detail },
+      parcelEntryRunId(runId, shipment),
     );
     await alerts.notify({
       title:
         why === "scanned"
-          ? `Order ${cause} after its parcel was scanned`
-          : `Label refund refused for a ${cause} order`,
+          ? `Parcel ${causeText} after it was scanned`
+          : `Label refund refused for a ${causeText} ${cause === "reshipped" ? "parcel" : "order"}`,
       ...(runId ? { runId } : {}),
       fields: {
         orderId,
@@ -77,74 +97,119 @@ export function createLabelVoids(deps: {
     });
   };
 
-  return {
-    /** Whether the order's label could still be handed back (bought, not scanned, not voided). */
-    async voidable(orderId: string): Promise<boolean> {
-      const shipment = await shipments.findByOrderId(orderId);
-      return (
-        shipment !== null &&
-        shipment.status === "booked" &&
-        shipment.labelRefundStatus === null &&
-        unscannedStatuses.includes(shipment.trackerStatus)
+  /** One label: asked back of the carrier, or (scanned) ops told. */
+  const voidOne = async (shipment: ShipmentRecord, cause: VoidCause, runId?: string): Promise<OneOutcome> => {
+    if (shipment.labelRefundStatus === "submitted" || shipment.labelRefundStatus === "refunded") {
+      return { outcome: "requested", status: shipment.labelRefundStatus };
+    }
+    if (shipment.status === "delivered" || !unscannedStatuses.includes(shipment.trackerStatus)) {
+      await tellOps(shipment, "scanned", cause, runId);
+      return { outcome: "needs-ops", why: "scanned" };
+    }
+    const answer: VoidOutcome = provider.voidShipment
+      ? await provider.voidShipment(shipment.orderId, shipment.trackingNumber, shipment)
+      : "not-voidable";
+    // A carrier that voids at once says "voided"; EasyPost answers with its refund's status.
+    const status: LabelRefundStatus | null =
+      answer === "voided" || answer === "already-voided"
+        ? "refunded"
+        : answer === "submitted" || answer === "refunded" || answer === "rejected"
+          ? answer
+          : null;
+    if (status === null || status === "rejected") {
+      if (status) await shipments.recordLabelRefund(shipment.id, status);
+      const why = status === "rejected" ? "rejected" : "not-voidable";
+      await tellOps(shipment, why, cause, runId);
+      return { outcome: "needs-ops", why };
+    }
+    await shipments.recordLabelRefund(shipment.id, status);
+    const detail = {
+      cause,
+      status,
+      trackingNumber: shipment.trackingNumber,
+      trackerStatus: shipment.trackerStatus,
+      parcelNumber: shipment.parcelNumber,
+    };
+    const entryRunId = parcelEntryRunId(runId, shipment);
+    await timeline.record(shipment.orderId, "label-refund-requested", detail, entryRunId);
+    if (status === "refunded") {
+      await timeline.record(
+        shipment.orderId,
+        "label-refunded",
+        { trackingNumber: shipment.trackingNumber, parcelNumber: shipment.parcelNumber },
+        entryRunId,
       );
-    },
+    } else {
+      await publisher.publish(
+        labelRefundRequestedEvent({ orderId: shipment.orderId }, cause === "reshipped" ? shipment.id : undefined),
+      );
+    }
+    return { outcome: "requested", status };
+  };
 
-    async voidLabel(orderId: string, cause: VoidCause, runId?: string): Promise<LabelVoidOutcome> {
-      const shipment = await shipments.findByOrderId(orderId);
-      if (!shipment) return { outcome: "no-label" };
-      const detail = { trackingNumber: shipment.trackingNumber, trackerStatus: shipment.trackerStatus };
-      if (shipment.labelRefundStatus === "submitted" || shipment.labelRefundStatus === "refunded") {
-        return { outcome: "requested", status: shipment.labelRefundStatus };
-      }
-      if (shipment.status === "delivered" || !unscannedStatuses.includes(shipment.trackerStatus)) {
-        await tellOps(orderId, "scanned", cause, detail, runId);
-        return { outcome: "needs-ops", why: "scanned" };
-      }
-      const answer: VoidOutcome = provider.voidShipment
-        ? await provider.voidShipment(orderId, shipment.trackingNumber)
-        : "not-voidable";
-      // A carrier that voids at once says "voided"; EasyPost answers with its refund's status.
-      const status: LabelRefundStatus | null =
-        answer === "voided" || answer === "already-voided"
-          ? "refunded"
-          : answer === "submitted" || answer === "refunded" || answer === "rejected"
-            ? answer
-            : null;
-      if (status === null || status === "rejected") {
-        if (status) await shipments.recordLabelRefund(orderId, status);
-        const why = status === "rejected" ? "rejected" : "not-voidable";
-        await tellOps(orderId, why, cause, detail, runId);
-        return { outcome: "needs-ops", why };
-      }
-      await shipments.recordLabelRefund(orderId, status);
-      await timeline.record(orderId, "label-refund-requested", { cause, status, ...detail }, runId);
-      if (status === "refunded") {
-        await timeline.record(orderId, "label-refunded", { trackingNumber: shipment.trackingNumber }, runId);
-      } else {
-        await publisher.publish(labelRefundRequestedEvent({ orderId }));
-      }
-      return { outcome: "requested", status };
+  return {
+    /** Whether every parcel's label could still be handed back (bought, not scanned, not voided). */
+    async voidable(orderId: string): Promise<boolean> {
+      const parcels = currentParcels(await shipments.listByOrder(orderId));
+      return parcels.length > 0 && parcels.every(isVoidable);
     },
 
     /**
-     * Asks the carrier where a submitted refund stands and records a change: `refunded` on the
-     * timeline, `rejected` to ops. Returns the status now (null: nothing was submitted).
+     * Every current parcel's label: each unscanned one asked back, each scanned one to ops. The
+     * order's outcome is `requested` only when every parcel's is.
+     */
+    async voidLabel(orderId: string, cause: VoidCause, runId?: string): Promise<LabelVoidOutcome> {
+      const parcels = currentParcels(await shipments.listByOrder(orderId));
+      if (parcels.length === 0) return { outcome: "no-label" };
+      const outcomes: OneOutcome[] = [];
+      for (const parcel of parcels) outcomes.push(await voidOne(parcel, cause, runId));
+      const needsOps = outcomes.find((outcome) => outcome.outcome === "needs-ops");
+      if (needsOps) return needsOps;
+      const submitted = outcomes.some((outcome) => outcome.outcome === "requested" && outcome.status === "submitted");
+      return { outcome: "requested", status: submitted ? "submitted" : "refunded" };
+    },
+
+    /** One label, by its shipment (a re-ship hands back the label it replaces). */
+    voidShipment: (shipment: ShipmentRecord, cause: VoidCause, runId?: string) => voidOne(shipment, cause, runId),
+
+    /** Whether one label could still be handed back. */
+    isVoidable,
+
+    /**
+     * Asks the carrier where each submitted refund of the order stands and records a change:
+     * `refunded` on the timeline, `rejected` to ops. Returns `submitted` while any is undecided,
+     * else `rejected` if any was, else `refunded` (null: nothing was submitted).
      */
     async checkRefund(orderId: string, runId?: string): Promise<LabelRefundStatus | null> {
-      const shipment = await shipments.findByOrderId(orderId);
-      if (!shipment?.labelRefundStatus) return null;
-      if (shipment.labelRefundStatus !== "submitted") return shipment.labelRefundStatus;
-      const now = provider.labelRefundStatus ? await provider.labelRefundStatus(orderId) : null;
-      if (now === null || now === "submitted") return "submitted";
-      const before = await shipments.recordLabelRefund(orderId, now);
-      if (before === now) return now;
-      const detail = { trackingNumber: shipment.trackingNumber, trackerStatus: shipment.trackerStatus };
-      if (now === "refunded") {
-        await timeline.record(orderId, "label-refunded", { trackingNumber: shipment.trackingNumber }, runId);
-      } else {
-        await tellOps(orderId, "rejected", "cancelled", detail, runId);
+      const asked = (await shipments.listByOrder(orderId)).filter((shipment) => shipment.labelRefundStatus);
+      if (asked.length === 0) return null;
+      const statuses: LabelRefundStatus[] = [];
+      for (const shipment of asked) {
+        if (shipment.labelRefundStatus !== "submitted") {
+          statuses.push(shipment.labelRefundStatus ?? "submitted");
+          continue;
+        }
+        const now = provider.labelRefundStatus ? await provider.labelRefundStatus(orderId, shipment) : null;
+        if (now === null || now === "submitted") {
+          statuses.push("submitted");
+          continue;
+        }
+        statuses.push(now);
+        const before = await shipments.recordLabelRefund(shipment.id, now);
+        if (before === now) continue;
+        if (now === "refunded") {
+          await timeline.record(
+            orderId,
+            "label-refunded",
+            { trackingNumber: shipment.trackingNumber, parcelNumber: shipment.parcelNumber },
+            parcelEntryRunId(runId, shipment),
+          );
+        } else {
+          await tellOps(shipment, "rejected", "cancelled", runId);
+        }
       }
-      return now;
+      if (statuses.includes("submitted")) return "submitted";
+      return statuses.includes("rejected") ? "rejected" : "refunded";
     },
   };
 }

@@ -1,33 +1,45 @@
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import type { LabelRefundStatus } from "./shipping-provider";
-import type { ShipmentRecord, ShipmentRepository } from "./shipment-repository";
+import {
+  currentParcels,
+  type ParcelLine,
+  type ShipmentRecord,
+  type ShipmentRepository,
+} from "./shipment-repository";
 
 const labelRefundStatuses: readonly string[] = ["submitted", "refunded", "rejected"];
 const asLabelRefundStatus = (status: string | null): LabelRefundStatus | null =>
   status !== null && labelRefundStatuses.includes(status) ? (status as LabelRefundStatus) : null;
 
-function toRecord(row: {
-  orderId: string;
-  carrier: string;
-  trackingNumber: string;
-  trackingUrl: string;
-  service: string | null;
-  labelUrl: string | null;
-  providerId: string | null;
-  trackerStatus: string | null;
-  status: "booked" | "delivered";
-  deliveredAt: Date | null;
+/** The `lines` column, as written by recordBooked: anything else reads as no lines. */
+function asLines(value: unknown): ParcelLine[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((line: unknown) => {
+    const { sku, quantity } = (line ?? {}) as { sku?: unknown; quantity?: unknown };
+    return typeof sku === "string" && typeof quantity === "number" ? [{ sku, quantity }] : [];
+  });
+}
+
+type ShipmentRow = Omit<ShipmentRecord, "labelRefundStatus" | "lines"> & {
   labelRefundStatus: string | null;
-}): ShipmentRecord {
+  lines: unknown;
+};
+
+function toRecord(row: ShipmentRow): ShipmentRecord {
   return {
+    id: row.id,
     orderId: row.orderId,
+    parcelNumber: row.parcelNumber,
+    generation: row.generation,
+    lines: asLines(row.lines),
+    supersededAt: row.supersededAt,
     carrier: row.carrier,
     trackingNumber: row.trackingNumber,
     trackingUrl: row.trackingUrl,
-    service: row.service,
-    labelUrl: row.labelUrl,
-    providerId: row.providerId,
+    service: row.service ?? null,
+    labelUrl: row.labelUrl ?? null,
+    providerId: row.providerId ?? null,
     trackerStatus: row.trackerStatus,
     status: row.status,
     deliveredAt: row.deliveredAt,
@@ -35,41 +47,65 @@ function toRecord(row: {
   };
 }
 
+const shipmentColumns = `id, order_id AS "orderId", parcel_number AS "parcelNumber", generation, lines,
+       superseded_at AS "supersededAt", carrier, tracking_number AS "trackingNumber",
+       tracking_url AS "trackingUrl", service, label_url AS "labelUrl", provider_id AS "providerId",
+       tracker_status AS "trackerStatus", status::text AS status, delivered_at AS "deliveredAt",
+       label_refund_status AS "labelRefundStatus"`;
+
 export function createShipmentRepository(db: Database): ShipmentRepository {
   const sql = sqlPool(db);
   /** Raw pg: the workflow's create-shipment step asks it on every order (docs/benchmarks.md). */
-  async function findByOrderId(orderId: string): Promise<ShipmentRecord | null> {
-    const { rows } = await sql.query<ShipmentRecord>(
-      `SELECT order_id AS "orderId", carrier, tracking_number AS "trackingNumber",
-              tracking_url AS "trackingUrl", service, label_url AS "labelUrl",
-              provider_id AS "providerId", tracker_status AS "trackerStatus", status::text AS status,
-              delivered_at AS "deliveredAt", label_refund_status AS "labelRefundStatus"
-       FROM shipments WHERE order_id = $1::uuid`,
+  async function listByOrder(orderId: string): Promise<ShipmentRecord[]> {
+    const { rows } = await sql.query<ShipmentRow>(
+      `SELECT ${shipmentColumns} FROM shipments WHERE order_id = $1::uuid
+       ORDER BY parcel_number, generation`,
       [orderId],
     );
-    const row = rows[0];
-    return row ? { ...row, labelRefundStatus: asLabelRefundStatus(row.labelRefundStatus) } : null;
+    return rows.map(toRecord);
   }
+  const findById = async (id: string) => {
+    const row = await db.shipment.findUnique({ where: { id } });
+    return row ? toRecord(row) : null;
+  };
 
   return {
-    async recordBooked(orderId, booking) {
-      // ON CONFLICT DO NOTHING: two concurrent recordings of one order leave one row, no error.
+    async recordBooked(orderId, booking, parcel) {
+      // skipDuplicates: two concurrent recordings of one parcel leave one row, no error.
       const { carrier, trackingNumber, trackingUrl, service, labelUrl, providerId } = booking;
+      const parcelNumber = parcel?.parcelNumber ?? 1;
+      const generation = parcel?.generation ?? 0;
       await db.shipment.createMany({
-        data: [{ orderId, carrier, trackingNumber, trackingUrl, service, labelUrl, providerId }],
+        data: [
+          {
+            orderId,
+            parcelNumber,
+            generation,
+            ...(parcel?.lines ? { lines: parcel.lines.map(({ sku, quantity }) => ({ sku, quantity })) } : {}),
+            carrier,
+            trackingNumber,
+            trackingUrl,
+            service,
+            labelUrl,
+            providerId,
+          },
+        ],
         skipDuplicates: true,
       });
-      const recorded = await findByOrderId(orderId);
+      const recorded = await db.shipment.findUnique({
+        where: { orderId_parcelNumber_generation: { orderId, parcelNumber, generation } },
+      });
       if (!recorded) {
         throw new AppError(
           "conflict",
           `tracking number ${booking.trackingNumber} is already used by another order`,
         );
       }
-      return recorded;
+      return toRecord(recorded);
     },
 
-    findByOrderId,
+    listByOrder,
+    findById,
 
     async findByTrackingNumber(trackingNumber) {
       const row = await db.shipment.findUnique({ where: { trackingNumber } });
@@ -82,12 +118,12 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       return row ? toRecord(row) : null;
     },
 
-    async recordLabelRefund(orderId, status) {
+    async recordLabelRefund(shipmentId, status) {
       // Compare-and-set on the status read: of two recorders of one change, one sees it change.
-      const row = await db.shipment.findUnique({ where: { orderId } });
+      const row = await db.shipment.findUnique({ where: { id: shipmentId } });
       if (!row) return null;
       const updated = await db.shipment.updateMany({
-        where: { orderId, labelRefundStatus: row.labelRefundStatus },
+        where: { id: shipmentId, labelRefundStatus: row.labelRefundStatus },
         data: {
           labelRefundStatus: status,
           ...(row.labelRefundRequestedAt ? {} : { labelRefundRequestedAt: new Date() }),
@@ -97,17 +133,80 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
     },
 
     async markDelivered(ref, at) {
+      const where = "shipmentId" in ref ? { id: ref.shipmentId } : { trackingNumber: ref.trackingNumber };
       // Conditional on `booked`, so concurrent webhook deliveries flip the row once.
       const flipped = await db.shipment.updateMany({
-        where: { ...ref, status: "booked" },
+        where: { ...where, status: "booked" },
         data: { status: "delivered", deliveredAt: at, trackerStatus: "delivered" },
       });
-      const row =
-        "orderId" in ref
-          ? await db.shipment.findUnique({ where: { orderId: ref.orderId } })
-          : await db.shipment.findUnique({ where: { trackingNumber: ref.trackingNumber } });
+      const row = await db.shipment.findUnique({ where });
       if (!row) return { outcome: "not-found" };
       return { outcome: flipped.count === 1 ? "delivered" : "already-delivered", shipment: toRecord(row) };
+    },
+
+    async deliveryOf(orderId) {
+      // Read after this caller's own delivery committed: of two parcels delivered at once, the
+      // later reader sees both (each webhook marks its row, then reads), so one of them says "all".
+      const parcels = currentParcels(await listByOrder(orderId));
+      const delivered = parcels.filter((parcel) => parcel.status === "delivered");
+      const all = parcels.length > 0 && delivered.length === parcels.length;
+      const last = all
+        ? [...delivered].sort(
+            (a, b) => (a.deliveredAt?.getTime() ?? 0) - (b.deliveredAt?.getTime() ?? 0) || a.parcelNumber - b.parcelNumber,
+          )[delivered.length - 1]
+        : undefined;
+      return {
+        parcels: parcels.length,
+        delivered: delivered.length,
+        deliveredAt: last?.deliveredAt ?? null,
+        lastTrackingNumber: last?.trackingNumber ?? null,
+      };
+    },
+
+    async startReship(shipmentId, leaseMs) {
+      // One conditional UPDATE: of two re-ship requests at once, one takes the lease.
+      const taken = await db.shipment.updateMany({
+        where: {
+          id: shipmentId,
+          supersededAt: null,
+          status: "booked",
+          OR: [{ reshipStartedAt: null }, { reshipStartedAt: { lt: new Date(Date.now() - leaseMs) } }],
+        },
+        data: { reshipStartedAt: new Date() },
+      });
+      return taken.count === 1;
+    },
+
+    async releaseReship(shipmentId) {
+      await db.shipment.updateMany({ where: { id: shipmentId }, data: { reshipStartedAt: null } });
+    },
+
+    async recordReship(old, booking) {
+      const next = { orderId: old.orderId, parcelNumber: old.parcelNumber, generation: old.generation + 1 };
+      const row = await db.$transaction(async (tx) => {
+        await tx.shipment.updateMany({
+          where: { id: old.id, supersededAt: null },
+          data: { supersededAt: new Date(), reshipStartedAt: null },
+        });
+        await tx.shipment.createMany({
+          data: [
+            {
+              ...next,
+              lines: old.lines.map(({ sku, quantity }) => ({ sku, quantity })),
+              carrier: booking.carrier,
+              trackingNumber: booking.trackingNumber,
+              trackingUrl: booking.trackingUrl,
+              service: booking.service ?? null,
+              labelUrl: booking.labelUrl ?? null,
+              providerId: booking.providerId ?? null,
+            },
+          ],
+          skipDuplicates: true,
+        });
+        return tx.shipment.findUnique({ where: { orderId_parcelNumber_generation: next } });
+      });
+      if (!row) throw new AppError("conflict", `tracking number ${booking.trackingNumber} is already used`);
+      return toRecord(row);
     },
   };
 }

@@ -1,7 +1,14 @@
-import type { ShipmentRepository } from "./shipment-repository";
+import { planParcels } from "./parcel-plan";
+import {
+  currentParcels,
+  type ParcelBooking,
+  type ShipmentRecord,
+  type ShipmentRepository,
+} from "./shipment-repository";
 import type {
   AddressVerdict,
   CarrierBooking,
+  ParcelKey,
   ShipmentRequest,
   ShippingAddress,
   ShippingProvider,
@@ -15,25 +22,39 @@ export interface ShippingDestinations {
     digitalOnly: boolean;
     /** One unit's weight in ounces per SKU, where the catalog has one. */
     weightsOz?: Record<string, number | null>;
+    /** Per SKU: the product ships in a parcel of its own. */
+    shipsAlone?: Record<string, boolean>;
   } | null>;
 }
 
+/** How an order is split into parcels (SHIPPING_ITEM_WEIGHT_OZ, SHIPPING_MAX_PARCEL_WEIGHT_OZ). */
+export interface ParcelLimits {
+  itemWeightOz: number;
+  maxWeightOz?: number | undefined;
+}
+
 /**
- * What the fulfil-order workflow calls: book with the carrier, then record the booking durably.
- * A recorded booking is returned without asking the carrier again, so a retried step books
- * nothing twice even with a carrier that is not itself idempotent (and the carrier adapters are
- * idempotent on their own too, for the crash between their booking and our record).
+ * What the fulfil-order workflow calls: split the order into parcels, book each with the
+ * carrier, record the bookings durably. Recorded bookings are returned without asking the carrier
+ * again, so a retried step books nothing twice even with a carrier that is not itself idempotent
+ * (and the carrier adapter is idempotent on its own too, per parcel reference, for the crash
+ * between its booking and our record).
  */
 export function createShipmentBooking(deps: {
   provider: ShippingProvider;
   shipments: ShipmentRepository;
   /** Supplies the address when the caller gives none; without it, the request's own is used. */
   destinations?: ShippingDestinations;
+  /** Unset: one parcel per order (plus one per unit that ships alone), 16 oz a unit by default. */
+  limits?: ParcelLimits;
 }) {
   const { provider, shipments, destinations } = deps;
-  /** The request with the order's address, or null when the order is digital-only. */
-  const destine = async (request: ShipmentRequest): Promise<ShipmentRequest | null> => {
-    if (!destinations) return request;
+  const limits: ParcelLimits = deps.limits ?? { itemWeightOz: 16 };
+  /** The request with the order's address and catalog facts, or null when the order is digital-only. */
+  const destine = async (
+    request: ShipmentRequest,
+  ): Promise<(ShipmentRequest & { alone: Record<string, boolean> }) | null> => {
+    if (!destinations) return { ...request, alone: {} };
     const destination = await destinations.find(request.orderId);
     if (destination?.digitalOnly) return null;
     const address = request.address ?? destination?.address ?? undefined;
@@ -42,30 +63,65 @@ export function createShipmentBooking(deps: {
       ...line,
       weightOz: line.weightOz ?? weights[line.sku] ?? null,
     }));
-    return { ...request, lines, ...(address ? { address } : {}) };
+    return { ...request, lines, alone: destination?.shipsAlone ?? {}, ...(address ? { address } : {}) };
   };
+
+  /** Books every parcel of the plan with the carrier, in parcel order, each by its own reference. */
+  const bookParcels = async (request: ShipmentRequest): Promise<ParcelBooking[] | null> => {
+    const destined = await destine(request);
+    if (!destined) return null;
+    const { alone, ...shipment } = destined;
+    const plan = planParcels(
+      shipment.lines.map((line) => ({ ...line, shipsAlone: alone[line.sku] === true })),
+      limits,
+    );
+    const booked: ParcelBooking[] = [];
+    for (const parcel of plan) {
+      const booking = await provider.createShipment({
+        ...shipment,
+        lines: parcel.lines,
+        parcel: { parcelNumber: parcel.parcelNumber, generation: 0 },
+      });
+      booked.push({
+        ...booking,
+        parcelNumber: parcel.parcelNumber,
+        lines: parcel.lines.map(({ sku, quantity }) => ({ sku, quantity })),
+      });
+    }
+    return booked;
+  };
+
   return {
-    /** Null when every product of the order is digital: nothing to ship, nothing booked. */
-    async book(request: ShipmentRequest): Promise<CarrierBooking | null> {
-      const recorded = await shipments.findByOrderId(request.orderId);
-      if (recorded) return pickBooking(recorded);
-      const destined = await destine(request);
-      if (!destined) return null;
-      const booking = await provider.createShipment(destined);
-      return pickBooking(await shipments.recordBooked(request.orderId, booking));
+    /**
+     * Books and records every parcel (outside the fulfilment guard: tests and tools). Null when
+     * every product of the order is digital: nothing to ship, nothing booked.
+     */
+    async book(request: ShipmentRequest): Promise<ParcelBooking[] | null> {
+      const recorded = currentParcels(await shipments.listByOrder(request.orderId));
+      if (recorded.length > 0) return recorded.map(pickParcel);
+      const parcels = await bookParcels(request);
+      if (!parcels) return null;
+      const records: ParcelBooking[] = [];
+      for (const parcel of parcels) {
+        const record = await shipments.recordBooked(request.orderId, parcel, {
+          parcelNumber: parcel.parcelNumber,
+          generation: 0,
+          lines: parcel.lines,
+        });
+        records.push(pickParcel(record));
+      }
+      return records;
     },
     /**
-     * The carrier half of book(): the recorded booking, else a new one from the carrier, NOT
-     * recorded. fulfill-order records it under the order's fulfilment guard instead, so a booking
-     * that comes back after a cancel is voided rather than recorded as shipped.
+     * The carrier half of book(): the recorded parcels, else new bookings from the carrier, NOT
+     * recorded. fulfill-order records them under the order's fulfilment guard instead, so
+     * bookings that come back after a cancel are voided rather than recorded as shipped.
      */
-    async bookWithCarrier(request: ShipmentRequest): Promise<CarrierBooking | null> {
-      const recorded = await shipments.findByOrderId(request.orderId);
-      if (recorded) return pickBooking(recorded);
-      const destined = await destine(request);
-      if (!destined) return null;
-      // The whole booking (label, service, the carrier's id), for the guarded record to store.
-      return provider.createShipment(destined);
+    async bookWithCarrier(request: ShipmentRequest): Promise<ParcelBooking[] | null> {
+      const recorded = currentParcels(await shipments.listByOrder(request.orderId));
+      if (recorded.length > 0) return recorded.map(pickParcel);
+      // The whole bookings (label, service, the carrier's id), for the guarded record to store.
+      return bookParcels(request);
     },
     /**
      * The carrier's verdict on the order's delivery address, before a label is bought. Null: no
@@ -77,23 +133,39 @@ export function createShipmentBooking(deps: {
       if (!destination || destination.digitalOnly || !destination.address) return null;
       return provider.verifyAddress(destination.address);
     },
-    /** Voids a label with the carrier; a carrier that cannot void answers `not-voidable`. */
-    async voidWithCarrier(orderId: string, booking: CarrierBooking): Promise<VoidOutcome> {
+    /** Voids a parcel's label with the carrier; a carrier that cannot void answers `not-voidable`. */
+    async voidWithCarrier(
+      orderId: string,
+      booking: CarrierBooking & { parcelNumber?: number },
+    ): Promise<VoidOutcome> {
       if (!provider.voidShipment) return "not-voidable";
-      return provider.voidShipment(orderId, booking.trackingNumber);
+      const parcel: ParcelKey = { parcelNumber: booking.parcelNumber ?? 1, generation: 0 };
+      return provider.voidShipment(orderId, booking.trackingNumber, parcel);
     },
+    /**
+     * The order's current parcels (a re-shipped parcel by its latest label), for a run re-driven
+     * after booking: empty when nothing was booked.
+     */
     async findByOrder(
       orderId: string,
-    ): Promise<(CarrierBooking & { status: "booked" | "delivered"; deliveredAt: Date | null }) | null> {
-      const recorded = await shipments.findByOrderId(orderId);
-      return recorded
-        ? { ...pickBooking(recorded), status: recorded.status, deliveredAt: recorded.deliveredAt }
-        : null;
+    ): Promise<(ParcelBooking & { status: "booked" | "delivered"; deliveredAt: Date | null })[]> {
+      const recorded = currentParcels(await shipments.listByOrder(orderId));
+      return recorded.map((record) => ({
+        ...pickParcel(record),
+        status: record.status,
+        deliveredAt: record.deliveredAt,
+      }));
     },
   };
 }
 
-/** What the workflow memoises and the e-mail shows: carrier, tracking number and link. */
-function pickBooking(record: CarrierBooking): CarrierBooking {
-  return { carrier: record.carrier, trackingNumber: record.trackingNumber, trackingUrl: record.trackingUrl };
+/** What the workflow memoises and the e-mail shows: carrier, tracking number and link, per parcel. */
+function pickParcel(record: ShipmentRecord | ParcelBooking): ParcelBooking {
+  return {
+    carrier: record.carrier,
+    trackingNumber: record.trackingNumber,
+    trackingUrl: record.trackingUrl,
+    parcelNumber: record.parcelNumber,
+    lines: record.lines.map(({ sku, quantity }) => ({ sku, quantity })),
+  };
 }

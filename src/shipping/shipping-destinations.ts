@@ -22,12 +22,14 @@ export function parseStoredAddress(value: unknown): ShippingAddress | null {
 
 /** Reads where an order goes, and whether it has anything to ship at all. */
 /** Where an order goes, and whether all it holds is digital. */
-// The lines' unit weights ride along in the same statement: they make the parcel.
+// The lines' unit weights and ship-alone flags ride along in the same statement: they make the parcels.
 export const destinationStatement = `SELECT o.shipping_address,
                 COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
                           WHERE l.order_id = o.id), false) AS digital_only,
                 (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
-                 WHERE l.order_id = o.id) AS weights
+                 WHERE l.order_id = o.id) AS weights,
+                (SELECT json_object_agg(l.sku, p.ships_alone) FROM order_lines l JOIN products p ON p.sku = l.sku
+                 WHERE l.order_id = o.id) AS ships_alone
          FROM orders o WHERE o.id = $1::uuid`;
 
 /** A row of destinationStatement (test/db/row-types.test.ts holds it to the schema). */
@@ -35,6 +37,7 @@ export interface DestinationRow {
   shipping_address: unknown;
   digital_only: boolean;
   weights: Record<string, number | null> | null;
+  ships_alone: Record<string, boolean> | null;
 }
 
 export function createShippingDestinations(db: Database): ShippingDestinations {
@@ -49,6 +52,7 @@ export function createShippingDestinations(db: Database): ShippingDestinations {
         address: parseStoredAddress(order.shipping_address),
         digitalOnly: order.digital_only,
         weightsOz: order.weights ?? {},
+        shipsAlone: order.ships_alone ?? {},
       };
     },
   };

@@ -12,8 +12,18 @@ export interface ShippingAddress {
   country: string;
 }
 
+/** Which label of an order: parcel 1, 2, ... and its re-ship generation (0: the first label). */
+export interface ParcelKey {
+  parcelNumber: number;
+  generation: number;
+}
+
+export const firstParcel: ParcelKey = { parcelNumber: 1, generation: 0 };
+
 export interface ShipmentRequest {
   orderId: string;
+  /** Unset: parcel 1, generation 0 (an order in one parcel, as before several parcels existed). */
+  parcel?: ParcelKey;
   address?: ShippingAddress;
   /** `weightOz`: one unit's weight from the catalog; without it the carrier's default item weight. */
   lines: readonly { sku: string; quantity: number; weightOz?: number | null }[];
@@ -43,7 +53,7 @@ export type AddressVerdict = { deliverable: true } | { deliverable: false; messa
 export type LabelRefundStatus = "submitted" | "refunded" | "rejected";
 
 /**
- * A carrier that books parcels. createShipment is idempotent per order: asking again for an order
+ * A carrier that books parcels. createShipment is idempotent per order and parcel key: asking again for an order
  * that is already booked returns that booking and books nothing, so a retried step is harmless.
  */
 export interface ShippingProvider {
@@ -52,12 +62,12 @@ export interface ShippingProvider {
    * Voids a booked label before the parcel moves (fulfilment undoes a booking that landed after a
    * cancel). Optional: a carrier without it gets ops alerted instead.
    */
-  voidShipment?(orderId: string, trackingNumber: string): Promise<VoidOutcome>;
+  voidShipment?(orderId: string, trackingNumber: string, parcel?: ParcelKey): Promise<VoidOutcome>;
   /**
    * Asks the carrier whether it can deliver to the address (EasyPost's delivery verification).
    * Optional: a carrier without it ships to any address it accepts.
    */
   verifyAddress?(address: ShippingAddress): Promise<AddressVerdict>;
   /** Where a submitted label refund stands now (null: none asked, or unknown to the carrier). */
-  labelRefundStatus?(orderId: string): Promise<LabelRefundStatus | null>;
+  labelRefundStatus?(orderId: string, parcel?: ParcelKey): Promise<LabelRefundStatus | null>;
 }

@@ -64,6 +64,10 @@ export const timelineKinds = [
   "address-undeliverable",
   "address-corrected",
   "carrier-exception",
+  // A parcel delivered while others of the order are still on their way; a parcel re-shipped
+  // with a new label (src/shipping/carrier-webhook.ts, src/shipping/reship-parcel.ts).
+  "parcel-delivered",
+  "parcel-reshipped",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

@@ -4,7 +4,7 @@ import type { WorkflowDependencies } from "../dependencies";
 import { chargeCard } from "../steps/charge-card";
 import { claimOrder, OrderVanishedError } from "../steps/claim-order";
 import { compensate } from "../steps/compensate";
-import { createShipment } from "../steps/create-shipment";
+import { createShipment, parcelsOf } from "../steps/create-shipment";
 import { awaitHoldRelease, waitOutFulfilmentHold } from "../steps/hold-fulfilment";
 import { checkAddress } from "../steps/check-address";
 import { markDelivered } from "../steps/mark-delivered";
@@ -109,14 +109,26 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         // charging nothing again (redrive-order.ts, docs/fulfilment-saga.md).
         const booked = await step.run("find-booking", async () => {
           const found = await deps.shipments.findByOrder(orderId);
-          if (!found) return null;
-          const { carrier, trackingNumber, trackingUrl } = found;
+          const first = found[0];
+          if (!first) return null;
+          const parcels = found.map(({ carrier, trackingNumber, trackingUrl, parcelNumber }) => ({
+            carrier,
+            trackingNumber,
+            trackingUrl,
+            parcelNumber,
+          }));
+          // Delivered only once every parcel is: then the last delivery stands for the event.
+          const allDelivered = found.every((parcel) => parcel.deliveredAt);
+          const last = Math.max(...found.map((parcel) => new Date(parcel.deliveredAt ?? 0).getTime()));
           return {
-            notice: { carrier, trackingNumber, trackingUrl },
-            deliveredAt: found.deliveredAt ? new Date(found.deliveredAt).toISOString() : null,
+            notice: parcels[0] ?? null,
+            parcels,
+            deliveredAt: allDelivered ? new Date(last).toISOString() : null,
           };
         });
-        return afterBooking(booked?.notice ?? null, null, booked?.deliveredAt ?? null);
+        // `parcels` is missing from a find-booking memoised before orders had several parcels.
+        const parcels = booked ? (booked.parcels ?? (booked.notice ? [booked.notice] : [])) : [];
+        return afterBooking(parcels, null, booked?.deliveredAt ?? null);
       }
       const owned = { claimId: claim.claimId };
 
@@ -187,15 +199,20 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       if (!shipment.shipped) return stop(shipment.stopped);
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.
-      return afterBooking(shipment.booking, charge.paymentId, null);
+      return afterBooking(parcelsOf(shipment), charge.paymentId, null);
 
-      /** From the booked parcel on: the tracking e-mail, the delivery, the review request. */
+      /**
+       * From the booked parcels on: the tracking e-mail, the delivery, the review request. The
+       * carrier webhook publishes shop/shipment.delivered (one id per order) only once the last
+       * current parcel is delivered, so `wait-for-delivery` resumes once, whatever the count.
+       */
       async function afterBooking(
-        booking: ShipmentNotice | null,
+        parcels: readonly ShipmentNotice[],
         paymentId: string | null,
         deliveredAt: string | null,
       ) {
-        if (booking) await saga.run(sendConfirmation, booking);
+        const booking = parcels[0] ?? null;
+        if (booking) await saga.run(sendConfirmation, parcels);
 
         // A re-drive of a delivered order cannot hear the delivery event again: the record stands in.
         const delivery =

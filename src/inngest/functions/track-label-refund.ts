@@ -9,7 +9,7 @@ export const trackLabelRefundFunctionId = "track-label-refund";
  * processed it (USPS: at least 15 days, at most 30) and sends no webhook for it, so this run asks:
  * a durable sleep of LABEL_REFUND_CHECK_EVERY between looks, for as many looks as cover 30 days
  * (at least one). A rejected refund goes to ops (intercept the parcel, or claim by hand); one
- * still submitted after the last look too.
+ * still submitted after the last look too. A run follows every handed-back label of the order.
  */
 export function createTrackLabelRefund(inngest: Inngest, deps: WorkflowDependencies) {
   const { settings } = deps;
@@ -18,7 +18,8 @@ export function createTrackLabelRefund(inngest: Inngest, deps: WorkflowDependenc
       id: trackLabelRefundFunctionId,
       name: "Follow a label refund until the carrier decides",
       triggers: [labelRefundRequested],
-      idempotency: "event.data.orderId",
+      // No idempotency key by order: a re-shipped parcel's label is followed by a run of its own
+      // (the event id tells each request apart); every run looks at all of the order's labels.
       retries: 5,
     },
     async ({ event, step, runId }) => {

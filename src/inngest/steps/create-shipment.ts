@@ -6,48 +6,76 @@ import { createStep } from "./saga";
 export const createShipmentStepId = "create-shipment";
 
 export type ShipmentOutcome =
-  /** `booking` is null for a digital-only order: nothing to ship, the order is delivered. */
-  { shipped: true; booking: ShipmentNotice | null } | { shipped: false; stopped: GuardRefusal };
+  | {
+      shipped: true;
+      /** Parcel 1 (null for a digital-only order: nothing to ship, the order is delivered). */
+      booking: ShipmentNotice | null;
+      /**
+       * Every parcel, parcel 1 first. Missing from the output of runs that booked before orders
+       * had several parcels (Inngest replays the memoised output): read `booking` then.
+       */
+      parcels?: ShipmentNotice[];
+    }
+  | { shipped: false; stopped: GuardRefusal };
+
+/** The parcels of an outcome, old (one `booking`) or new (`parcels`). */
+export function parcelsOf(outcome: { booking: ShipmentNotice | null; parcels?: ShipmentNotice[] }) {
+  return outcome.parcels ?? (outcome.booking ? [outcome.booking] : []);
+}
 
 /**
- * Books the parcel with the carrier, then records the booking and moves the order to `shipped`
- * under the fulfilment guard: the point of no return, after which a cancel is refused. A booking
- * that comes back after a cancel is voided with the carrier, or, if the carrier cannot void it,
- * ops are alerted to stop the parcel. Idempotent by the order id (carrier and shipments row). No
- * undo: from here a failure is for ops (and a re-drive), not a compensation.
+ * Books every parcel of the order with the carrier, then records the bookings and moves the
+ * order to `shipped` under the fulfilment guard: the point of no return, after which a cancel is
+ * refused. Bookings that come back after a cancel are voided with the carrier, each parcel's
+ * label, or, where the carrier cannot void, ops are alerted to stop the parcel.
+ *
+ * One step for all parcels, keeping the step id every run had before orders had several (a run
+ * in flight across the deploy replays it): each parcel is idempotent by its own key, the order id
+ * and parcel number (the carrier reference `order-<id>[-<n>]`, and the shipments row's unique
+ * (order, parcel, generation)), so a retried attempt finds what an earlier one bought and buys
+ * only what is missing; and the guarded record lands every parcel with the order's move to
+ * `shipped`, or none (decision 0100). No undo: from here a failure is for ops (and a re-drive).
  */
 export const createShipment = createStep({
   id: createShipmentStepId,
   invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
     step.run(createShipmentStepId, async (): Promise<ShipmentOutcome> => {
-      const booking = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
+      const parcels = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
       const recorded = await deps.fulfilment.recordShipment({
         orderId,
         claimId: claim.claimId,
         runId,
-        booking,
+        parcels,
       });
-      // What the workflow keeps (step output, e-mail): the customer's view, not the label.
-      const notice = booking && {
-        carrier: booking.carrier,
-        trackingNumber: booking.trackingNumber,
-        trackingUrl: booking.trackingUrl,
-      };
-      if (recorded.landed) return { shipped: true, booking: notice };
-      if (recorded.reason === "cancelled" && booking) {
-        const voided = await deps.shipments.voidWithCarrier(orderId, booking);
-        await deps.timeline.record(orderId, "shipment-voided", { ...booking, outcome: voided }, runId);
-        if (voided === "not-voidable") {
-          await deps.orders.flagForOps(orderId, "a parcel was booked after the order was cancelled");
-          await deps.alerts.notify({
-            title: "Parcel booked for a cancelled order",
-            runId,
-            fields: {
-              orderId,
-              trackingNumber: booking.trackingNumber,
-              action: "Stop the parcel with the carrier",
-            },
-          });
+      // What the workflow keeps (step output, e-mail): the customer's view, not the labels.
+      const notices = (parcels ?? []).map((parcel) => ({
+        carrier: parcel.carrier,
+        trackingNumber: parcel.trackingNumber,
+        trackingUrl: parcel.trackingUrl,
+        parcelNumber: parcel.parcelNumber,
+      }));
+      if (recorded.landed) return { shipped: true, booking: notices[0] ?? null, parcels: notices };
+      if (recorded.reason === "cancelled" && parcels) {
+        for (const parcel of parcels) {
+          const voided = await deps.shipments.voidWithCarrier(orderId, parcel);
+          await deps.timeline.record(
+            orderId,
+            "shipment-voided",
+            { ...parcel, outcome: voided },
+            parcels.length === 1 ? runId : `${runId}/parcel-${parcel.parcelNumber}`,
+          );
+          if (voided === "not-voidable") {
+            await deps.orders.flagForOps(orderId, "a parcel was booked after the order was cancelled");
+            await deps.alerts.notify({
+              title: "Parcel booked for a cancelled order",
+              runId,
+              fields: {
+                orderId,
+                trackingNumber: parcel.trackingNumber,
+                action: "Stop the parcel with the carrier",
+              },
+            });
+          }
         }
       }
       return { shipped: false, stopped: recorded.reason };

@@ -3,12 +3,12 @@ import { createStep } from "./saga";
 
 export const sendConfirmationStepId = "send-confirmation";
 
-/** E-mails the tracking link, once (key `shipped-<orderId>`). */
+/** E-mails the tracking links of every parcel, in one e-mail, once (key `shipped-<orderId>`). */
 export const sendConfirmation = createStep({
   id: sendConfirmationStepId,
-  invoke: ({ step, deps, orderId, runId }, shipment: ShipmentNotice) =>
+  invoke: ({ step, deps, orderId, runId }, parcels: readonly ShipmentNotice[]) =>
     step.run(sendConfirmationStepId, async () => {
-      const sent = await deps.messages.shipped(orderId, shipment);
+      const sent = await deps.messages.shipped(orderId, parcels);
       await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
       return sent;
     }),

@@ -108,7 +108,7 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
           id: true,
           status: true,
           cancelRequestedAt: true,
-          shipment: { select: { id: true, status: true } },
+          shipments: { select: { id: true }, take: 1 },
         },
       });
       if (!order) {
@@ -144,7 +144,8 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
       }
       const full = captured > 0 && refunded >= captured;
       if (full && !finished.includes(order.status)) {
-        if (!order.shipment && stoppable.includes(order.status)) {
+        const booked = order.shipments.length > 0;
+        if (!booked && stoppable.includes(order.status)) {
           // A repeat (the refund's other events) finds the stop already asked.
           if (order.cancelRequestedAt !== null) return { outcome: "duplicate", orderId, announced: false };
           const stopped = await requestStop(deps, {
@@ -156,7 +157,7 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
           logger.info({ orderId, eventId: event.id, stopped }, "refunded in full before shipping: stopped");
         } else if (
           deps.voidLabel &&
-          order.shipment &&
+          booked &&
           recorded.length > 0 &&
           ["fulfilling", "shipped"].includes(order.status)
         ) {
@@ -164,7 +165,7 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
           const voided = await deps.voidLabel(orderId);
           logger.info({ orderId, eventId: event.id, voided }, "refunded in full after the label: voided");
         } else if (
-          order.shipment &&
+          booked &&
           recorded.length > 0 &&
           ["fulfilling", "shipped"].includes(order.status)
         ) {

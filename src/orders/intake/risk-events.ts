@@ -66,13 +66,25 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
     const order = await db.order.findUnique({
       where: { id: orderId },
       select: {
-        shipment: { select: { carrier: true, trackingNumber: true, deliveredAt: true } },
+        shipments: {
+          where: { supersededAt: null },
+          orderBy: { parcelNumber: "asc" },
+          select: { carrier: true, trackingNumber: true, deliveredAt: true },
+        },
         emails: { where: { status: "sent" }, select: { template: true, sentAt: true } },
       },
     });
     return {
-      trackingNumber: order?.shipment ? `${order.shipment.carrier} ${order.shipment.trackingNumber}` : "none",
-      deliveredAt: order?.shipment?.deliveredAt?.toISOString() ?? "not delivered",
+      // Every parcel: the evidence is the whole order's delivery.
+      trackingNumber:
+        order?.shipments.map((parcel) => `${parcel.carrier} ${parcel.trackingNumber}`).join(", ") || "none",
+      deliveredAt:
+        order && order.shipments.length > 0 && order.shipments.every((parcel) => parcel.deliveredAt)
+          ? order.shipments
+              .map((parcel) => parcel.deliveredAt?.toISOString() ?? "")
+              .sort()
+              .slice(-1)[0]
+          : "not delivered",
       emailsSent:
         order?.emails.map((e) => `${e.template} ${e.sentAt?.toISOString() ?? ""}`.trim()).join(", ") ||
         "none",
@@ -131,7 +143,7 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
       const order = intentId
         ? await db.order.findFirst({
             where: { OR: [{ paymentIntentId: intentId }, { payment: { providerId: intentId } }] },
-            select: { id: true, status: true, shipment: { select: { id: true } } },
+            select: { id: true, status: true, shipments: { select: { id: true }, take: 1 } },
           })
         : null;
       if (!order) {
@@ -139,7 +151,7 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
         return { outcome: "unknown-order", announced: false };
       }
       const orderId = order.id;
-      const unshipped = !order.shipment;
+      const unshipped = order.shipments.length === 0;
 
       if (event.type.startsWith("charge.dispute.")) {
         const dispute = event.data.object as Stripe.Dispute;

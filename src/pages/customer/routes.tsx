@@ -117,11 +117,24 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
         Status: <span class={`badge ${status.tone}`}>{status.label}</span>
       </h2>
       <p>{status.text}</p>
-      {order.shipment ? (
+      {order.shipments.length === 1 && order.shipments[0] ? (
         <p>
-          Shipped with {order.shipment.carrier}, tracking number <code>{order.shipment.trackingNumber}</code>:{" "}
-          <a href={links.track(order.shipment.trackingNumber)}>track your parcel</a>
+          Shipped with {order.shipments[0].carrier}, tracking number <code>{order.shipments[0].trackingNumber}</code>
+          : <a href={links.track(order.shipments[0].trackingNumber)}>track your parcel</a>
         </p>
+      ) : order.shipments.length > 1 ? (
+        <>
+          <p>Shipped in {order.shipments.length} parcels:</p>
+          <ul class="parcels">
+            {order.shipments.map((parcel) => (
+              <li data-parcel={parcel.parcelNumber}>
+                Parcel {parcel.parcelNumber} with {parcel.carrier}, tracking number <code>{parcel.trackingNumber}</code>
+                {parcel.status === "delivered" ? " (delivered)" : ""}:{" "}
+                <a href={links.track(parcel.trackingNumber)}>track this parcel</a>
+              </li>
+            ))}
+          </ul>
+        </>
       ) : null}
       {isReviewable(order.status) && !order.review ? (
         <p>

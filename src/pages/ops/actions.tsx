@@ -9,7 +9,7 @@ import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout } from "./layout";
 import { orderOr404, showOrder } from "./order-page";
 
-const actions = ["cancel", "refund", "resend", "redrive", "hold", "release-hold"] as const;
+const actions = ["cancel", "refund", "resend", "redrive", "hold", "release-hold", "reship"] as const;
 type Action = (typeof actions)[number];
 const isAction = (name: string): name is Action => (actions as readonly string[]).includes(name);
 
@@ -25,6 +25,7 @@ function ConfirmPage(props: {
   action: Action;
   emailId?: string;
   template?: string;
+  shipment?: OrderDetails["shipments"][number];
 }) {
   const { order, action } = props;
   const titles: Record<Action, string> = {
@@ -34,11 +35,14 @@ function ConfirmPage(props: {
     redrive: "Re-drive this order?",
     hold: "Hold this order?",
     "release-hold": "Release this order's hold?",
+    reship: `Re-ship parcel ${props.shipment?.parcelNumber ?? ""}?`,
   };
   const target =
     action === "resend"
       ? `/ops/orders/${order.id}/emails/${props.emailId}/resend`
-      : `/ops/orders/${order.id}/${action}`;
+      : action === "reship"
+        ? `/ops/orders/${order.id}/shipments/${props.shipment?.id ?? ""}/reship`
+        : `/ops/orders/${order.id}/${action}`;
   return (
     <OpsLayout title={titles[action]} csrf={props.csrf}>
       <h1>{titles[action]}</h1>
@@ -76,6 +80,14 @@ function ConfirmPage(props: {
             On hold:{" "}
             {holdReasonLabels[order.hold.reason as keyof typeof holdReasonLabels] ?? order.hold.reason}
             {order.hold.note ? ` (${order.hold.note})` : ""}. Released, it goes on to buy the label.
+          </p>
+        ) : null}
+        {action === "reship" && props.shipment ? (
+          <p>
+            Buys a new label for parcel {props.shipment.parcelNumber} ({props.shipment.carrier}{" "}
+            <code>{props.shipment.trackingNumber}</code>, carrier: {props.shipment.trackerStatus ?? "no scan yet"}),
+            hands the old label back to the carrier (ops are told if it was scanned) and e-mails the customer
+            the new tracking number.
           </p>
         ) : null}
         {action === "cancel" || action === "refund" ? (
@@ -123,6 +135,12 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
       res.status(404).type("text").send("No such e-mail");
       return;
     }
+    const shipment =
+      action === "reship" ? order.shipments.find((s) => s.id === req.query.shipment) : undefined;
+    if (action === "reship" && !shipment) {
+      res.status(404).type("text").send("No such shipment");
+      return;
+    }
     sendPage(
       res,
       <ConfirmPage
@@ -130,6 +148,7 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
         order={order}
         action={action}
         {...(email ? { emailId: email.id, template: email.template } : {})}
+        {...(shipment ? { shipment } : {})}
       />,
     );
   });
@@ -188,6 +207,14 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
   );
   router.post("/ops/orders/:id/release-hold", (req, res) =>
     act(req, res, "Hold released.", (orderId) => deps.actions.releaseHold({ orderId, by: "ops-console" })),
+  );
+  router.post("/ops/orders/:id/shipments/:shipmentId/reship", (req, res) =>
+    act(req, res, "Parcel re-shipped.", (orderId) => {
+      const shipmentId = String(req.params.shipmentId);
+      if (!uuid.safeParse(shipmentId).success)
+        throw new AppError("shipment_not_found", `Order ${orderId} has no shipment ${shipmentId}`);
+      return deps.actions.reship({ orderId, shipmentId, by: "ops-console" });
+    }),
   );
   router.post("/ops/orders/:id/emails/:emailId/resend", (req, res) =>
     act(req, res, "E-mail re-sent.", (orderId) => {

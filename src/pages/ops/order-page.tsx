@@ -155,26 +155,43 @@ function OrderPage(props: {
       </div>
       <div class="card">
         <h2>Shipment</h2>
-        {order.shipment ? (
-          <p>
-            {order.shipment.carrier} <code>{order.shipment.trackingNumber}</code> · {order.shipment.status}
-            {order.shipment.deliveredAt
-              ? ` · delivered ${formatTime(order.shipment.deliveredAt)}`
-              : ""} · <a href={order.shipment.trackingUrl}>tracking page</a>
-            {order.shipment.trackerStatus ? ` · carrier: ${order.shipment.trackerStatus}` : ""}
-            {order.shipment.labelRefundStatus ? (
+        {order.shipments.length === 0 ? <p class="muted">Not shipped.</p> : null}
+        {order.shipments.map((shipment) => (
+          <p
+            data-parcel={shipment.parcelNumber}
+            data-shipment={shipment.id}
+            class={shipment.supersededAt ? "muted superseded" : "parcel"}
+          >
+            {order.shipments.length > 1 ? <strong>Parcel {shipment.parcelNumber} </strong> : null}
+            {shipment.generation > 0 ? `(re-ship ${shipment.generation}) ` : ""}
+            {shipment.carrier} <code>{shipment.trackingNumber}</code> · {shipment.status}
+            {shipment.deliveredAt ? ` · delivered ${formatTime(shipment.deliveredAt)}` : ""} ·{" "}
+            <a href={shipment.trackingUrl}>tracking page</a>
+            {shipment.trackerStatus ? ` · carrier: ${shipment.trackerStatus}` : ""}
+            {shipment.lines.length > 0
+              ? ` · ${shipment.lines.map((line) => `${line.quantity}× ${line.sku}`).join(", ")}`
+              : ""}
+            {shipment.supersededAt ? ` · replaced ${formatTime(shipment.supersededAt)}` : ""}
+            {shipment.labelRefundStatus ? (
               <span class="label-refund">
                 {" "}
-                · label refund <strong>{order.shipment.labelRefundStatus}</strong>
-                {order.shipment.labelRefundRequestedAt
-                  ? ` (asked ${formatTime(order.shipment.labelRefundRequestedAt)})`
-                  : ""}
+                · label refund <strong>{shipment.labelRefundStatus}</strong>
+                {shipment.labelRefundRequestedAt ? ` (asked ${formatTime(shipment.labelRefundRequestedAt)})` : ""}
               </span>
             ) : null}
+            {order.status === "shipped" && !shipment.supersededAt && shipment.status === "booked" ? (
+              <>
+                {" "}
+                <a
+                  class="button secondary small"
+                  href={`/ops/orders/${order.id}/confirm/reship?shipment=${shipment.id}`}
+                >
+                  Re-ship…
+                </a>
+              </>
+            ) : null}
           </p>
-        ) : (
-          <p class="muted">Not shipped.</p>
-        )}
+        ))}
       </div>
       <div class="card">
         <h2>E-mails</h2>

@@ -39,6 +39,7 @@ function productBodyOf(form: Form, fields: readonly string[]): Record<string, un
     } else if (value !== "" || key === "name") body[key] = value;
   }
   body.digital = form.digital === "on";
+  body.shipsAlone = form.shipsAlone === "on";
   return body;
 }
 
@@ -86,6 +87,16 @@ function ProductFields(props: { product?: Product; form?: Form; creating: boolea
           Digital (nothing to ship)
         </label>
       </p>
+      <p>
+        <label>
+          <input
+            type="checkbox"
+            name="shipsAlone"
+            checked={props.form ? props.form.shipsAlone === "on" : (props.product?.shipsAlone ?? false)}
+          />{" "}
+          Ships alone (each unit in a parcel of its own)
+        </label>
+      </p>
     </>
   );
 }
@@ -123,6 +134,7 @@ function ProductsPage(props: { csrf: string; products: Product[]; lowOnly: boole
                   {product.name}
                   {product.archived ? <span class="pill warn"> archived</span> : null}
                   {product.digital ? <span class="pill"> digital</span> : null}
+                  {product.shipsAlone ? <span class="pill"> ships alone</span> : null}
                 </td>
                 <td>{formatMoney(product.unitPrice, product.currency)}</td>
                 <td class={product.lowStock ? "bad" : ""}>
