@@ -47,7 +47,7 @@ export function createOrderActions(deps: {
   labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable">;
   holds: Holds;
   /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
-  reship: Omit<ReshipDeps, "db" | "labels" | "timeline">;
+  reship?: Omit<ReshipDeps, "db" | "labels" | "timeline">;
 }): OrderActions {
   const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs, labels } =
     deps;
@@ -62,6 +62,10 @@ export function createOrderActions(deps: {
     resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),
     hold: (request) => holdOrder({ holds: deps.holds, db }, request),
     releaseHold: (request) => releaseOrderHold({ holds: deps.holds, db }, request),
-    reship: (request) => reshipParcel({ ...deps.reship, db, labels, timeline }, request),
+    reship: async (request) => {
+      // Every real composition wires it (src/wiring.ts); some tests compose the actions without a carrier.
+      if (!deps.reship) throw new Error("re-ship needs a carrier: createOrderActions got no `reship`");
+      return reshipParcel({ ...deps.reship, db, labels, timeline }, request);
+    },
   };
 }

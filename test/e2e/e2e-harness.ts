@@ -200,17 +200,19 @@ export class E2eHarness {
     throw lastError;
   }
 
+  /** The order with all it holds; `shipment` is parcel 1's current label (null: nothing booked). */
   async order(orderId: string) {
-    return this.db.order.findUniqueOrThrow({
+    const order = await this.db.order.findUniqueOrThrow({
       where: { id: orderId },
       include: {
         payment: true,
-        shipment: true,
+        shipments: { orderBy: [{ parcelNumber: "asc" }, { generation: "asc" }] },
         emails: true,
         reservations: true,
         timeline: { orderBy: { id: "asc" } },
       },
     });
+    return { ...order, shipment: order.shipments.find((s) => s.supersededAt === null) ?? null };
   }
 
   stripeCalls(endpoint: string) {

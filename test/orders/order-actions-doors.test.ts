@@ -41,6 +41,7 @@ const details: OrderDetails = {
   reservations: [],
   payment: null,
   shipment: null,
+  shipments: [],
   emails: [],
   timeline: [],
 };

@@ -242,7 +242,7 @@ describe("fulfilment records: guarded writes", () => {
         orderId: id,
         claimId: "run-claim",
         runId: "run-1",
-        booking: booking(id),
+        parcels: [{ ...booking(id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({
       landed: true,
@@ -253,23 +253,25 @@ describe("fulfilment records: guarded writes", () => {
         orderId: id,
         claimId: "run-claim",
         runId: "run-1",
-        booking: booking(id),
+        parcels: [{ ...booking(id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({
       landed: true,
       value: null,
     });
     expect((await database.db.order.findUniqueOrThrow({ where: { id } })).status).toBe("shipped");
-    expect(await database.db.shipment.findUniqueOrThrow({ where: { orderId: id } })).toMatchObject(
-      booking(id),
-    );
+    expect(await database.db.shipment.findFirstOrThrow({ where: { orderId: id } })).toMatchObject({
+      ...booking(id),
+      parcelNumber: 1,
+      generation: 0,
+    });
     expect(await kinds(id)).toEqual([["shipment-booked", "run-1"]]);
     const { carrier, trackingNumber, trackingUrl } = booking(id);
     expect(
       (await database.db.orderTimelineEntry.findMany({ where: { orderId: id } })).map(
         (entry) => entry.detail,
       ),
-    ).toEqual([{ carrier, trackingNumber, trackingUrl }]);
+    ).toEqual([{ carrier, trackingNumber, trackingUrl, parcels: [{ parcelNumber: 1, carrier, trackingNumber }] }]);
     expect(moves).toEqual(["shipped"]);
     // Without a transition listener, recording still works.
     const quiet = await claimed();
@@ -278,14 +280,14 @@ describe("fulfilment records: guarded writes", () => {
         orderId: quiet.id,
         claimId: "run-claim",
         runId: "run-2",
-        booking: booking(quiet.id),
+        parcels: [{ ...booking(quiet.id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({ landed: true, value: null });
   });
 
   it("records a digital-only order (no booking) as delivered once: no shipment, the timeline says nothing to ship", async () => {
     const { id } = await claimed();
-    const nothing = { orderId: id, claimId: "run-claim", runId: "run-1", booking: null };
+    const nothing = { orderId: id, claimId: "run-claim", runId: "run-1", parcels: null };
     expect(await records().recordShipment(nothing)).toEqual({ landed: true, value: null });
     expect(await records().recordShipment(nothing)).toEqual({ landed: true, value: null });
 
@@ -303,7 +305,7 @@ describe("fulfilment records: guarded writes", () => {
         orderId: cancelling.id,
         claimId: "run-claim",
         runId: "r",
-        booking: booking(cancelling.id),
+        parcels: [{ ...booking(cancelling.id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({ landed: false, reason: "cancelled" });
     expect(
@@ -311,7 +313,7 @@ describe("fulfilment records: guarded writes", () => {
         orderId: owned.id,
         claimId: "other",
         runId: "r",
-        booking: booking(owned.id),
+        parcels: [{ ...booking(owned.id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({ landed: false, reason: "superseded" });
     for (const { id } of [cancelling, owned]) {

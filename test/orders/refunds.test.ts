@@ -64,7 +64,11 @@ describe("POST /api/orders/:id/refund", () => {
           timeline: createTimeline(database.db),
           redrive: createOrderRedrive(database.db),
           refunds: createRefunds({ db: database.db, stripe, sender, logger }),
-          labels: { voidable: async () => false },
+          labels: {
+            voidable: async () => false,
+            voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
+            isVoidable: () => false,
+          },
           holds: createHolds({
             db: database.db,
             timeline: createTimeline(database.db),

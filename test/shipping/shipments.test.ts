@@ -60,19 +60,19 @@ describe("shipments", () => {
     await expect(shipments.recordBooked(second, bookingFor(first))).rejects.toMatchObject({
       code: "conflict",
     });
-    expect(await shipments.findByOrderId(second)).toBeNull();
+    expect(await shipments.listByOrder(second)).toEqual([]);
   });
 
   it("marks a shipment delivered once and keeps the first delivery time", async () => {
     const orderId = await createOrder();
-    const { trackingNumber } = await shipments.recordBooked(orderId, bookingFor(orderId));
+    const { trackingNumber, id: shipmentId } = await shipments.recordBooked(orderId, bookingFor(orderId));
     const at = new Date("2026-12-01T10:00:00.000Z");
 
     const results = await Promise.all([
       shipments.markDelivered({ trackingNumber }, at),
       shipments.markDelivered({ trackingNumber }, at),
     ]);
-    const repeat = await shipments.markDelivered({ orderId }, new Date("2026-12-05T10:00:00.000Z"));
+    const repeat = await shipments.markDelivered({ shipmentId }, new Date("2026-12-05T10:00:00.000Z"));
 
     expect(results.map((r) => r.outcome).sort()).toEqual(["already-delivered", "delivered"]);
     expect(repeat).toEqual({
@@ -90,7 +90,7 @@ describe("shipments", () => {
       outcome: "not-found",
     });
     expect(
-      await shipments.markDelivered({ orderId: "00000000-0000-4000-8000-000000000009" }, new Date()),
+      await shipments.markDelivered({ shipmentId: "00000000-0000-4000-8000-000000000009" }, new Date()),
     ).toEqual({
       outcome: "not-found",
     });
@@ -112,7 +112,9 @@ describe("shipments", () => {
 
     expect(second).toEqual(first);
     expect(calls).toBe(1);
-    expect(await booking.findByOrder(orderId)).toEqual({ ...first, status: "booked", deliveredAt: null });
+    expect(await booking.findByOrder(orderId)).toEqual(
+      (first ?? []).map((parcel) => ({ ...parcel, status: "booked", deliveredAt: null })),
+    );
     expect(await booking.findByOrder("00000000-0000-4000-8000-000000000009")).toBeNull();
   });
 });

@@ -318,17 +318,19 @@ export class WorkflowHarness {
     await this.engine.drain();
   }
 
+  /** The order with all it holds; `shipment` is parcel 1's current label (null: nothing booked). */
   async order(orderId: string) {
-    return this.db.order.findUniqueOrThrow({
+    const order = await this.db.order.findUniqueOrThrow({
       where: { id: orderId },
       include: {
         payment: true,
-        shipment: true,
+        shipments: { orderBy: [{ parcelNumber: "asc" }, { generation: "asc" }] },
         emails: true,
         reservations: true,
         timeline: { orderBy: { id: "asc" } },
       },
     });
+    return { ...order, shipment: order.shipments.find((s) => s.supersededAt === null) ?? null };
   }
 
   async stockOf(sku: string): Promise<number> {

@@ -107,7 +107,7 @@ describe("cancellation", () => {
     await h.settle(2);
     expect((await h.order(orderId)).status).toBe("shipped");
     // Booked and unscanned, a cancel hands the label back (test/workflow/label-void.test.ts).
-    await h.db.shipment.update({ where: { orderId }, data: { trackerStatus: "in_transit" } });
+    await h.db.shipment.updateMany({ where: { orderId }, data: { trackerStatus: "in_transit" } });
 
     await cancel(orderId).expect(409);
   });
@@ -126,7 +126,7 @@ describe("cancellation", () => {
     });
     const eventId = await h.placeOrder(orderId);
     await h.settle(2);
-    await h.db.shipment.update({ where: { orderId }, data: { trackerStatus: "in_transit" } });
+    await h.db.shipment.updateMany({ where: { orderId }, data: { trackerStatus: "in_transit" } });
     const slackBefore = h.slack.bodies.length;
     const refundsBefore = h.stripeCalls("refunds.create").length;
 

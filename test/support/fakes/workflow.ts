@@ -377,11 +377,13 @@ export class FakeWorkflowWorld {
         return { paymentId: payment.id };
       });
     },
-    recordShipment: async ({ orderId, claimId, runId, booking }) =>
+    recordShipment: async ({ orderId, claimId, runId, parcels }) =>
       this.guarded(
         orderId,
         claimId,
         (order) => {
+          // The fake books one parcel per order.
+          const booking = parcels?.[0] ?? null;
           if (booking === null) {
             this.moveTo(order, "delivered");
             this.recordEntry(orderId, "nothing-to-ship", {}, runId);
@@ -613,21 +615,21 @@ export class FakeWorkflowWorld {
   }
 
   readonly shipmentsPort: ShipmentBooking = {
-    book: async ({ orderId }) => {
+    book: async ({ orderId, lines }) => {
       const recorded = this.shipmentRows.get(orderId);
-      if (recorded) return this.pick(recorded);
+      if (recorded) return [{ ...this.pick(recorded), parcelNumber: 1, lines }];
       if (this.isDigitalOnly(orderId)) return null;
       const booking = this.carrierBook(orderId);
       this.shipmentRows.set(orderId, { ...booking, status: "booked" });
-      return this.pick(booking);
+      return [{ ...this.pick(booking), parcelNumber: 1, lines }];
     },
-    bookWithCarrier: async ({ orderId }) => {
+    bookWithCarrier: async ({ orderId, lines }) => {
       this.maybeFail("shipments.bookWithCarrier");
       const recorded = this.shipmentRows.get(orderId);
-      if (recorded) return this.pick(recorded);
+      if (recorded) return [{ ...this.pick(recorded), parcelNumber: 1, lines }];
       if (this.isDigitalOnly(orderId)) return null;
       // The whole booking (label, service, the carrier's id), for the guarded record to store.
-      return { ...this.carrierBook(orderId) };
+      return [{ ...this.carrierBook(orderId), parcelNumber: 1, lines }];
     },
     verifyDestination: async () => null,
     voidWithCarrier: async (_orderId, booking) => {
@@ -636,7 +638,7 @@ export class FakeWorkflowWorld {
     },
     findByOrder: async (orderId) => {
       const recorded = this.shipmentRows.get(orderId);
-      return recorded ? { ...this.pick(recorded), status: recorded.status } : null;
+      return recorded ? [{ ...this.pick(recorded), parcelNumber: 1, lines: [], status: recorded.status }] : [];
     },
   };
 
@@ -682,13 +684,21 @@ export class FakeWorkflowWorld {
       return { outcome: "needs-ops", why: answer === "rejected" ? "rejected" : "not-voidable" };
     },
     checkRefund: async () => null,
+    voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
+    isVoidable: () => false,
   };
 
   readonly messagesPort: CustomerMessages = {
-    shipped: async (orderId, shipment) => {
+    shipped: async (orderId, parcels) => {
       this.maybeFail("messages.shipped");
-      return this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [shipment]);
+      // One parcel per order in this world: its notice, as before orders had several.
+      const [first] = parcels;
+      return this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [
+        first ? { carrier: first.carrier, trackingNumber: first.trackingNumber, trackingUrl: first.trackingUrl } : null,
+      ]);
     },
+    reshipped: async (orderId, shipmentId, parcel) =>
+      this.sendEmail(emailKeys.reshipped(shipmentId), orderId, "shipped", [parcel]),
     reviewRequest: async (orderId) =>
       this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []),
     paymentFailed: async (orderId, reason) =>
