@@ -128,7 +128,7 @@ describe("CSV import and export of products and stock counts", () => {
   it("exports a file that imports back unchanged", async () => {
     const exported = await exportCsv();
     expect(exported.split("\n")[0]).toBe(
-      "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived",
+      "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone",
     );
     const before = await snapshot();
     const again = await importCsv(exported);
