@@ -29,7 +29,10 @@ import type {
  */
 export interface ShipmentBooking {
   /** Books and records every parcel; null when every product of the order is digital. */
-  book(order: { orderId: string; lines: { sku: string; quantity: number }[] }): Promise<ParcelBooking[] | null>;
+  book(order: {
+    orderId: string;
+    lines: { sku: string; quantity: number }[];
+  }): Promise<ParcelBooking[] | null>;
   /** Books every parcel with the carrier (or returns the recorded ones) without recording new ones. */
   bookWithCarrier(order: {
     orderId: string;

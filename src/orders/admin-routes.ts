@@ -88,7 +88,10 @@ export function orderAdminRoutes(deps: { adminToken: string; actions: OrderActio
     const orderId = orderIdParam(req.params.id);
     const parsed = uuid.safeParse(req.params.shipmentId);
     if (!parsed.success)
-      throw new AppError("shipment_not_found", `Order ${orderId} has no shipment ${String(req.params.shipmentId)}`);
+      throw new AppError(
+        "shipment_not_found",
+        `Order ${orderId} has no shipment ${String(req.params.shipmentId)}`,
+      );
     const result = await actions.reship({ orderId, shipmentId: parsed.data, by: "admin-api" });
     res.status(result.repeated ? 200 : 201).json(result);
   });

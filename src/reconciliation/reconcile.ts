@@ -427,7 +427,9 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         // A refunded label cost nothing: not an orphan.
         if (refundedByCarrier.has(shipment.refundStatus ?? "")) continue;
         // order-<id>, or order-<id>-<parcel>[-reship-<n>] for an order's other parcels and re-ships.
-        const referenced = /^order-([0-9a-fA-F-]{36})(?:-\d+(?:-reship-\d+)?)?$/.exec(shipment.reference ?? "")?.[1];
+        const referenced = /^order-([0-9a-fA-F-]{36})(?:-\d+(?:-reship-\d+)?)?$/.exec(
+          shipment.reference ?? "",
+        )?.[1];
         found.push({
           kind: "label_without_shipment",
           orderId: referenced && uuidPattern.test(referenced) ? referenced.toLowerCase() : null,

@@ -141,7 +141,10 @@ export function createLabelVoids(deps: {
       );
     } else {
       await publisher.publish(
-        labelRefundRequestedEvent({ orderId: shipment.orderId }, cause === "reshipped" ? shipment.id : undefined),
+        labelRefundRequestedEvent(
+          { orderId: shipment.orderId },
+          cause === "reshipped" ? shipment.id : undefined,
+        ),
       );
     }
     return { outcome: "requested", status };
@@ -165,12 +168,15 @@ export function createLabelVoids(deps: {
       for (const parcel of parcels) outcomes.push(await voidOne(parcel, cause, runId));
       const needsOps = outcomes.find((outcome) => outcome.outcome === "needs-ops");
       if (needsOps) return needsOps;
-      const submitted = outcomes.some((outcome) => outcome.outcome === "requested" && outcome.status === "submitted");
+      const submitted = outcomes.some(
+        (outcome) => outcome.outcome === "requested" && outcome.status === "submitted",
+      );
       return { outcome: "requested", status: submitted ? "submitted" : "refunded" };
     },
 
     /** One label, by its shipment (a re-ship hands back the label it replaces). */
-    voidShipment: (shipment: ShipmentRecord, cause: VoidCause, runId?: string) => voidOne(shipment, cause, runId),
+    voidShipment: (shipment: ShipmentRecord, cause: VoidCause, runId?: string) =>
+      voidOne(shipment, cause, runId),
 
     /** Whether one label could still be handed back. */
     isVoidable,

@@ -51,7 +51,9 @@ export function planParcels(
   }
   const alone = bySku
     .filter((line) => line.shipsAlone)
-    .flatMap((line) => Array.from({ length: line.quantity }, () => ({ units: [line], weightOz: weightOf(line) })));
+    .flatMap((line) =>
+      Array.from({ length: line.quantity }, () => ({ units: [line], weightOz: weightOf(line) })),
+    );
 
   return [...packed, ...alone].map((parcel, index) => ({
     parcelNumber: index + 1,

@@ -152,7 +152,9 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       const all = parcels.length > 0 && delivered.length === parcels.length;
       const last = all
         ? [...delivered].sort(
-            (a, b) => (a.deliveredAt?.getTime() ?? 0) - (b.deliveredAt?.getTime() ?? 0) || a.parcelNumber - b.parcelNumber,
+            (a, b) =>
+              (a.deliveredAt?.getTime() ?? 0) - (b.deliveredAt?.getTime() ?? 0) ||
+              a.parcelNumber - b.parcelNumber,
           )[delivered.length - 1]
         : undefined;
       return {

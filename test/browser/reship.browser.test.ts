@@ -92,7 +92,9 @@ describe("ops console: an order in two parcels, and a re-ship", () => {
     expect(after.timeline.filter((e) => e.kind === "parcel-reshipped")).toHaveLength(1);
 
     await page.reload();
-    expect(await page.locator(`[data-shipment="${old.id}"]`).textContent()).toMatch(/replaced .*label refund submitted/s);
+    expect(await page.locator(`[data-shipment="${old.id}"]`).textContent()).toMatch(
+      /replaced .*label refund submitted/s,
+    );
     expect(await page.locator(`[data-shipment="${replacement?.id}"]`).textContent()).toContain(
       replacement?.trackingNumber ?? "-",
     );

@@ -271,7 +271,9 @@ describe("fulfilment records: guarded writes", () => {
       (await database.db.orderTimelineEntry.findMany({ where: { orderId: id } })).map(
         (entry) => entry.detail,
       ),
-    ).toEqual([{ carrier, trackingNumber, trackingUrl, parcels: [{ parcelNumber: 1, carrier, trackingNumber }] }]);
+    ).toEqual([
+      { carrier, trackingNumber, trackingUrl, parcels: [{ parcelNumber: 1, carrier, trackingNumber }] },
+    ]);
     expect(moves).toEqual(["shipped"]);
     // Without a transition listener, recording still works.
     const quiet = await claimed();

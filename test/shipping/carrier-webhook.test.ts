@@ -194,7 +194,10 @@ describe("POST /api/carrier/webhook", () => {
         .send(trackerEvent(trackingNumber, "delivered"))
         .expect(400);
       expect(unsigned.body.error.code).toBe("invalid_signature");
-      expect((await shipments.listByOrder(orderId))[0]).toMatchObject({ status: "booked", deliveredAt: null });
+      expect((await shipments.listByOrder(orderId))[0]).toMatchObject({
+        status: "booked",
+        deliveredAt: null,
+      });
 
       const large = await postEasyPost(trackerEvent("x".repeat(70_000), "delivered")).expect(413);
       expect(large.body.error.code).toBe("payload_too_large");

@@ -33,7 +33,9 @@ describe("planParcels: an order's lines into parcels", () => {
       ],
       limits,
     );
-    expect(plan.map((p) => [p.parcelNumber, p.lines.map((l) => `${l.quantity}x${l.sku}`), p.weightOz])).toEqual([
+    expect(
+      plan.map((p) => [p.parcelNumber, p.lines.map((l) => `${l.quantity}x${l.sku}`), p.weightOz]),
+    ).toEqual([
       [1, ["2xMUG", "1xTEE"], 40],
       [2, ["2xMUG"], 24],
       [3, ["1xBIKE"], 480],
@@ -44,9 +46,9 @@ describe("planParcels: an order's lines into parcels", () => {
   });
 
   it("a unit heavier than the limit goes alone rather than failing", () => {
-    expect(planParcels([{ sku: "ANVIL", quantity: 2, weightOz: 100 }], limits).map((p) => p.weightOz)).toEqual([
-      100, 100,
-    ]);
+    expect(
+      planParcels([{ sku: "ANVIL", quantity: 2, weightOz: 100 }], limits).map((p) => p.weightOz),
+    ).toEqual([100, 100]);
   });
 
   it("is deterministic: the lines' order changes nothing, so a retry books the same parcels", () => {

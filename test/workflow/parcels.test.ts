@@ -165,7 +165,9 @@ describe("several parcels per order", () => {
     expect(labels).toHaveLength(3);
     expect(labels.filter((s) => s.reference === `order-${orderId}-2-reship-1`)).toHaveLength(1);
     expect(labels.find((s) => s.id === old.providerId)?.refund_status).toBe("submitted");
-    const newMails = h.mailsTo(/A new parcel for your order/).filter((m) => m.text?.includes(made.body.trackingNumber));
+    const newMails = h
+      .mailsTo(/A new parcel for your order/)
+      .filter((m) => m.text?.includes(made.body.trackingNumber));
     expect(newMails).toHaveLength(1);
 
     const order = await h.order(orderId);
@@ -191,9 +193,9 @@ describe("several parcels per order", () => {
     const purchased = easyPost().purchased().length;
     const refused = await api(`/api/orders/${orderId}/shipments/${made.body.shipmentId}/reship`).expect(409);
     expect(refused.body.error.code).toMatch(/order_not_shipped|parcel_delivered/);
-    const unknown = await api(`/api/orders/${orderId}/shipments/00000000-0000-4000-8000-000000000001/reship`).expect(
-      404,
-    );
+    const unknown = await api(
+      `/api/orders/${orderId}/shipments/00000000-0000-4000-8000-000000000001/reship`,
+    ).expect(404);
     expect(unknown.body.error.code).toBe("shipment_not_found");
     await api(`/api/orders/${orderId}/shipments/not-a-uuid/reship`).expect(404);
     expect(easyPost().purchased().length).toBe(purchased);

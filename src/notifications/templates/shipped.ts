@@ -37,9 +37,14 @@ export function shipped(input: ShippedInput): EmailContent {
     `Track your parcel: ${parcel.trackingUrl}`,
     "",
   ]);
-  const text = [opening, "", ...parcelText, orderLinesText(input.order), "", "Thank you for shopping with us."].join(
-    "\n",
-  );
+  const text = [
+    opening,
+    "",
+    ...parcelText,
+    orderLinesText(input.order),
+    "",
+    "Thank you for shopping with us.",
+  ].join("\n");
   const body = html`<p>${opening}</p>
     ${parcels.map(
       (parcel, index) =>

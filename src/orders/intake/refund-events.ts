@@ -164,11 +164,7 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
           // The label void tells ops itself when the parcel has moved or the carrier refuses.
           const voided = await deps.voidLabel(orderId);
           logger.info({ orderId, eventId: event.id, voided }, "refunded in full after the label: voided");
-        } else if (
-          booked &&
-          recorded.length > 0 &&
-          ["fulfilling", "shipped"].includes(order.status)
-        ) {
+        } else if (booked && recorded.length > 0 && ["fulfilling", "shipped"].includes(order.status)) {
           await deps.orders.flagForOps(orderId, "refunded in full at Stripe after the label was bought");
           await deps.timeline.record(orderId, "refund-needs-ops", { refunded, stripeEvent: event.id });
           await deps.alerts.notify({

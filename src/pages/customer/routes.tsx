@@ -119,8 +119,9 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
       <p>{status.text}</p>
       {order.shipments.length === 1 && order.shipments[0] ? (
         <p>
-          Shipped with {order.shipments[0].carrier}, tracking number <code>{order.shipments[0].trackingNumber}</code>
-          : <a href={links.track(order.shipments[0].trackingNumber)}>track your parcel</a>
+          Shipped with {order.shipments[0].carrier}, tracking number{" "}
+          <code>{order.shipments[0].trackingNumber}</code>:{" "}
+          <a href={links.track(order.shipments[0].trackingNumber)}>track your parcel</a>
         </p>
       ) : order.shipments.length > 1 ? (
         <>
@@ -128,7 +129,8 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
           <ul class="parcels">
             {order.shipments.map((parcel) => (
               <li data-parcel={parcel.parcelNumber}>
-                Parcel {parcel.parcelNumber} with {parcel.carrier}, tracking number <code>{parcel.trackingNumber}</code>
+                Parcel {parcel.parcelNumber} with {parcel.carrier}, tracking number{" "}
+                <code>{parcel.trackingNumber}</code>
                 {parcel.status === "delivered" ? " (delivered)" : ""}:{" "}
                 <a href={links.track(parcel.trackingNumber)}>track this parcel</a>
               </li>

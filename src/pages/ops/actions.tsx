@@ -85,9 +85,9 @@ function ConfirmPage(props: {
         {action === "reship" && props.shipment ? (
           <p>
             Buys a new label for parcel {props.shipment.parcelNumber} ({props.shipment.carrier}{" "}
-            <code>{props.shipment.trackingNumber}</code>, carrier: {props.shipment.trackerStatus ?? "no scan yet"}),
-            hands the old label back to the carrier (ops are told if it was scanned) and e-mails the customer
-            the new tracking number.
+            <code>{props.shipment.trackingNumber}</code>, carrier:{" "}
+            {props.shipment.trackerStatus ?? "no scan yet"}), hands the old label back to the carrier (ops are
+            told if it was scanned) and e-mails the customer the new tracking number.
           </p>
         ) : null}
         {action === "cancel" || action === "refund" ? (

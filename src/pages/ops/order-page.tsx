@@ -176,7 +176,9 @@ function OrderPage(props: {
               <span class="label-refund">
                 {" "}
                 · label refund <strong>{shipment.labelRefundStatus}</strong>
-                {shipment.labelRefundRequestedAt ? ` (asked ${formatTime(shipment.labelRefundRequestedAt)})` : ""}
+                {shipment.labelRefundRequestedAt
+                  ? ` (asked ${formatTime(shipment.labelRefundRequestedAt)})`
+                  : ""}
               </span>
             ) : null}
             {order.status === "shipped" && !shipment.supersededAt && shipment.status === "booked" ? (

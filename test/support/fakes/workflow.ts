@@ -638,7 +638,9 @@ export class FakeWorkflowWorld {
     },
     findByOrder: async (orderId) => {
       const recorded = this.shipmentRows.get(orderId);
-      return recorded ? [{ ...this.pick(recorded), parcelNumber: 1, lines: [], status: recorded.status }] : [];
+      return recorded
+        ? [{ ...this.pick(recorded), parcelNumber: 1, lines: [], status: recorded.status }]
+        : [];
     },
   };
 
@@ -694,7 +696,9 @@ export class FakeWorkflowWorld {
       // One parcel per order in this world: its notice, as before orders had several.
       const [first] = parcels;
       return this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [
-        first ? { carrier: first.carrier, trackingNumber: first.trackingNumber, trackingUrl: first.trackingUrl } : null,
+        first
+          ? { carrier: first.carrier, trackingNumber: first.trackingNumber, trackingUrl: first.trackingUrl }
+          : null,
       ]);
     },
     reshipped: async (orderId, shipmentId, parcel) =>
