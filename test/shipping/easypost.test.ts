@@ -59,6 +59,36 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
   const callsFor = (endpoint: string, status: number) =>
     sandbox.requests.filter((r) => r.endpoint === endpoint && r.status === status);
 
+  it("books several parcels of one order as several EasyPost shipments, each by its reference, and hands back one without the other", async () => {
+    const orderId = nextOrderId();
+    const one = { parcelNumber: 1, generation: 0 };
+    const two = { parcelNumber: 2, generation: 0 };
+    const first = await carrier().createShipment({ orderId, address: customer, lines, parcel: one });
+    const second = await carrier().createShipment({
+      orderId,
+      address: customer,
+      lines: [{ sku: "MUG", quantity: 1 }],
+      parcel: two,
+    });
+    // Asked again (a retried step): found by reference, nothing bought twice.
+    expect(await carrier().createShipment({ orderId, address: customer, lines, parcel: two })).toEqual(
+      second,
+    );
+    expect(first.trackingNumber).not.toBe(second.trackingNumber);
+    const bought = sandbox.purchased().filter((s) => s.reference?.startsWith(`order-${orderId}`));
+    expect(bought.map((s) => [s.reference, s.parcel.weight])).toEqual([
+      [`order-${orderId}`, 32],
+      [`order-${orderId}-2`, 16],
+    ]);
+    expect(easyPostReference(orderId, { parcelNumber: 2, generation: 1 })).toBe(
+      `order-${orderId}-2-reship-1`,
+    );
+
+    expect(await carrier().voidShipment?.(orderId, second.trackingNumber, two)).toBe("submitted");
+    expect(await carrier().labelRefundStatus?.(orderId, two)).toBe("submitted");
+    expect(await carrier().labelRefundStatus?.(orderId, one)).toBeNull();
+  });
+
   it("buys the cheapest rate of the service level, from the warehouse to the customer, and returns label, carrier, service and tracking", async () => {
     const orderId = nextOrderId();
     const booking = await carrier().createShipment({ orderId, address: customer, lines });

@@ -125,6 +125,42 @@ describe("several parcels per order", () => {
     expect(labelsOf(orderId)).toHaveLength(2);
   });
 
+  it("a re-drive after booking resumes with both parcels: nothing bought or charged again, delivered from the record", async () => {
+    const { orderId, eventId } = await twoParcelOrder("cus_parcels_redrive");
+    const shipped = await h.order(orderId);
+    // The database refuses to mark the order delivered on every attempt: the run fails at mark-delivered.
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_parcels_delivered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+         IF NEW.status = 'delivered' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_parcels_delivered BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION refuse_parcels_delivered()`,
+    );
+    try {
+      for (const parcel of shipped.shipments)
+        await easyPost().advanceTracker(parcel.trackingNumber, "delivered");
+      await h.settle(20);
+    } finally {
+      await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_parcels_delivered ON orders`);
+      await h.db.$executeRawUnsafe(`DROP FUNCTION refuse_parcels_delivered()`);
+    }
+    expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Failed");
+
+    await api(`/api/orders/${orderId}/redrive`).expect(202);
+    await h.settle(2);
+    await h.engine.clock.advance(4 * 24 * 3600 * 1000);
+    await h.settle(2);
+    const [run] = await h.runsOfEvent(`order-placed-${orderId}-redrive-1`);
+    expect(run?.status).toBe("Completed");
+    const order = await h.order(orderId);
+    expect(order.status).toBe("completed");
+    expect(order.shipments.map((s) => s.trackingNumber)).toEqual(
+      shipped.shipments.map((s) => s.trackingNumber),
+    );
+    expect(labelsOf(orderId)).toHaveLength(2);
+    expect(order.emails.map((email) => email.template).sort()).toEqual(["reviewRequest", "shipped"]);
+  });
+
   it("a cancel before the first scan hands both labels back", async () => {
     const { orderId } = await twoParcelOrder("cus_parcels_cancel");
     const refundsBefore = easyPost().requests.filter((r) => r.endpoint === "shipments.refund").length;
