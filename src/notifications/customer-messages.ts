@@ -37,6 +37,8 @@ export interface CustomerMessages {
       kind: "available_for_pickup" | "failure" | "return_to_sender";
       trackingNumber: string;
       carrierMessage?: string;
+      /** Which label of the order: a parcel other than parcel 1's first label gets its own e-mail. */
+      parcel?: { parcelNumber: number; generation: number };
     },
   ): Promise<EmailOutcome>;
 }
@@ -49,7 +51,15 @@ export const emailKeys = {
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
   addressCorrection: (orderId: string, holdId: string) => `address-${orderId}-${holdId}`,
-  deliveryException: (orderId: string, status: string) => `carrier-${status}-${orderId}`,
+  /** Parcel 1's first label keeps the key it had when orders had one parcel; other labels add theirs. */
+  deliveryException: (
+    orderId: string,
+    status: string,
+    parcel?: { parcelNumber: number; generation: number },
+  ) =>
+    parcel && (parcel.parcelNumber !== 1 || parcel.generation !== 0)
+      ? `carrier-${status}-${orderId}-${parcel.parcelNumber}-${parcel.generation}`
+      : `carrier-${status}-${orderId}`,
 } as const;
 
 const customerSafeReasons: Record<string, string> = {

@@ -120,12 +120,17 @@ export function createOrderEmails(deps: {
         order,
         settlement: settlementOf(settlement, order),
       })),
-    deliveryException: (orderId, exception) =>
-      send(orderId, emailKeys.deliveryException(orderId, exception.kind), "deliveryException", (order) => ({
-        order,
-        ...exception,
-        trackingUrl: links.track(exception.trackingNumber),
-      })),
+    deliveryException: (orderId, { parcel, ...exception }) =>
+      send(
+        orderId,
+        emailKeys.deliveryException(orderId, exception.kind, parcel),
+        "deliveryException",
+        (order) => ({
+          order,
+          ...exception,
+          trackingUrl: links.track(exception.trackingNumber),
+        }),
+      ),
     addressUndeliverable: (orderId, carrierMessage, holdId) =>
       send(orderId, emailKeys.addressCorrection(orderId, holdId), "addressCorrection", (order) => ({
         order,

@@ -64,6 +64,7 @@ export function createCarrierExceptions(deps: {
       kind: "available_for_pickup" | "failure" | "return_to_sender";
       trackingNumber: string;
       carrierMessage?: string;
+      parcel?: { parcelNumber: number; generation: number };
     },
   ) => Promise<unknown>;
 }) {
@@ -75,6 +76,7 @@ export function createCarrierExceptions(deps: {
       await deps.timeline.record(orderId, "carrier-exception", {
         status,
         trackingNumber,
+        parcelNumber: shipment.parcelNumber,
         ...(carrierMessage ? { message: carrierMessage } : {}),
       });
       await deps.alerts.notify({
@@ -85,6 +87,8 @@ export function createCarrierExceptions(deps: {
         await deps.tellCustomer(orderId, {
           kind: how.customer,
           trackingNumber,
+          // Each parcel in trouble is its own e-mail (the key says which).
+          parcel: { parcelNumber: shipment.parcelNumber, generation: shipment.generation },
           ...(carrierMessage ? { carrierMessage } : {}),
         });
       }
