@@ -122,6 +122,25 @@ describe("the catalog through the admin API, and the stock ledger", () => {
     expect(await ledgerSum("LAMP-1")).toBe(await stockOf("LAMP-1"));
   });
 
+  it("marks a product to ship alone, and unmarks it, through the API", async () => {
+    const created = await call("POST", "", {
+      sku: "BIKE-1",
+      name: "Bicycle",
+      unitPrice: 30000,
+      currency: "usd",
+      shipsAlone: true,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ sku: "BIKE-1", shipsAlone: true });
+    const edited = await call("PATCH", "/BIKE-1", { shipsAlone: false, version: 1 });
+    expect(edited.status).toBe(200);
+    expect(edited.body).toMatchObject({ shipsAlone: false, version: 2 });
+    expect((await h.db.product.findUniqueOrThrow({ where: { sku: "BIKE-1" } })).shipsAlone).toBe(false);
+    const refused = await call("PATCH", "/BIKE-1", { shipsAlone: "yes" });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("validation_failed");
+  });
+
   it("refuses bad input with the field named, and changes nothing", async () => {
     const bad = await call("POST", "", {
       sku: "BAD 1",
