@@ -245,6 +245,33 @@ describe("several parcels per order", () => {
     expect(easyPost().purchased().length).toBe(purchased);
   });
 
+  it("re-ship of a parcel on its way back (scanned): the new label bought, the old one not voided and ops told, once", async () => {
+    const { orderId } = await twoParcelOrder("cus_parcels_reship_returned");
+    const [first] = (await h.order(orderId)).shipments;
+    const old = defined(first);
+    await easyPost().advanceTracker(old.trackingNumber, "in_transit");
+    await easyPost().advanceTracker(old.trackingNumber, "return_to_sender");
+    await h.engine.drain();
+    const alertsBefore = h.slack.bodies.length;
+    const refundsBefore = easyPost().requests.filter((r) => r.endpoint === "shipments.refund").length;
+
+    const made = await api(`/api/orders/${orderId}/shipments/${old.id}/reship`).expect(201);
+    expect(made.body).toMatchObject({ parcelNumber: 1, oldLabel: "needs-ops", repeated: false });
+    const again = await api(`/api/orders/${orderId}/shipments/${old.id}/reship`).expect(200);
+    expect(again.body).toMatchObject({ shipmentId: made.body.shipmentId, repeated: true });
+    await h.engine.drain();
+
+    expect(easyPost().requests.filter((r) => r.endpoint === "shipments.refund").length).toBe(refundsBefore);
+    expect(labelsOf(orderId).filter((s) => s.reference === `order-${orderId}-1-reship-1`)).toHaveLength(1);
+    const order = await h.order(orderId);
+    expect(order.timeline.filter((e) => e.kind === "label-not-voided")).toHaveLength(1);
+    expect(order.attentionReason).toMatch(/re-shipped after the carrier scanned the parcel/);
+    expect(h.slack.bodies.length).toBe(alertsBefore + 1);
+    expect(order.emails.filter((e) => e.idempotencyKey === `reshipped-${made.body.shipmentId}`)).toHaveLength(
+      1,
+    );
+  });
+
   it("re-ship refuses a parcel already delivered while the order is still on its way", async () => {
     const { orderId } = await twoParcelOrder("cus_parcels_reship_delivered");
     const [first] = (await h.order(orderId)).shipments;
