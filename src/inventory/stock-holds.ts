@@ -180,19 +180,18 @@ export function createStockHolds(db: Database): StockHolds {
         ORDER BY sku`,
         [orderId],
       );
-      const found =
-        rows.some((row) => row.short === 0)
-          ? rows
-          : (
-              await sql.query<ConvertRow>(
-                `SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM stock_reservations
+      const found = rows.some((row) => row.short === 0)
+        ? rows
+        : (
+            await sql.query<ConvertRow>(
+              `SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM stock_reservations
                  WHERE order_id = $1::uuid
                  UNION ALL
                  ${shortLinesSql}
                  ORDER BY sku`,
-                [orderId],
-              )
-            ).rows;
+              [orderId],
+            )
+          ).rows;
       const reserved = found.filter((row) => row.short === 0);
       if (reserved.length === 0) return null;
       const short: ShortLine[] = found

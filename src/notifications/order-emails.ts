@@ -20,7 +20,11 @@ export function shortLinesContent(
   const missing = new Map(notice.short.map((line) => [nameOf(line.sku), line.short]));
   return {
     order,
-    short: notice.short.map((line) => ({ name: nameOf(line.sku), quantity: line.short, amount: line.amount })),
+    short: notice.short.map((line) => ({
+      name: nameOf(line.sku),
+      quantity: line.short,
+      amount: line.amount,
+    })),
     shipping: order.lines
       .map((line) => ({ name: line.name, quantity: line.quantity - (missing.get(line.name) ?? 0) }))
       .filter((line) => line.quantity > 0),

@@ -16,8 +16,7 @@ export interface ShortSettlement {
 }
 
 export type ChargeOutcome =
-  | { charged: true; paymentId: string; short?: ShortSettlement }
-  | { charged: false; stopped: GuardRefusal };
+  { charged: true; paymentId: string; short?: ShortSettlement } | { charged: false; stopped: GuardRefusal };
 
 /**
  * Captures the authorized payment (key `capture-<orderId>`), then records it under the fulfilment

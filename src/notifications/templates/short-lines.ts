@@ -53,7 +53,8 @@ export function shortLines(input: ShortLinesInput): EmailContent {
     <p><strong>Not available</strong></p>
     <ul>
       ${input.short.map(
-        (line) => html`<li>${line.quantity} × ${line.name} (${formatMoney(line.amount, order.currency)})</li>`,
+        (line) =>
+          html`<li>${line.quantity} × ${line.name} (${formatMoney(line.amount, order.currency)})</li>`,
       )}
     </ul>
     <p>${moneySentence(input, amount)}</p>

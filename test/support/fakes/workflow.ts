@@ -700,7 +700,10 @@ export class FakeWorkflowWorld {
     },
     bookWithCarrier: async ({ orderId, lines }) => {
       this.maybeFail("shipments.bookWithCarrier");
-      this.bookedLines.set(orderId, lines.map((line) => ({ ...line })));
+      this.bookedLines.set(
+        orderId,
+        lines.map((line) => ({ ...line })),
+      );
       const recorded = this.shipmentRows.get(orderId);
       if (recorded) return this.pick(recorded);
       if (this.isDigitalOnly(orderId)) return null;
