@@ -1,5 +1,5 @@
 import { defined } from "../support/defined";
-import { WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(90_000);
 
@@ -93,6 +93,17 @@ describe("partial fulfilment, PARTIAL_FULFILMENT=ship_available", () => {
     expect(lines.map(({ sku, quantity, shortQuantity }) => ({ sku, quantity, shortQuantity }))).toEqual([
       { sku: "PART-CAP", quantity: 1, shortQuantity: 1 },
       { sku: "PART-MUG", quantity: 2, shortQuantity: 0 },
+    ]);
+
+    // The admin API's order shows the short line.
+    const res = await fetch(`${h.appUrl}/api/orders/${orderId}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(res.status).toBe(200);
+    const details = (await res.json()) as { lines: { sku: string; shortQuantity: number }[] };
+    expect(details.lines.map(({ sku, shortQuantity }) => ({ sku, shortQuantity }))).toEqual([
+      { sku: "PART-CAP", shortQuantity: 1 },
+      { sku: "PART-MUG", shortQuantity: 0 },
     ]);
 
     // The parcel carries only the mugs: two at the default 16 oz, not the cap's 16 more.
