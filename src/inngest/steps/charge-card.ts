@@ -22,8 +22,11 @@ export type ChargeOutcome =
  * Captures the authorized payment (key `capture-<orderId>`), then records it under the fulfilment
  * guard. A capture whose answer arrives after the order was cancelled is not recorded as a
  * capture: the step refunds it itself (key `refund-<orderId>`, the cleanup's key, so the two make
- * one refund whichever runs first) and says so on the timeline. No undo of its own: return-payment,
- * owed since the claim, settles from Stripe's state and so also covers a capture, recorded or not.
+ * one refund whichever runs first) and says so on the timeline. With short lines (partial
+ * fulfilment) it captures the total less their price (Stripe's partial capture releases the rest
+ * of the hold), or, when the money was taken whole already, refunds their price once (key
+ * `refund-short-<orderId>`). No undo of its own: return-payment, owed since the claim, settles
+ * from Stripe's state and so also covers a capture, recorded or not, partial or whole.
  */
 export const chargeCard = createStep({
   id: chargeCardStepId,
@@ -66,7 +69,7 @@ export const chargeCard = createStep({
             intent.amountRefunded < excess
               ? await deps.payments.refundAmount(intentId, excess, `refund-short-${orderId}`)
               : null;
-          amountRefunded = Math.max(intent.amountRefunded, refund?.amountRefunded ?? 0);
+          amountRefunded = intent.amountRefunded + (refund?.amountRefunded ?? 0);
           short = { settlement: "refunded", amount: excess, refundId: refund?.refundId ?? null };
         } else {
           short = { settlement: "not-charged", amount: shortAmount };
