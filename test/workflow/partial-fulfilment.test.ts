@@ -206,6 +206,69 @@ describe("partial fulfilment, PARTIAL_FULFILMENT=ship_available", () => {
     expect(await reconciledMismatchesOf(h, orderId)).toEqual([]);
   });
 
+  it("a cancel after the partial capture refunds exactly what was captured and puts back exactly what was reserved", async () => {
+    await h.addProduct("PART-LAMP", 3, 2500);
+    await h.addProduct("PART-BULB", 0, 1000);
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: "cus_part_cancel",
+      items: [
+        { sku: "PART-LAMP", quantity: 1 },
+        { sku: "PART-BULB", quantity: 1 },
+      ],
+    });
+    const admin = (path: string, body: object) =>
+      fetch(`${h.appUrl}${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+    // Ops hold it before its label: the run captures, tells the customer, then waits at the hold.
+    expect((await admin(`/api/orders/${orderId}/hold`, { reason: "other" })).status).toBe(200);
+    const eventId = await h.placeOrder(orderId);
+    await h.settle();
+    expect(h.sandbox.paymentIntent(paymentIntentId)).toMatchObject({
+      status: "succeeded",
+      amount_received: 2500,
+    });
+    expect(await h.stockOf("PART-LAMP")).toBe(2);
+
+    expect((await admin(`/api/orders/${orderId}/cancel`, { reason: "changed my mind" })).status).toBe(202);
+    await h.settle();
+
+    expect((await h.runsOfEvent(eventId))[0]?.status).toBe("Cancelled");
+    const order = await h.order(orderId);
+    expect(order.status).toBe("cancelled");
+    expect(order.shipment).toBeNull();
+    // Refunded: the 2500 captured, once; the 1000 released at the capture is not refunded again.
+    const refunds = h.stripeCalls("refunds.create").filter((r) => r.idempotencyKey === `refund-${orderId}`);
+    expect(refunds.filter((r) => r.status === 200 && !r.replayed)).toHaveLength(1);
+    const { intent, charge } = await chargeOf(h, paymentIntentId);
+    expect(intent.amount_received).toBe(2500);
+    expect(charge).toMatchObject({
+      amount: 3500,
+      amount_captured: 2500,
+      amount_refunded: 3500,
+      refunded: true,
+    });
+    expect(defined(order.payment)).toMatchObject({
+      status: "refunded",
+      amountCaptured: 2500,
+      amountRefunded: 2500,
+    });
+    // Stock: the one lamp reserved comes back; the bulb never moved.
+    expect(await h.stockOf("PART-LAMP")).toBe(3);
+    expect(await movementsOf(h, orderId)).toEqual([
+      { sku: "PART-LAMP", delta: -1, reason: "reserved" },
+      { sku: "PART-LAMP", delta: 1, reason: "released" },
+    ]);
+    const mails = h.smtp.accepted.filter((mail) => mail.messageId?.includes(orderId));
+    expect(mails.map((mail) => mail.messageId)).toEqual([
+      `<short-lines-${orderId}@shop.example>`,
+      `<cancelled-${orderId}@shop.example>`,
+    ]);
+    expect(await reconciledMismatchesOf(h, orderId)).toEqual([]);
+  });
+
   it("cancels as today when no line can be reserved at all", async () => {
     await h.addProduct("PART-NONE-1", 0);
     await h.addProduct("PART-NONE-2", 0);
