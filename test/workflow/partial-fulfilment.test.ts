@@ -106,6 +106,27 @@ describe("partial fulfilment, PARTIAL_FULFILMENT=ship_available", () => {
       { sku: "PART-MUG", shortQuantity: 0 },
     ]);
 
+    // The customer's order page says which line is not shipped nor charged.
+    const page = await fetch(h.services.links.order(orderId).replace("http://shop.test", h.appUrl));
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("1 not available: not shipped, not charged");
+
+    // Ops re-sending the e-mail renders it again from the records: the same short line.
+    const noticeRow = defined(
+      order.emails.find((email) => email.idempotencyKey === `short-lines-${orderId}`),
+    );
+    const resent = await fetch(`${h.appUrl}/api/orders/${orderId}/emails/${noticeRow.id}/resend`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(resent.status).toBe(201);
+    const resentMail = h.smtp.accepted.filter(
+      (mail) => mail.messageId === `<short-lines-${orderId}-resend-1@shop.example>`,
+    );
+    expect(resentMail).toHaveLength(1);
+    expect(resentMail[0]?.text).toContain("1 × Product PART-CAP  $10.00");
+    expect(resentMail[0]?.text).toContain("You have not been charged for them");
+
     // The parcel carries only the mugs: two at the default 16 oz, not the cap's 16 more.
     const parcels = h.easyPost.purchased().filter((shipment) => shipment.reference === `order-${orderId}`);
     expect(parcels).toHaveLength(1);
