@@ -52,7 +52,7 @@ for group in "${groups[@]}"; do
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
       "test/orders/order-repository.test.ts,test/inventory/reservation-guard.test.ts" ;;
     inventory) run inventory "src/inventory/prisma-inventory-repository.ts,src/inventory/stock-holds.ts,src/inventory/holding-inventory.ts" \
-      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts,test/inventory/inventory-contract.test.ts,test/inventory/stock-holds-store.test.ts" ;;
+      "test/inventory/reservations.test.ts,test/inventory/reservation-guard.test.ts,test/inventory/stock-holds.test.ts,test/inventory/inventory-contract.test.ts,test/inventory/stock-holds-store.test.ts,test/inventory/partial-reservation.test.ts" ;;
     email) run email "src/notifications/email-sender.ts" \
       "test/notifications/email-sender.test.ts,test/notifications/email-outage.test.ts,test/notifications/email-sender-outbox.test.ts" 10000 ;;
     # The fast tier: createStripeIntake and its plan driven directly, ports faked in memory
@@ -63,7 +63,7 @@ for group in "${groups[@]}"; do
     # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
     # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
     fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
-      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts" 10000 ;;
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

@@ -62,6 +62,10 @@ const schema = z.object({
   STRIPE_API_BASE: optionalUrl,
   STRIPE_SANDBOX_PORT: port(12111),
   PAYMENT_CAPTURE: z.enum(["manual", "automatic"]).default("manual"),
+  // A paid order some of whose lines find no stock at fulfilment: cancel it whole (the default, as
+  // the customer agreed to the whole basket) or ship what is there and not charge (or refund) the
+  // rest (docs/decisions/0105-partial-fulfilment-is-opt-in.md).
+  PARTIAL_FULFILMENT: z.enum(["cancel_order", "ship_available"]).default("cancel_order"),
   // How long a Checkout Session can be paid, and so how long its stock is held (Stripe: 30m to 24h).
   CHECKOUT_SESSION_TTL: duration.default("1h"),
 

@@ -318,6 +318,7 @@ export async function createServices(options: {
       fulfilmentHold: config.FULFILMENT_HOLD,
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
+      partialFulfilment: config.PARTIAL_FULFILMENT,
     },
     recovery: {
       stalledOrders: createStalledOrders(db),

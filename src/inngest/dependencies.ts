@@ -57,6 +57,12 @@ export interface WorkflowSettings {
   fulfilmentHold: string;
   reviewDelay: string;
   reviewAfterDelivery: string;
+  /**
+   * PARTIAL_FULFILMENT: some lines found no stock. `cancel_order`: the whole order is cancelled;
+   * `ship_available`: the lines reserved ship and only they are charged. Optional, so a caller
+   * built before the setting existed keeps today's behaviour.
+   */
+  partialFulfilment?: "cancel_order" | "ship_available";
 }
 
 /** What the recovery crons read and feed: see src/inngest/functions/recover-*, sweep-*, alert-*. */

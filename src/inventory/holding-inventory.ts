@@ -22,12 +22,12 @@ export function withStockHolds(
     listProducts: () => inventory.listProducts(),
     findProducts: (skus) => inventory.findProducts(skus),
 
-    async reserve(orderId, lines, guard) {
+    async reserve(orderId, lines, guard, options) {
       // A conversion after a cancel is harmless: the cleanup's release (after its fence) returns
       // the reservation, and a cleanup that released first leaves no hold to convert.
       const converted = await deps.holds.convert(orderId);
       if (converted) return converted;
-      const outcome = await inventory.reserve(orderId, lines, guard);
+      const outcome = await inventory.reserve(orderId, lines, guard, options);
       if (!outcome.ok && outcome.reason === "out_of_stock") {
         logger.warn({ orderId, ...outcome }, "out of stock after payment: the order held no stock");
         // Best effort by contract (Alerter never throws), so the step's outcome stands.

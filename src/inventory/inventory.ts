@@ -4,8 +4,23 @@ export interface ReservationLine {
   quantity: number;
 }
 
+/** A line the reservation could not take in full (partial fulfilment): what is missing of it. */
+export interface ShortLine {
+  sku: string;
+  /** Units ordered. */
+  requested: number;
+  /** Units not reserved (1..requested): not shipped, not charged. */
+  short: number;
+  /** What the missing units cost, in minor units of the order's currency (unit price × short). */
+  amount: number;
+}
+
 export type ReserveOutcome =
-  | { ok: true; reserved: ReservationLine[] }
+  /**
+   * `reserved`: the lines (and quantities) taken. `short`: only with `allowShort`, and only when
+   * some line was not taken in full; absent when the order reserved whole.
+   */
+  | { ok: true; reserved: ReservationLine[]; short?: ShortLine[] }
   | { ok: false; reason: "out_of_stock"; sku: string; requested: number; available: number }
   /** With a guard: the order was cancelled, or re-driven to another run, before anything was taken. */
   | { ok: false; reason: "cancelled" | "superseded" };
@@ -31,8 +46,18 @@ export interface InventoryRepository {
    * With `guard`, stock is taken only while that claim owns the order, it is `fulfilling` and no
    * cancellation was requested, checked under the order's row lock in the same transaction (the
    * cancel sets its mark under that lock too, so a reservation never lands after the cleanup's release).
+   *
+   * With `allowShort` (PARTIAL_FULFILMENT=ship_available) a line short of stock does not stop the
+   * others: each line takes what is on hand up to its quantity, and what it could not take is
+   * written to its order line (`short_quantity`) by the same statement, so a repeat reports the
+   * same `short` lines. Nothing on hand for any line is `out_of_stock`, as without it.
    */
-  reserve(orderId: string, lines: ReservationLine[], guard?: { claimId: string }): Promise<ReserveOutcome>;
+  reserve(
+    orderId: string,
+    lines: ReservationLine[],
+    guard?: { claimId: string },
+    options?: { allowShort?: boolean },
+  ): Promise<ReserveOutcome>;
   /** Puts reserved stock back; repeating it releases nothing more. Returns the lines released now. */
   release(orderId: string): Promise<ReservationLine[]>;
 }

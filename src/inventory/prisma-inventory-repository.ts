@@ -1,5 +1,11 @@
 import { sqlPool, type Database } from "../db/client";
-import type { InventoryRepository, ProductView, ReservationLine, ReserveOutcome } from "./inventory";
+import type {
+  InventoryRepository,
+  ProductView,
+  ReservationLine,
+  ReserveOutcome,
+  ShortLine,
+} from "./inventory";
 
 function toView(product: {
   sku: string;
@@ -25,6 +31,10 @@ interface ReserveRow {
   sku: string;
   requested: number;
   available: number;
+  /** Units this statement takes of the line (the whole quantity unless short stock is allowed). */
+  take: number;
+  /** The line's unit price, for what its missing units cost. */
+  unit_price: number;
   ok: boolean;
   made: number;
   existed: boolean;
@@ -39,7 +49,22 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
   const existingReservation = async (orderId: string): Promise<ReserveOutcome | undefined> => {
     const existing = await db.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
     if (existing.length === 0) return undefined;
-    return { ok: true, reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })) };
+    // The short lines the first reservation wrote with it (none unless short stock was allowed).
+    const shortLines = await db.orderLine.findMany({
+      where: { orderId, shortQuantity: { gt: 0 } },
+      orderBy: { sku: "asc" },
+    });
+    const short: ShortLine[] = shortLines.map((line) => ({
+      sku: line.sku,
+      requested: line.quantity,
+      short: line.shortQuantity,
+      amount: line.unitPrice * line.shortQuantity,
+    }));
+    return {
+      ok: true,
+      reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })),
+      ...(short.length > 0 ? { short } : {}),
+    };
   };
 
   return {
@@ -60,17 +85,20 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       return rows.map(toView);
     },
 
-    async reserve(orderId, lines, guard): Promise<ReserveOutcome> {
+    async reserve(orderId, lines, guard, options): Promise<ReserveOutcome> {
       // One statement, not an interactive transaction: it needs a connection only while it runs,
       // so a burst of reservations queues for the pool instead of failing Prisma's 2 s limit on
       // starting a transaction. Inside it, the order row is locked first (a cancel's fence or a
       // re-drive either committed before, and is seen, or waits for this statement), then the
       // product rows in SKU order (no deadlock between two orders), read at their latest committed
-      // stock; every line is taken, or none.
+      // stock; every line is taken, or none. With allowShort, each line takes what is on hand up
+      // to its quantity (at least one line something), and the order lines record what is
+      // missing in the same statement, so the answer is durable with the stock it took.
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
       const skus = sorted.map((line) => line.sku);
       const quantities = sorted.map((line) => line.quantity);
       const claimId = guard?.claimId ?? null;
+      const allowShort = options?.allowShort === true;
       let rows: ReserveRow[];
       try {
         rows = await db.$queryRaw<ReserveRow[]>`
@@ -98,38 +126,55 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
             ORDER BY p.sku
             FOR UPDATE OF p
           ),
+          plan AS (
+            SELECT r.sku, r.quantity,
+              CASE WHEN ${allowShort}::boolean THEN least(coalesce(l.stock_on_hand, 0), r.quantity)
+                   ELSE r.quantity END AS take
+            FROM req r LEFT JOIN locked l USING (sku)
+          ),
           verdict AS (
             SELECT NOT EXISTS (SELECT 1 FROM already)
               AND (SELECT owns AND open FROM guarded)
-              AND (SELECT count(*) FROM req) = (
-                SELECT count(*) FROM locked l JOIN req r USING (sku) WHERE l.stock_on_hand >= r.quantity
-              ) AS ok
+              AND CASE WHEN ${allowShort}::boolean
+                THEN EXISTS (SELECT 1 FROM plan WHERE take > 0)
+                ELSE (SELECT count(*) FROM req) = (
+                  SELECT count(*) FROM locked l JOIN req r USING (sku) WHERE l.stock_on_hand >= r.quantity
+                ) END AS ok
           ),
           taken AS (
             UPDATE products p
-            SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
-            FROM req r, verdict v
-            WHERE v.ok AND p.sku = r.sku
+            SET stock_on_hand = p.stock_on_hand - pl.take, updated_at = now()
+            FROM plan pl, verdict v
+            WHERE v.ok AND p.sku = pl.sku AND pl.take > 0
             RETURNING p.sku, p.stock_on_hand
           ),
           moved AS (
             INSERT INTO stock_movements (sku, delta, reason, actor, order_id, stock_after)
-            SELECT t.sku, -r.quantity, 'reserved', 'fulfilment', ${orderId}::uuid, t.stock_on_hand
-            FROM taken t JOIN req r USING (sku)
+            SELECT t.sku, -pl.take, 'reserved', 'fulfilment', ${orderId}::uuid, t.stock_on_hand
+            FROM taken t JOIN plan pl USING (sku)
           ),
           made AS (
             INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
-            SELECT ${orderId}::uuid, r.sku, r.quantity, 'reserved', now(), now()
-            FROM req r JOIN taken t USING (sku)
+            SELECT ${orderId}::uuid, pl.sku, pl.take, 'reserved', now(), now()
+            FROM plan pl JOIN taken t USING (sku)
             RETURNING sku
+          ),
+          shorted AS (
+            UPDATE order_lines ol SET short_quantity = pl.quantity - pl.take
+            FROM plan pl, verdict v
+            WHERE v.ok AND ol.order_id = ${orderId}::uuid AND ol.sku = pl.sku AND pl.take < pl.quantity
+            RETURNING ol.sku
           )
           SELECT r.sku, r.quantity AS requested, coalesce(l.stock_on_hand, 0) AS available,
+            pl.take,
+            coalesce((SELECT ol.unit_price FROM order_lines ol
+                      WHERE ol.order_id = ${orderId}::uuid AND ol.sku = r.sku), 0) AS unit_price,
             (SELECT ok FROM verdict) AS ok,
             (SELECT count(*) FROM made)::int AS made,
             EXISTS (SELECT 1 FROM already) AS existed,
             (SELECT owns FROM guarded) AS owns,
             (SELECT open FROM guarded) AS open
-          FROM req r LEFT JOIN locked l USING (sku)
+          FROM req r LEFT JOIN locked l USING (sku) JOIN plan pl USING (sku)
           ORDER BY r.sku`;
       } catch (error) {
         // The same order reserving twice at once: the second statement fails on the reservations'
@@ -142,7 +187,22 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       if (first && !first.owns) return { ok: false, reason: "superseded" };
       if (first && !first.open) return { ok: false, reason: "cancelled" };
       if (first?.existed) return (await existingReservation(orderId)) ?? { ok: true, reserved: [] };
-      if (first?.ok && first.made === sorted.length) return { ok: true, reserved: sorted };
+      if (first?.ok && !allowShort && first.made === sorted.length) return { ok: true, reserved: sorted };
+      if (first?.ok && allowShort) {
+        const short: ShortLine[] = rows
+          .filter((row) => row.take < row.requested)
+          .map((row) => ({
+            sku: row.sku,
+            requested: row.requested,
+            short: row.requested - row.take,
+            amount: row.unit_price * (row.requested - row.take),
+          }));
+        return {
+          ok: true,
+          reserved: rows.filter((row) => row.take > 0).map((row) => ({ sku: row.sku, quantity: row.take })),
+          ...(short.length > 0 ? { short } : {}),
+        };
+      }
       const short = rows.find((row) => row.available < row.requested) ?? first;
       return {
         ok: false,

@@ -1,7 +1,7 @@
 import { sqlPool, type Database, type Prisma } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import { recordInTransaction } from "../timeline/in-transaction";
-import type { ReservationLine, ReserveOutcome } from "./inventory";
+import type { ReservationLine, ReserveOutcome, ShortLine } from "./inventory";
 
 /**
  * Stock held at checkout. `stock_on_hand` is what nobody holds or reserves:
@@ -135,6 +135,18 @@ export interface StockHolds {
   list(orderId: string): Promise<{ sku: string; quantity: number; status: string }[]>;
 }
 
+/** A row of `convert`: a reservation line (`short` 0), or a short order line (its quantity ordered). */
+interface ConvertRow {
+  sku: string;
+  quantity: number;
+  short: number;
+  unit_price: number;
+}
+
+/** The order's short lines (partial fulfilment), as ConvertRows; `$1` is the order id. */
+const shortLinesSql = `SELECT sku, quantity, short_quantity AS short, unit_price FROM order_lines
+        WHERE order_id = $1::uuid AND short_quantity > 0`;
+
 export function createStockHolds(db: Database): StockHolds {
   const sql = sqlPool(db);
   return {
@@ -144,8 +156,9 @@ export function createStockHolds(db: Database): StockHolds {
       // concurrently wins or loses whole) and the reservation made from them, unless the order
       // already has one. The statement reads reservations as of its start, so a concurrent convert
       // that committed while this one waited for the lock leaves it nothing to convert and nothing
-      // seen: only then is the reservation read again, afresh.
-      const { rows } = await sql.query<ReservationLine>(
+      // seen: only then is the reservation read again, afresh. An existing reservation comes with
+      // the short lines its reservation wrote (partial fulfilment), so a repeat answers the same.
+      const { rows } = await sql.query<ConvertRow>(
         `WITH ord AS (SELECT id FROM orders WHERE id = $1::uuid FOR UPDATE),
         existing AS (SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid),
         converted AS (
@@ -159,23 +172,41 @@ export function createStockHolds(db: Database): StockHolds {
           INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
           SELECT $1::uuid, sku, quantity, 'reserved', now(), now() FROM converted
         )
-        SELECT sku, quantity FROM existing
+        SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM existing
         UNION ALL
-        SELECT sku, quantity FROM converted
+        SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM converted
+        UNION ALL
+        ${shortLinesSql} AND EXISTS (SELECT 1 FROM existing)
         ORDER BY sku`,
         [orderId],
       );
-      const reserved =
-        rows.length > 0
-          ? rows
-          : (
-              await sql.query<ReservationLine>(
-                `SELECT sku, quantity FROM stock_reservations WHERE order_id = $1::uuid ORDER BY sku`,
-                [orderId],
-              )
-            ).rows;
+      const found = rows.some((row) => row.short === 0)
+        ? rows
+        : (
+            await sql.query<ConvertRow>(
+              `SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM stock_reservations
+                 WHERE order_id = $1::uuid
+                 UNION ALL
+                 ${shortLinesSql}
+                 ORDER BY sku`,
+              [orderId],
+            )
+          ).rows;
+      const reserved = found.filter((row) => row.short === 0);
       if (reserved.length === 0) return null;
-      return { ok: true, reserved: reserved.map(({ sku, quantity }) => ({ sku, quantity })) };
+      const short: ShortLine[] = found
+        .filter((row) => row.short > 0)
+        .map((row) => ({
+          sku: row.sku,
+          requested: row.quantity,
+          short: row.short,
+          amount: row.unit_price * row.short,
+        }));
+      return {
+        ok: true,
+        reserved: reserved.map(({ sku, quantity }) => ({ sku, quantity })),
+        ...(short.length > 0 ? { short } : {}),
+      };
     },
 
     async release(orderId, reason) {

@@ -19,6 +19,12 @@ export interface ShipmentNotice {
 
 export type PaymentSettlement = "refunded" | "voided" | "none";
 
+/** What the short-lines e-mail says: the short lines (SKU, units missing, their price) and the money. */
+export interface ShortLinesNotice {
+  short: readonly { sku: string; short: number; amount: number }[];
+  settlement: "not-charged" | "refunded";
+}
+
 export interface CustomerMessages {
   /** The "on its way" e-mail, once per order, listing every parcel. */
   shipped(orderId: string, parcels: readonly ShipmentNotice[]): Promise<EmailOutcome>;
@@ -28,6 +34,11 @@ export interface CustomerMessages {
   paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
   outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
   cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
+  /**
+   * Part of the order could not be reserved (partial fulfilment): which lines ship, which do not,
+   * and that those were not charged or were refunded. Once per order.
+   */
+  shortLines(orderId: string, notice: ShortLinesNotice): Promise<EmailOutcome>;
   /** The carrier cannot deliver to the address: a signed link to correct it. Once per hold. */
   addressUndeliverable(orderId: string, carrierMessage: string, holdId: string): Promise<EmailOutcome>;
   /** A carrier exception the customer must act on or wait out (pickup, failed attempt, return). */
@@ -50,6 +61,7 @@ export const emailKeys = {
   paymentFailed: (orderId: string) => `payment-failed-${orderId}`,
   outOfStock: (orderId: string) => `out-of-stock-${orderId}`,
   cancelled: (orderId: string) => `cancelled-${orderId}`,
+  shortLines: (orderId: string) => `short-lines-${orderId}`,
   addressCorrection: (orderId: string, holdId: string) => `address-${orderId}-${holdId}`,
   /** Parcel 1's first label keeps the key it had when orders had one parcel; other labels add theirs. */
   deliveryException: (

@@ -1,5 +1,6 @@
 import type { Database } from "../db/client";
 import { customerSafeReason } from "./customer-messages";
+import { shortLinesContent } from "./order-emails";
 import {
   emailTemplates,
   toOrderSummary,
@@ -118,6 +119,23 @@ export function createEmailRenderer(deps: {
             trackingUrl: deps.links.track(trackingNumber),
             ...(typeof detail.message === "string" ? { carrierMessage: detail.message } : {}),
           });
+        }
+        case "shortLines": {
+          const short = order.lines
+            .filter((line) => line.shortQuantity > 0)
+            .map((line) => ({
+              sku: line.sku,
+              short: line.shortQuantity,
+              amount: line.unitPrice * line.shortQuantity,
+            }));
+          const refunded = timeline.some((entry) => entry.kind === "short-lines-refunded");
+          const nameOf = (sku: string) => order.lines.find((line) => line.sku === sku)?.name ?? sku;
+          return emailTemplates.shortLines(
+            shortLinesContent(summary, nameOf, {
+              short,
+              settlement: refunded ? "refunded" : "not-charged",
+            }),
+          );
         }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.

@@ -6,9 +6,32 @@ import {
   type CustomerMessages,
   type EmailOutcome,
   type PaymentSettlement,
+  type ShortLinesNotice,
 } from "./customer-messages";
 import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
 import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
+
+/** The short-lines e-mail's content from the order and the notice (shared with the re-render). */
+export function shortLinesContent(
+  order: OrderSummary & { lines: readonly { name: string; quantity: number }[] },
+  nameOf: (sku: string) => string,
+  notice: ShortLinesNotice,
+) {
+  const missing = new Map(notice.short.map((line) => [nameOf(line.sku), line.short]));
+  return {
+    order,
+    short: notice.short.map((line) => ({
+      name: nameOf(line.sku),
+      quantity: line.short,
+      amount: line.amount,
+    })),
+    shipping: order.lines
+      .map((line) => ({ name: line.name, quantity: line.quantity - (missing.get(line.name) ?? 0) }))
+      .filter((line) => line.quantity > 0),
+    settlement: notice.settlement,
+    amount: notice.short.reduce((sum, line) => sum + line.amount, 0),
+  };
+}
 
 /** CustomerMessages on top of the idempotent sender: loads the order, renders, sends once per key. */
 export function createOrderEmails(deps: {
@@ -120,6 +143,10 @@ export function createOrderEmails(deps: {
         order,
         settlement: settlementOf(settlement, order),
       })),
+    shortLines: (orderId, notice) =>
+      send(orderId, emailKeys.shortLines(orderId), "shortLines", (order, nameOf) =>
+        shortLinesContent(order, nameOf, notice),
+      ),
     deliveryException: (orderId, { parcel, ...exception }) =>
       send(
         orderId,

@@ -21,6 +21,10 @@ export interface CaptureRecord {
   amountCaptured: number;
   currency: string;
   alreadyCaptured: boolean;
+  /** What the card was authorized for, when more than was captured (a partial capture). */
+  amountAuthorized?: number;
+  /** Captured money already given back (the short lines of a partial fulfilment, refunded). */
+  amountRefunded?: number;
 }
 
 export interface ShipmentRecordInput {
@@ -105,10 +109,12 @@ export const fenceStatement = `
 export const recordCaptureStatement = `${guardHead},
         paid AS (
           INSERT INTO payments (id, order_id, provider_id, status, currency, amount_authorized,
-                                amount_captured, created_at, updated_at)
-          SELECT $3::uuid, $1::uuid, $4, 'captured', $5, $6, $6, now(), now() FROM go
+                                amount_captured, amount_refunded, created_at, updated_at)
+          SELECT $3::uuid, $1::uuid, $4, 'captured', $5, coalesce($9::int, $6), $6, coalesce($10::int, 0),
+                 now(), now() FROM go
           ON CONFLICT (order_id) DO UPDATE SET status = 'captured',
             amount_captured = EXCLUDED.amount_captured, amount_authorized = EXCLUDED.amount_authorized,
+            amount_refunded = greatest(payments.amount_refunded, EXCLUDED.amount_refunded),
             updated_at = now()
           RETURNING id
         ),
@@ -172,6 +178,8 @@ export function createFulfilmentRecords(
         amountCaptured,
         JSON.stringify(detail),
         runId,
+        capture.amountAuthorized ?? null,
+        capture.amountRefunded ?? null,
       ]);
       const row = rows[0];
       const decided = verdict(row, claimId);

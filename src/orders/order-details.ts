@@ -35,7 +35,14 @@ export async function findOrderDetails(db: Database, orderId: string) {
     shippingAddress: order.shippingAddress,
     createdAt: order.createdAt,
     updatedAt: order.updatedAt,
-    lines: order.lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
+    // shortQuantity: units not reserved, so not shipped nor charged (partial fulfilment).
+    lines: order.lines.map(({ sku, name, unitPrice, quantity, shortQuantity }) => ({
+      sku,
+      name,
+      unitPrice,
+      quantity,
+      shortQuantity,
+    })),
     reservations: order.reservations.map(({ sku, quantity, status }) => ({ sku, quantity, status })),
     payment: order.payment && {
       status: order.payment.status,

@@ -11,8 +11,27 @@ export interface PaymentIntentView {
   cancellationReason?: string | null;
   amount: number;
   amountCaptured: number;
+  /**
+   * Captured money given back. Not Stripe's `charge.amount_refunded` as such: after a partial
+   * capture Stripe counts the released remainder there too (see `refundedOfCaptured`).
+   */
   amountRefunded: number;
   currency: string;
+}
+
+/**
+ * What of a charge's captured money was refunded. Stripe's `amount_refunded` includes what a
+ * partial capture released (authorized 7500, captured 5000: amount_refunded 2500 before any
+ * refund), which is not money given back; an uncaptured charge has refunded nothing captured.
+ */
+export function refundedOfCaptured(charge: {
+  amount: number;
+  amount_captured: number;
+  amount_refunded: number;
+  captured: boolean;
+}): number {
+  if (!charge.captured) return 0;
+  return Math.max(0, charge.amount_refunded - (charge.amount - charge.amount_captured));
 }
 
 export interface CaptureResult {
@@ -37,9 +56,15 @@ export interface RefundResult {
 
 export interface PaymentGateway {
   retrieve(paymentIntentId: string): Promise<PaymentIntentView>;
-  capture(paymentIntentId: string, idempotencyKey: string): Promise<CaptureResult>;
+  /**
+   * Captures the authorization: all of it, or `amountToCapture` (Stripe's partial capture, which
+   * releases the rest of the hold at once; an authorization is captured only once).
+   */
+  capture(paymentIntentId: string, idempotencyKey: string, amountToCapture?: number): Promise<CaptureResult>;
   voidAuthorization(paymentIntentId: string, idempotencyKey: string): Promise<VoidResult>;
   refundInFull(paymentIntentId: string, idempotencyKey: string): Promise<RefundResult>;
+  /** Refunds `amount` of the captured money (part of it), once per key. */
+  refundAmount(paymentIntentId: string, amount: number, idempotencyKey: string): Promise<RefundResult>;
 }
 
 export type PaymentRejectionReason =

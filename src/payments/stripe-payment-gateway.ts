@@ -2,6 +2,7 @@ import Stripe from "stripe";
 import {
   isLapsedAuthorization,
   PaymentRejectedError,
+  refundedOfCaptured,
   type AuthorizationState,
   type CaptureResult,
   type PaymentGateway,
@@ -27,7 +28,7 @@ function toView(intent: Stripe.PaymentIntent): PaymentIntentView {
     cancellationReason: intent.cancellation_reason ?? null,
     amount: intent.amount,
     amountCaptured: intent.amount_received,
-    amountRefunded: charge?.amount_refunded ?? 0,
+    amountRefunded: charge ? refundedOfCaptured(charge) : 0,
     currency: intent.currency,
   };
 }
@@ -88,7 +89,7 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
   return {
     retrieve,
 
-    async capture(paymentIntentId, idempotencyKey) {
+    async capture(paymentIntentId, idempotencyKey, amountToCapture) {
       const current = await retrieve(paymentIntentId);
       if (current.state === "succeeded") {
         return {
@@ -113,7 +114,11 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
       }
       let captured: Stripe.PaymentIntent;
       try {
-        captured = await stripe.paymentIntents.capture(paymentIntentId, {}, { idempotencyKey });
+        captured = await stripe.paymentIntents.capture(
+          paymentIntentId,
+          amountToCapture === undefined ? {} : { amount_to_capture: amountToCapture },
+          { idempotencyKey },
+        );
       } catch (error) {
         // Captured in between (another attempt without our key): the money is taken, not lost.
         const intent = error instanceof Stripe.errors.StripeError ? error.payment_intent : undefined;
@@ -150,6 +155,14 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
 
     async refundInFull(paymentIntentId, idempotencyKey) {
       const refund = await stripe.refunds.create({ payment_intent: paymentIntentId }, { idempotencyKey });
+      return { paymentIntentId, refundId: refund.id, amountRefunded: refund.amount };
+    },
+
+    async refundAmount(paymentIntentId, amount, idempotencyKey) {
+      const refund = await stripe.refunds.create(
+        { payment_intent: paymentIntentId, amount },
+        { idempotencyKey },
+      );
       return { paymentIntentId, refundId: refund.id, amountRefunded: refund.amount };
     },
   };

@@ -186,14 +186,15 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
       if (order && !orderByIntent.has(payment.providerId)) orderByIntent.set(payment.providerId, order);
     }
   }
-  // The fulfilment's own refunds (a cancel's undo) are on the timeline with Stripe's refund id.
+  // The fulfilment's own refunds (a cancel's undo, the short lines of a partly fulfilled order)
+  // are on the timeline with Stripe's refund id.
   const orderIds = [...new Set([...orderByIntent.values()].map((order) => order.id))];
   const timelineRefunds = new Map<string, number | null>();
   if (refundIds.length > 0 && orderIds.length > 0) {
     const entries = await db.orderTimelineEntry.findMany({
       where: {
         orderId: { in: orderIds },
-        kind: { in: ["payment-refunded", "payment-captured-after-cancel"] },
+        kind: { in: ["payment-refunded", "payment-captured-after-cancel", "short-lines-refunded"] },
       },
       select: { detail: true },
     });

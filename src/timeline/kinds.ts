@@ -26,6 +26,13 @@ export const timelineKinds = [
   "claim-lost",
   "stock-reserved",
   "out-of-stock",
+  // Partial fulfilment (PARTIAL_FULFILMENT=ship_available): lines short at the reservation, the
+  // capture of the shipped lines only (the rest of the hold released) or the refund of the short
+  // lines when the money was taken already, and the one e-mail that tells the customer which.
+  "lines-short",
+  "short-lines-not-charged",
+  "short-lines-refunded",
+  "short-lines-notice-sent",
   "stock-released",
   "payment-captured",
   "payment-captured-after-cancel",

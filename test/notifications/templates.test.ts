@@ -8,6 +8,7 @@ import {
   paymentFailed,
   reviewRequest,
   shipped,
+  shortLines,
   toOrderSummary,
   type OrderSummary,
 } from "../../src/notifications/templates";
@@ -121,6 +122,31 @@ describe("templates", () => {
     expect(unpaid.text).not.toContain("hold");
   });
 
+  it("short lines: names what does not ship with its price, what ships, and whether it was not charged or refunded", () => {
+    const notCharged = shortLines({
+      order,
+      short: [{ name: "Tea", quantity: 1, amount: 1999 }],
+      shipping: [{ name: 'Mug <b>"Bold"</b> & Co\'s', quantity: 2 }],
+      settlement: "not-charged",
+      amount: 1999,
+    });
+    expect(notCharged.subject).toBe("Part of order 3F1C2A9E is not available");
+    expect(notCharged.text).toContain("1 × Tea  $19.99");
+    expect(notCharged.text).toContain("You have not been charged for them");
+    expect(notCharged.text).toContain('2 × Mug <b>"Bold"</b> & Co\'s');
+    expect(notCharged.html).toContain("Mug &lt;b&gt;&quot;Bold&quot;&lt;/b&gt; &amp; Co&#39;s");
+    expect(notCharged.html).not.toContain("<b>");
+    const refunded = shortLines({
+      order,
+      short: [{ name: "Tea", quantity: 1, amount: 1999 }],
+      shipping: [],
+      settlement: "refunded",
+      amount: 1999,
+    });
+    expect(refunded.text).toContain("We have refunded $19.99 for them");
+    expect(refunded.text).not.toContain("not been charged");
+  });
+
   it("every template is registered by the name stored with the e-mail", () => {
     expect(Object.keys(emailTemplates).sort()).toEqual(
       [
@@ -133,6 +159,7 @@ describe("templates", () => {
         "refunded",
         "reviewRequest",
         "shipped",
+        "shortLines",
       ].sort(),
     );
   });

@@ -37,7 +37,7 @@ const details: OrderDetails = {
   shippingAddress: null,
   createdAt: new Date("2026-12-01T10:00:00Z"),
   updatedAt: new Date("2026-12-01T10:00:00Z"),
-  lines: [{ sku: "MUG", name: "Mug", unitPrice: 2500, quantity: 1 }],
+  lines: [{ sku: "MUG", name: "Mug", unitPrice: 2500, quantity: 1, shortQuantity: 0 }],
   reservations: [],
   payment: null,
   shipment: null,

@@ -264,8 +264,10 @@ export function capturePaymentIntent(
   if (charge) {
     charge.captured = true;
     charge.amount_captured = amount;
-    // Capturing less than authorised releases the rest, which Stripe books as a refund.
+    // Capturing less than authorised releases the rest: Stripe counts it in amount_refunded (the
+    // charge is not `refunded`, which means refunded in full); no money moved, so nothing is booked.
     charge.amount_refunded = charge.amount - amount;
+    charge.refunded = false;
     bookCharge(ctx, charge);
     events.push(recordEvent(ctx, "charge.captured", charge, origin));
   }

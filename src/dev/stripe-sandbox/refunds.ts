@@ -47,7 +47,10 @@ function chargeToRefund(ctx: SandboxContext, params: Params): Stripe.Charge {
 
 export function createRefund(ctx: SandboxContext, params: Params, origin: Origin): Outcome<Stripe.Refund> {
   const charge = chargeToRefund(ctx, params);
-  const refundable = charge.amount_captured - charge.amount_refunded;
+  // Stripe counts a partial capture's released remainder in `amount_refunded` (the charge reads
+  // amount 7500, amount_captured 5000, amount_refunded 2500): what can still be refunded is the
+  // charge's amount less all of that, i.e. the captured money not yet given back.
+  const refundable = charge.captured ? charge.amount - charge.amount_refunded : 0;
   if (refundable <= 0) {
     throw stripeErrors.invalidRequest(
       "charge_already_refunded",
@@ -83,7 +86,7 @@ export function createRefund(ctx: SandboxContext, params: Params, origin: Origin
   ctx.store.data.refunds[refund.id] = refund;
   bookRefund(ctx, refund);
   charge.amount_refunded += amount;
-  charge.refunded = charge.amount_refunded >= charge.amount_captured;
+  charge.refunded = charge.amount_refunded >= charge.amount;
   charge.refunds?.data.unshift(refund);
   return {
     result: refund,

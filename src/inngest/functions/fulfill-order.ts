@@ -12,6 +12,7 @@ import { reserveStock } from "../steps/reserve-stock";
 import { Saga, undosOf } from "../steps/saga";
 import { sendConfirmation } from "../steps/send-confirmation";
 import { sendReviewRequest } from "../steps/send-review-request";
+import { sendShortNotice } from "../steps/send-short-notice";
 import type { ShipmentNotice } from "../../notifications/customer-messages";
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 
@@ -26,6 +27,7 @@ export const fulfilmentSteps = [
   reserveStock,
   waitOutFulfilmentHold,
   chargeCard,
+  sendShortNotice,
   checkAddress,
   awaitHoldRelease,
   createShipment,
@@ -169,7 +171,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
 
       let charge;
       try {
-        charge = await saga.run(chargeCard, claim, event.data.paymentIntentId);
+        charge = await saga.run(chargeCard, claim, event.data.paymentIntentId, reservation.short ?? []);
       } catch (error) {
         if (!(error instanceof StepError)) throw error;
         // Declined, or failed on every attempt: Stripe's state decides whether money was taken.
@@ -188,6 +190,11 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         });
       }
       if (!charge.charged) return stop(charge.stopped);
+      // Partial fulfilment: the customer hears at once which lines do not ship and what of the
+      // money was not taken (or refunded).
+      if (reservation.short && charge.short) await saga.run(sendShortNotice, reservation.short, charge.short);
+      // The parcel carries only what was reserved (its weight too).
+      const shipping = reservation.short ? { ...claim, lines: reservation.reserved } : claim;
 
       // An address the carrier cannot deliver to puts the order on hold, and the customer is asked.
       await saga.run(checkAddress);
@@ -195,7 +202,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       const hold = await saga.run(awaitHoldRelease);
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
-      const shipment = await saga.run(createShipment, claim);
+      const shipment = await saga.run(createShipment, shipping);
       if (!shipment.shipped) return stop(shipment.stopped);
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.

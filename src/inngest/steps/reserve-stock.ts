@@ -7,19 +7,32 @@ export const reserveStockStepId = "reserve-stock";
 /**
  * Takes the order's stock, all lines or none (the checkout's hold, converted, or fresh stock), under
  * the fulfilment guard: nothing is taken once a cancellation was requested or the order was
- * re-driven to another run. Idempotent by the order id (a repeat reports the existing
- * reservation). Undo: release-stock, once the stock is taken.
+ * re-driven to another run. With PARTIAL_FULFILMENT=ship_available a line short of stock does not
+ * stop the others: what is on hand is taken and the outcome names the `short` lines, recorded on
+ * the order lines by the reservation's own statement. Idempotent by the order id (a repeat reports
+ * the existing reservation, with the same short lines). Undo: release-stock, once the stock is taken.
  */
 export const reserveStock = createStep({
   id: reserveStockStepId,
   invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
     step.run(reserveStockStepId, async () => {
-      const outcome = await deps.inventory.reserve(orderId, claim.lines, { claimId: claim.claimId });
+      const guard = { claimId: claim.claimId };
+      const outcome =
+        deps.settings.partialFulfilment === "ship_available"
+          ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true })
+          : await deps.inventory.reserve(orderId, claim.lines, guard);
       if (outcome.ok || outcome.reason === "out_of_stock")
         await deps.timeline.record(
           orderId,
           outcome.ok ? "stock-reserved" : "out-of-stock",
           { ...outcome },
+          runId,
+        );
+      if (outcome.ok && outcome.short)
+        await deps.timeline.record(
+          orderId,
+          "lines-short",
+          { short: outcome.short, reserved: outcome.reserved },
           runId,
         );
       return outcome;

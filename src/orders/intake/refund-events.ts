@@ -3,6 +3,7 @@ import type { Alerter } from "../../alerts";
 import type { Database } from "../../db/client";
 import type { EventPublisher } from "../../events/publisher";
 import type { Logger } from "../../logger";
+import { refundedOfCaptured } from "../../payments/payment-gateway";
 import type { Timeline } from "../../timeline/timeline";
 import { requestStop } from "../cancel-order";
 import type { OrderRepository, OrderStatus } from "../order-repository";
@@ -135,7 +136,8 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
 
       const charge = typeof intent.latest_charge === "object" ? intent.latest_charge : null;
       const captured = charge?.amount_captured ?? 0;
-      const refunded = charge?.amount_refunded ?? 0;
+      // The captured money given back: a partial capture's released remainder is not a refund.
+      const refunded = charge ? refundedOfCaptured(charge) : 0;
       if (captured > 0) {
         await db.payment.updateMany({
           where: { orderId },

@@ -80,7 +80,15 @@ function Items(props: { order: CustomerOrder }) {
       <tbody>
         {order.lines.map((line) => (
           <tr key={line.sku}>
-            <td>{line.name}</td>
+            <td>
+              {line.name}
+              {line.shortQuantity > 0 ? (
+                <span class="muted small">
+                  {" "}
+                  ({line.shortQuantity} not available: not shipped, not charged)
+                </span>
+              ) : null}
+            </td>
             <td class="num">{line.quantity}</td>
             <td class="num">{formatMoney(line.unitPrice * line.quantity, order.currency)}</td>
           </tr>

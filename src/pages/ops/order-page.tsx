@@ -83,6 +83,14 @@ function OrderPage(props: {
               <tr key={line.sku}>
                 <td>
                   {line.quantity} × {line.name} <span class="muted small">{line.sku}</span>
+                  {line.shortQuantity > 0 ? (
+                    <>
+                      {" "}
+                      <span class="badge warn" data-short={line.sku}>
+                        {line.shortQuantity} short: not shipped, not charged
+                      </span>
+                    </>
+                  ) : null}
                 </td>
                 <td class="num">{money(line.unitPrice * line.quantity)}</td>
               </tr>

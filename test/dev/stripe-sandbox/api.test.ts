@@ -119,6 +119,56 @@ describe("Stripe sandbox API through stripe-node", () => {
     });
   });
 
+  it("captures part of an authorization as Stripe does: the rest released, only the captured part refundable", async () => {
+    const session = await stripe.checkout.sessions.create(sessionParams());
+    const { paymentIntent } = await sandbox.completeCheckoutSession(session.id, "authorized");
+    const id = defined(paymentIntent).id;
+    const eventsBefore = sandbox.events().length;
+
+    const captured = await stripe.paymentIntents.capture(id, { amount_to_capture: 2500 });
+    expect(captured).toMatchObject({
+      status: "succeeded",
+      amount: 3490,
+      amount_received: 2500,
+      amount_capturable: 0,
+    });
+    // Stripe counts the released 990 in amount_refunded; the charge is not "refunded" (in full).
+    const charge = (await stripe.paymentIntents.retrieve(id, { expand: ["latest_charge"] }))
+      .latest_charge as Stripe.Charge;
+    expect(charge).toMatchObject({
+      amount: 3490,
+      amount_captured: 2500,
+      amount_refunded: 990,
+      captured: true,
+      refunded: false,
+    });
+    expect(
+      sandbox
+        .events()
+        .slice(eventsBefore)
+        .map((event) => event.type),
+    ).toEqual(["charge.captured", "payment_intent.succeeded"]);
+    // An authorization is captured once: the released part cannot be captured later.
+    await expect(stripe.paymentIntents.capture(id, { amount_to_capture: 990 })).rejects.toMatchObject({
+      code: "payment_intent_unexpected_state",
+    });
+
+    // What can be refunded is the 2500 captured, not the 3490 authorized.
+    await expect(stripe.refunds.create({ payment_intent: id, amount: 2501 })).rejects.toMatchObject({
+      code: "amount_too_large",
+    });
+    const part = await stripe.refunds.create({ payment_intent: id, amount: 1000 });
+    expect(part.amount).toBe(1000);
+    const rest = await stripe.refunds.create({ payment_intent: id });
+    expect(rest.amount).toBe(1500);
+    const after = (await stripe.paymentIntents.retrieve(id, { expand: ["latest_charge"] }))
+      .latest_charge as Stripe.Charge;
+    expect(after).toMatchObject({ amount_captured: 2500, amount_refunded: 3490, refunded: true });
+    await expect(stripe.refunds.create({ payment_intent: id })).rejects.toMatchObject({
+      code: "charge_already_refunded",
+    });
+  });
+
   it("cancels an authorization and refunds a captured payment, within Stripe's limits", async () => {
     const toVoid = await stripe.checkout.sessions.create(sessionParams());
     const { paymentIntent: authorized } = await sandbox.completeCheckoutSession(toVoid.id, "authorized");

@@ -5,7 +5,12 @@ import type {
   WorkflowDependencies,
   WorkflowSettings,
 } from "../../../src/inngest/dependencies";
-import type { InventoryRepository, ReservationLine, ReserveOutcome } from "../../../src/inventory/inventory";
+import type {
+  InventoryRepository,
+  ReservationLine,
+  ReserveOutcome,
+  ShortLine,
+} from "../../../src/inventory/inventory";
 import type {
   CustomerMessages,
   EmailOutcome,
@@ -47,6 +52,10 @@ import type { CarrierBooking, VoidOutcome } from "../../../src/shipping/shipping
  *   (order, kind, run), a shipment booked once per order;
  * - Stripe's states: a capture of a canceled intent is rejected, a void of a captured one is
  *   `not-voidable`;
+ * - short stock (PARTIAL_FULFILMENT=ship_available): with `allowShort` each line takes what is on
+ *   hand, the short lines are kept with the reservation and a repeat reports them again;
+ * - partial capture: `amountToCapture` captures that much (the rest of the hold is released), and
+ *   the intent's `amountRefunded` counts captured money given back only, as the gateway reports it;
  * - stock held at checkout (src/inventory/holding-inventory.ts, the inventory the workflow is
  *   given): `reserve` converts the order's hold into its reservation, `release` gives back the
  *   reservation and any hold still held.
@@ -78,6 +87,7 @@ export type FailurePoint =
   | "payments.retrieve"
   | "payments.voidAuthorization"
   | "payments.refundInFull"
+  | "payments.refundAmount"
   | "shipments.bookWithCarrier"
   | "messages.shipped"
   | "inventory.reserve"
@@ -99,7 +109,10 @@ export const defaultSettings: WorkflowSettings = {
 export class FakeWorkflowWorld {
   readonly orders = new Map<string, Order>();
   readonly products = new Map<string, Product>();
-  readonly reservations = new Map<string, { lines: ReservationLine[]; status: "reserved" | "released" }>();
+  readonly reservations = new Map<
+    string,
+    { lines: ReservationLine[]; status: "reserved" | "released"; short?: ShortLine[] }
+  >();
   /** Stock taken at checkout (stock_holds), by order. */
   readonly holds = new Map<string, { lines: ReservationLine[]; status: "held" | "converted" | "released" }>();
   readonly intents = new Map<string, Intent>();
@@ -108,6 +121,8 @@ export class FakeWorkflowWorld {
   /** What the carrier booked, recorded or not (a carrier is idempotent per order). */
   readonly carrierBookings = new Map<string, CarrierBooking>();
   readonly voidedLabels: string[] = [];
+  /** The lines each order's parcel was booked with (what its weight is made of). */
+  readonly bookedLines = new Map<string, ReservationLine[]>();
   readonly timelineEntries: (TimelineEntry & { orderId: string })[] = [];
   readonly emails: { key: string; orderId: string; template: string; args: unknown[] }[] = [];
   /** Every status change the ports made, in order (what the metrics' transition listener hears). */
@@ -366,7 +381,12 @@ export class FakeWorkflowWorld {
     recordCapture: async (capture) => {
       const { orderId, claimId, runId, paymentIntentId, amountCaptured, currency } = capture;
       return this.guarded(orderId, claimId, () => {
-        const data = { status: "captured" as const, amountCaptured, amountAuthorized: amountCaptured };
+        const data = {
+          status: "captured" as const,
+          amountCaptured,
+          amountAuthorized: capture.amountAuthorized ?? amountCaptured,
+          ...(capture.amountRefunded !== undefined ? { amountRefunded: capture.amountRefunded } : {}),
+        };
         const payment = this.upsertPayment(orderId, paymentIntentId, currency, data);
         this.recordEntry(
           orderId,
@@ -425,7 +445,7 @@ export class FakeWorkflowWorld {
   readonly inventoryPort: InventoryRepository = {
     listProducts: async () => this.productViews([...this.products.keys()]),
     findProducts: async (skus) => this.productViews(skus.filter((sku) => this.products.has(sku))),
-    reserve: async (orderId, lines, guard): Promise<ReserveOutcome> => {
+    reserve: async (orderId, lines, guard, options): Promise<ReserveOutcome> => {
       this.maybeFail("inventory.reserve");
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
       if (guard) {
@@ -435,7 +455,12 @@ export class FakeWorkflowWorld {
           return { ok: false, reason: "cancelled" };
       }
       const existing = this.reservations.get(orderId);
-      if (existing) return { ok: true, reserved: existing.lines.map((line) => ({ ...line })) };
+      if (existing)
+        return {
+          ok: true,
+          reserved: existing.lines.map((line) => ({ ...line })),
+          ...(existing.short ? { short: existing.short.map((line) => ({ ...line })) } : {}),
+        };
       const hold = this.holds.get(orderId);
       if (hold?.status === "held") {
         // The units left stock with the hold: the reservation takes them over.
@@ -445,6 +470,35 @@ export class FakeWorkflowWorld {
           status: "reserved",
         });
         return { ok: true, reserved: hold.lines.map((line) => ({ ...line })) };
+      }
+      if (options?.allowShort) {
+        const takes = sorted.map((line) => ({
+          ...line,
+          take: Math.min(this.products.get(line.sku)?.stock ?? 0, line.quantity),
+        }));
+        if (takes.some((line) => line.take > 0)) {
+          const order = this.order(orderId);
+          const reserved = takes
+            .filter((line) => line.take > 0)
+            .map(({ sku, take }) => ({ sku, quantity: take }));
+          const short: ShortLine[] = takes
+            .filter((line) => line.take < line.quantity)
+            .map((line) => ({
+              sku: line.sku,
+              requested: line.quantity,
+              short: line.quantity - line.take,
+              amount:
+                (order.lines.find((orderLine) => orderLine.sku === line.sku)?.unitPrice ?? 0) *
+                (line.quantity - line.take),
+            }));
+          for (const line of reserved) this.product(line.sku).stock -= line.quantity;
+          this.reservations.set(orderId, {
+            lines: reserved.map((line) => ({ ...line })),
+            status: "reserved",
+            ...(short.length > 0 ? { short } : {}),
+          });
+          return { ok: true, reserved, ...(short.length > 0 ? { short } : {}) };
+        }
       }
       const short = sorted.find((line) => (this.products.get(line.sku)?.stock ?? 0) < line.quantity);
       if (short) {
@@ -492,7 +546,7 @@ export class FakeWorkflowWorld {
       this.maybeFail("payments.retrieve");
       return { ...this.intent(paymentIntentId) };
     },
-    capture: async (paymentIntentId, idempotencyKey) => {
+    capture: async (paymentIntentId, idempotencyKey, amountToCapture) => {
       this.maybeFail("payments.capture");
       const intent = this.intent(paymentIntentId);
       if (intent.state === "succeeded") {
@@ -507,12 +561,18 @@ export class FakeWorkflowWorld {
           `PaymentIntent ${paymentIntentId} is ${intent.state}`,
         );
       }
-      return this.idempotent("capture", [paymentIntentId, idempotencyKey], idempotencyKey, () => {
+      const args =
+        amountToCapture === undefined
+          ? [paymentIntentId, idempotencyKey]
+          : [paymentIntentId, idempotencyKey, amountToCapture];
+      return this.idempotent("capture", args, idempotencyKey, () => {
+        // A partial capture releases the rest of the hold; what is captured is all there is.
+        const amount = amountToCapture ?? intent.amount;
         intent.state = "succeeded";
-        intent.amountCaptured = intent.amount;
+        intent.amountCaptured = amount;
         return {
           paymentIntentId,
-          amountCaptured: intent.amount,
+          amountCaptured: amount,
           currency: intent.currency,
           alreadyCaptured: false,
         };
@@ -542,9 +602,26 @@ export class FakeWorkflowWorld {
         return { paymentIntentId, refundId: `re_${this.refundCounter}`, amountRefunded: amount };
       });
     },
+    refundAmount: async (paymentIntentId, amount, idempotencyKey) => {
+      this.maybeFail("payments.refundAmount");
+      const intent = this.intent(paymentIntentId);
+      return this.idempotent(
+        "refundAmount",
+        [paymentIntentId, amount, idempotencyKey],
+        idempotencyKey,
+        () => {
+          if (amount > intent.amountCaptured - intent.amountRefunded)
+            throw new Error(`refund of ${amount} is more than is left of ${paymentIntentId}`);
+          intent.amountRefunded += amount;
+          this.refundCounter += 1;
+          return { paymentIntentId, refundId: `re_${this.refundCounter}`, amountRefunded: amount };
+        },
+      );
+    },
   };
 
   /** A partial refund made outside the workflow (the admin API). */
+  // (refundAmount above is the workflow's own partial refund, by key.)
   refundPartly(paymentIntentId: string, amount: number): void {
     this.intent(paymentIntentId).amountRefunded += amount;
   }
@@ -625,6 +702,10 @@ export class FakeWorkflowWorld {
     },
     bookWithCarrier: async ({ orderId, lines }) => {
       this.maybeFail("shipments.bookWithCarrier");
+      this.bookedLines.set(
+        orderId,
+        lines.map((line) => ({ ...line })),
+      );
       const recorded = this.shipmentRows.get(orderId);
       if (recorded) return [{ ...this.pick(recorded), parcelNumber: 1, lines }];
       if (this.isDigitalOnly(orderId)) return null;
@@ -715,6 +796,8 @@ export class FakeWorkflowWorld {
       this.sendEmail(emailKeys.deliveryException(orderId, exception.kind), orderId, "delivery-exception", [
         exception.kind,
       ]),
+    shortLines: async (orderId, notice) =>
+      this.sendEmail(emailKeys.shortLines(orderId), orderId, "short-lines", [notice]),
     addressUndeliverable: async (orderId, message, holdId) =>
       this.sendEmail(emailKeys.addressCorrection(orderId, holdId), orderId, "address-correction", [message]),
   };
