@@ -1,3 +1,4 @@
+import { createStockHolds } from "../../src/inventory/stock-holds";
 import { defined } from "../support/defined";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
@@ -288,6 +289,48 @@ describe("partial fulfilment, PARTIAL_FULFILMENT=ship_available", () => {
       `<cancelled-${orderId}@shop.example>`,
     ]);
     expect(await reconciledMismatchesOf(h, orderId)).toEqual([]);
+  });
+
+  it("an order placed through checkout whose hold was lost and whose stock was then counted short ships the rest", async () => {
+    await h.addProduct("KIT-LAMP", 2, 2500);
+    await h.addProduct("KIT-SHADE", 1, 1000);
+    const { orderId, paymentIntentId } = await h.checkoutPaidOrder({
+      customerId: "cus_part_checkout",
+      items: [
+        { sku: "KIT-LAMP", quantity: 1 },
+        { sku: "KIT-SHADE", quantity: 1 },
+      ],
+    });
+    // The hold is lost (released as a stale one would be), and the shade is then counted at 0.
+    await createStockHolds(h.db).release(orderId, "released while paid, in a test");
+    const counted = await fetch(`${h.appUrl}/api/admin/products/KIT-SHADE/stock`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ count: 0, reason: "counted" }),
+    });
+    expect(counted.status).toBeLessThan(300);
+
+    await h.placeOrder(orderId);
+    await h.settle();
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("shipped");
+    expect(order.reservations.map(({ sku, quantity }) => ({ sku, quantity }))).toEqual([
+      { sku: "KIT-LAMP", quantity: 1 },
+    ]);
+    expect(h.sandbox.paymentIntent(paymentIntentId)).toMatchObject({ amount: 3500, amount_received: 2500 });
+    expect(await h.stockOf("KIT-LAMP")).toBe(1);
+    const notices = h.smtp.accepted.filter(
+      (mail) => mail.messageId === `<short-lines-${orderId}@shop.example>`,
+    );
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.text).toContain("1 × Product KIT-SHADE  $10.00");
+    // The ledger balances (hold, release, count, reservation are all movements) and the capture matches.
+    expect(await reconciledMismatchesOf(h, orderId)).toEqual([]);
+    const report = await h.services.reconciliation.run({ date: sandboxDay(h), by: "cli" });
+    expect(
+      report.mismatches.filter((m) => m.kind === "stock_ledger_differs" && m.reference.startsWith("KIT-")),
+    ).toEqual([]);
   });
 
   it("cancels as today when no line can be reserved at all", async () => {
