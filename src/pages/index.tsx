@@ -9,6 +9,7 @@ import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { Reconciliation } from "../reconciliation";
+import type { ReturnActions } from "../returns/returns";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { apiReferencePage } from "./api-reference";
 import { customerPages } from "./customer/routes";
@@ -42,6 +43,8 @@ export interface PagesDeps {
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
   addresses?: AddressCorrections;
+  /** Returns after delivery: the customer's return form and the console's returns. */
+  returns?: ReturnActions;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
 }
@@ -99,6 +102,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       freshLinks: deps.freshLinks,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
       ...(deps.addresses ? { addresses: deps.addresses } : {}),
+      ...(deps.returns ? { returns: deps.returns } : {}),
     }),
   );
   router.use(
@@ -113,6 +117,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       ...(deps.catalog ? { catalog: deps.catalog } : {}),
       ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
+      ...(deps.returns ? { returns: deps.returns } : {}),
       logger: deps.logger,
     }),
   );

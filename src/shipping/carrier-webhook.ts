@@ -75,6 +75,13 @@ export function carrierWebhookRouter(deps: {
   publish: (event: ShipmentDeliveredEvent) => Promise<unknown>;
   /** Flags, alerts and e-mails for a parcel in trouble (src/shipping/carrier-exceptions.ts). */
   exceptions?: Pick<CarrierExceptions, "handle">;
+  /**
+   * Return labels' trackers (src/returns/return-tracking.ts): a tracking number that is no
+   * outbound parcel's may be a return's; null when it is not either.
+   */
+  returnParcels?: {
+    tracked(event: { trackingNumber: string; status: string }): Promise<object | null>;
+  };
   logger: Logger;
   now?: () => number;
 }): Router {
@@ -135,6 +142,14 @@ export function carrierWebhookRouter(deps: {
     }
     const shipment = await shipments.findByTrackingNumber(tracker.tracking_code);
     if (!shipment) {
+      const returned = await deps.returnParcels?.tracked({
+        trackingNumber: tracker.tracking_code,
+        status: tracker.status,
+      });
+      if (returned) {
+        logger.info({ eventId: event.id, status: tracker.status, ...returned }, "return tracker updated");
+        return { received: true, return: returned };
+      }
       // Answering an error would make EasyPost retry something that will never be ours.
       logger.warn(
         { eventId: event.id, trackingNumber: tracker.tracking_code },

@@ -7,6 +7,7 @@ import { paymentFailed } from "./payment-failed";
 import { refunded } from "./refunded";
 import { reviewRequest } from "./review-request";
 import { shipped } from "./shipped";
+import { returnLabel } from "./return-label";
 
 export { freshLink, type FreshLinkInput } from "./fresh-link";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
@@ -15,6 +16,7 @@ export { paymentFailed, type PaymentFailedInput } from "./payment-failed";
 export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
+export { returnLabel, type ReturnLabelInput } from "./return-label";
 export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
 export {
   deliveryException,
@@ -37,6 +39,7 @@ export const emailTemplates = {
   freshLink,
   addressCorrection,
   deliveryException,
+  returnLabel,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

@@ -1,0 +1,37 @@
+import { html } from "./html";
+import { htmlDocument, orderLinesHtml, orderLinesText, orderReference } from "./layout";
+import { formatMoney } from "./money";
+import type { EmailContent, OrderSummary } from "./types";
+
+export interface ReturnLabelInput {
+  order: OrderSummary;
+  /** The lines going back, by name. */
+  lines: readonly { name: string; quantity: number }[];
+  labelUrl: string;
+  trackingNumber: string;
+  trackingUrl: string;
+  /** What the refund will be once the parcel is back (the returned lines, less any restocking fee). */
+  refundAmount: number;
+}
+
+/** Sent once per return (key `return-label-<returnId>`): the label to print and what happens next. */
+export function returnLabel(input: ReturnLabelInput): EmailContent {
+  const reference = orderReference(input.order.orderId);
+  const subject = `Your return label for order ${reference}`;
+  const refund = formatMoney(input.refundAmount, input.order.currency);
+  const items = input.lines.map((line) => `${line.quantity} × ${line.name}`).join(", ");
+  const text = [
+    `Your return of ${items} is accepted. Print the label, stick it on the parcel and hand it to the carrier:`,
+    input.labelUrl,
+    "",
+    `Tracking ${input.trackingNumber}: ${input.trackingUrl}`,
+    `Once it is back with us we refund ${refund} to your card.`,
+    "",
+    orderLinesText(input.order),
+  ].join("\n");
+  const body = html`<p>Your return of ${items} is accepted.</p>
+    <p><a href="${input.labelUrl}">Print the return label</a>, stick it on the parcel and hand it to the carrier.</p>
+    <p>Tracking <a href="${input.trackingUrl}">${input.trackingNumber}</a>. Once it is back with us we refund ${refund} to your card.</p>
+    ${orderLinesHtml(input.order)}`;
+  return { subject, text, html: htmlDocument(subject, body) };
+}
