@@ -120,7 +120,10 @@ const schema = z.object({
   RETURN_WINDOW: duration.default("30d"),
   RETURN_RESTOCKING_FEE: z
     .string()
-    .regex(/^(\d{1,2}(\.\d{1,2})?%|100%|\d{1,9})$/, 'must be a percentage such as "10%" or an amount in minor units such as "500"')
+    .regex(
+      /^(\d{1,2}(\.\d{1,2})?%|100%|\d{1,9})$/,
+      'must be a percentage such as "10%" or an amount in minor units such as "500"',
+    )
     .default("0"),
   RETURN_APPROVAL: z.enum(["auto", "ops"]).default("auto"),
   RETURN_SHIP_WITHIN: duration.default("30d"),

@@ -250,7 +250,10 @@ export function createRefunds(deps: RefundOrderDeps) {
         throw new AppError("conflict", `Refund ${earlier.id} belongs to another order`);
       }
       if (earlier?.status === "failed") {
-        throw new AppError("order_not_refundable", `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`);
+        throw new AppError(
+          "order_not_refundable",
+          `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`,
+        );
       }
       const refund = earlier
         ? { id: earlier.id, amount: earlier.amount, currency: earlier.currency, reason: earlier.reason }

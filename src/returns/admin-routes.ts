@@ -29,7 +29,11 @@ function parse<T extends z.ZodType>(schema: T, body: unknown): z.infer<T> {
  * `POST /api/returns/:id/approve|reject|receive|close`, each a few lines around the use case the
  * console calls too (src/returns/returns.ts).
  */
-export function returnAdminRoutes(deps: { adminToken: string; returns: ReturnActions; orderExists(id: string): Promise<boolean> }) {
+export function returnAdminRoutes(deps: {
+  adminToken: string;
+  returns: ReturnActions;
+  orderExists(id: string): Promise<boolean>;
+}) {
   const { returns } = deps;
   const router = Router();
   const auth = requireBearerToken(deps.adminToken);
@@ -43,7 +47,8 @@ export function returnAdminRoutes(deps: { adminToken: string; returns: ReturnAct
 
   router.get("/orders/:id/returns", async (req, res) => {
     const orderId = idParam(req.params.id, "order_not_found", "Order");
-    if (!(await deps.orderExists(orderId))) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+    if (!(await deps.orderExists(orderId)))
+      throw new AppError("order_not_found", `Order ${orderId} does not exist`);
     res.json({ returns: await returns.list(orderId) });
   });
 

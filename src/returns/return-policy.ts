@@ -42,7 +42,13 @@ export function returnRefund(
 }
 
 /** Why a customer sends something back (the form's choices; ops may say "other" with a note). */
-export const returnReasons = ["damaged", "wrong_item", "not_as_described", "no_longer_needed", "other"] as const;
+export const returnReasons = [
+  "damaged",
+  "wrong_item",
+  "not_as_described",
+  "no_longer_needed",
+  "other",
+] as const;
 export type ReturnReason = (typeof returnReasons)[number];
 
 /** resellable: back on the shelf (restocked); damaged: written off, still refunded. */

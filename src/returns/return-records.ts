@@ -118,7 +118,11 @@ export function createReturnRecords(db: Database) {
         );
         const order = orders[0];
         if (!order) throw new AppError("order_not_found", `Order ${request.orderId} does not exist`);
-        if (!["delivered", "completed"].includes(order.status) || !order.delivered_at || order.undelivered > 0) {
+        if (
+          !["delivered", "completed"].includes(order.status) ||
+          !order.delivered_at ||
+          order.undelivered > 0
+        ) {
           throw new AppError(
             "order_not_returnable",
             `Order ${request.orderId} has not been delivered (status ${order.status}): only a delivered parcel can be returned`,
@@ -129,7 +133,12 @@ export function createReturnRecords(db: Database) {
           throw new AppError(
             "return_window_closed",
             `The return window of order ${request.orderId} closed on ${new Date(closesAt).toISOString()} (delivered ${order.delivered_at.toISOString()})`,
-            { details: { deliveredAt: order.delivered_at.toISOString(), closedAt: new Date(closesAt).toISOString() } },
+            {
+              details: {
+                deliveredAt: order.delivered_at.toISOString(),
+                closedAt: new Date(closesAt).toISOString(),
+              },
+            },
           );
         }
         const { rows: lines } = await client.query<{
@@ -148,9 +157,13 @@ export function createReturnRecords(db: Database) {
         const bySku = new Map(lines.map((line) => [line.sku, line]));
         const unknown = request.lines.filter((line) => !bySku.has(line.sku)).map((line) => line.sku);
         if (unknown.length > 0) {
-          throw new AppError("return_line_invalid", `Order ${request.orderId} has no line ${unknown.join(", ")}`, {
-            details: { skus: unknown },
-          });
+          throw new AppError(
+            "return_line_invalid",
+            `Order ${request.orderId} has no line ${unknown.join(", ")}`,
+            {
+              details: { skus: unknown },
+            },
+          );
         }
         const over = request.lines.flatMap((line) => {
           const ordered = bySku.get(line.sku);
@@ -161,7 +174,10 @@ export function createReturnRecords(db: Database) {
           throw new AppError(
             "return_quantity_exceeded",
             over
-              .map((o) => `${o.sku}: ${o.requested} asked, ${o.returnable} left to return (shipped minus returned)`)
+              .map(
+                (o) =>
+                  `${o.sku}: ${o.requested} asked, ${o.returnable} left to return (shipped minus returned)`,
+              )
               .join("; "),
             { details: { lines: over } },
           );
@@ -169,7 +185,13 @@ export function createReturnRecords(db: Database) {
         const { rows: created } = await client.query<{ id: string }>(
           `INSERT INTO returns (id, order_id, status, reason, note, requested_by, updated_at)
            VALUES (gen_random_uuid(), $1::uuid, $2::return_status, $3, $4, $5, now()) RETURNING id`,
-          [request.orderId, request.approved ? "approved" : "requested", request.reason, request.note ?? null, request.requestedBy],
+          [
+            request.orderId,
+            request.approved ? "approved" : "requested",
+            request.reason,
+            request.note ?? null,
+            request.requestedBy,
+          ],
         );
         const returnId = created[0]?.id as string;
         await client.query(
@@ -232,7 +254,14 @@ export function createReturnRecords(db: Database) {
         `UPDATE returns SET label_carrier = $2, label_tracking_number = $3, label_tracking_url = $4,
                 label_url = $5, label_provider_id = $6, updated_at = now()
          WHERE id = $1::uuid AND label_tracking_number IS NULL`,
-        [returnId, booking.carrier, booking.trackingNumber, booking.trackingUrl, booking.labelUrl ?? null, booking.providerId ?? null],
+        [
+          returnId,
+          booking.carrier,
+          booking.trackingNumber,
+          booking.trackingUrl,
+          booking.labelUrl ?? null,
+          booking.providerId ?? null,
+        ],
       );
     },
 

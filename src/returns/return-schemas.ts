@@ -5,10 +5,17 @@ import { returnConditions, returnReasons } from "./return-policy";
 export const createReturnBody = z
   .object({
     lines: z
-      .array(z.object({ sku: z.string().min(1).max(100), quantity: z.number().int().positive().max(10_000) }).strict())
+      .array(
+        z
+          .object({ sku: z.string().min(1).max(100), quantity: z.number().int().positive().max(10_000) })
+          .strict(),
+      )
       .min(1)
       .max(100)
-      .refine((lines) => new Set(lines.map((line) => line.sku)).size === lines.length, "each sku at most once"),
+      .refine(
+        (lines) => new Set(lines.map((line) => line.sku)).size === lines.length,
+        "each sku at most once",
+      ),
     reason: z.enum(returnReasons),
     note: z.string().max(500).optional(),
   })

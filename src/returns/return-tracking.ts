@@ -26,7 +26,8 @@ export function createReturnTracking(deps: {
       await deps.records.recordTrackerStatus(found.id, event.status);
       const outcome = { returnId: found.id, orderId: found.order_id, status: event.status };
       if (event.status !== "delivered") return outcome;
-      if (!["requested", "approved", "received"].includes(found.status)) return { ...outcome, received: false };
+      if (!["requested", "approved", "received"].includes(found.status))
+        return { ...outcome, received: false };
       await deps.actions.receive({ returnId: found.id, by: "carrier", condition: "resellable" });
       return { ...outcome, received: true };
     },

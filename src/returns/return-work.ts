@@ -83,13 +83,17 @@ export function createReturnWork(deps: {
 
     async emailLabel(returnId: string, runId: string) {
       const row = await load(returnId);
-      if (!row.label_tracking_number || !row.label_url) throw new Error(`Return ${returnId} has no label yet`);
+      if (!row.label_tracking_number || !row.label_url)
+        throw new Error(`Return ${returnId} has no label yet`);
       const order = await deps.db.order.findUniqueOrThrow({
         where: { id: row.order_id },
         include: { lines: { orderBy: { sku: "asc" } } },
       });
       const names = new Map(order.lines.map((line) => [line.sku, line.name]));
-      const lines = row.lines.map((line) => ({ name: names.get(line.sku) ?? line.sku, quantity: line.quantity }));
+      const lines = row.lines.map((line) => ({
+        name: names.get(line.sku) ?? line.sku,
+        quantity: line.quantity,
+      }));
       const refund = returnRefund(row.lines, deps.fee);
       const trackingUrl = row.label_tracking_url ?? deps.trackUrl(row.label_tracking_number);
       const content = {
@@ -104,11 +108,19 @@ export function createReturnWork(deps: {
         orderId: row.order_id,
         template: "returnLabel",
         to: order.email,
-        content: emailTemplates.returnLabel({ order: toOrderSummary(order, deps.orderUrl(order.id)), ...content }),
+        content: emailTemplates.returnLabel({
+          order: toOrderSummary(order, deps.orderUrl(order.id)),
+          ...content,
+        }),
       });
       await records.markLabelSent(returnId);
       // What the e-mail said, for the console's view of it (email-renderer.ts).
-      await timeline.record(row.order_id, "return-label-sent", { returnId, ...content, email: sent.status }, runId);
+      await timeline.record(
+        row.order_id,
+        "return-label-sent",
+        { returnId, ...content, email: sent.status },
+        runId,
+      );
       return { status: sent.status };
     },
 
@@ -118,7 +130,12 @@ export function createReturnWork(deps: {
       const refund = returnRefund(row.lines, deps.fee);
       if (refund.amount <= 0) {
         await records.recordRefund(returnId, 0, refund.fee);
-        await timeline.record(row.order_id, "return-refunded", { returnId, amount: 0, fee: refund.fee }, runId);
+        await timeline.record(
+          row.order_id,
+          "return-refunded",
+          { returnId, amount: 0, fee: refund.fee },
+          runId,
+        );
         return { amount: 0, fee: refund.fee, refundId: null };
       }
       const outcome = await deps.refunds.refund({
@@ -156,7 +173,8 @@ export function createReturnWork(deps: {
     async close(returnId: string, runId: string) {
       const row = await load(returnId);
       const closed = await records.transition(returnId, ["received"], "closed");
-      if (closed) await timeline.record(row.order_id, "return-closed", { returnId, by: "process-return" }, runId);
+      if (closed)
+        await timeline.record(row.order_id, "return-closed", { returnId, by: "process-return" }, runId);
       return { status: (closed ?? row).status };
     },
 

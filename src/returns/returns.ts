@@ -19,7 +19,15 @@ export interface ReturnView {
   note: string | null;
   requestedBy: string;
   lines: { sku: string; quantity: number; unitPrice: number }[];
-  label: { carrier: string | null; trackingNumber: string; trackingUrl: string | null; labelUrl: string | null; trackerStatus: string | null; refundStatus: string | null; sentAt: string | null } | null;
+  label: {
+    carrier: string | null;
+    trackingNumber: string;
+    trackingUrl: string | null;
+    labelUrl: string | null;
+    trackerStatus: string | null;
+    refundStatus: string | null;
+    sentAt: string | null;
+  } | null;
   condition: ReturnCondition | null;
   receivedAt: string | null;
   refundAmount: number | null;
@@ -126,7 +134,8 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
   return {
     async request(request) {
-      if (request.lines.length === 0) throw new AppError("return_line_invalid", "Pick at least one line to return");
+      if (request.lines.length === 0)
+        throw new AppError("return_line_invalid", "Pick at least one line to return");
       const approved = request.by !== "customer" || deps.approval === "auto";
       const row = await records.create({
         orderId: request.orderId,
@@ -142,7 +151,9 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
         await publisher.publish(returnRequestedEvent({ returnId: row.id, orderId: row.order_id }));
       } catch (error) {
         // No run will handle it: it is cancelled rather than left waiting, and the request can be made again.
-        await records.transition(row.id, ["requested", "approved"], "cancelled", { note: "could not be started" });
+        await records.transition(row.id, ["requested", "approved"], "cancelled", {
+          note: "could not be started",
+        });
         throw new AppError("upstream_unavailable", "The return could not be started; please try again", {
           cause: error,
         });
@@ -172,7 +183,11 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
         note: decision.note ?? null,
       });
       await publisher.publish(
-        returnCancelledEvent({ returnId: row.id, orderId: row.order_id, reason: decision.note ?? "rejected" }),
+        returnCancelledEvent({
+          returnId: row.id,
+          orderId: row.order_id,
+          reason: decision.note ?? "rejected",
+        }),
       );
       return toReturnView(moved);
     },
@@ -185,7 +200,11 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
         // same event again: Inngest drops the repeat, and nothing else changes.
         if (decision.by === "carrier" && row.status === "received") {
           await publisher.publish(
-            returnReceivedEvent({ returnId: row.id, orderId: row.order_id, condition: row.condition ?? "resellable" }),
+            returnReceivedEvent({
+              returnId: row.id,
+              orderId: row.order_id,
+              condition: row.condition ?? "resellable",
+            }),
           );
           return toReturnView(row);
         }

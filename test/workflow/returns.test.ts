@@ -1,3 +1,4 @@
+import { createResponseChecker } from "../support/openapi";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(120_000);
@@ -19,12 +20,18 @@ describe("returns", () => {
   });
   afterAll(() => h.close());
 
-  const api = (path: string, init: { method?: string; body?: unknown } = {}) =>
-    fetch(`${h.appUrl}${path}`, {
-      method: init.method ?? (init.body === undefined ? "GET" : "POST"),
+  // Every admin answer here is held to GET /openapi.json's contract.
+  const contract = createResponseChecker();
+  const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
+    const method = init.method ?? (init.body === undefined ? "GET" : "POST");
+    const res = await fetch(`${h.appUrl}${path}`, {
+      method,
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
       ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
     });
+    contract.check(method, path, res.status, await res.clone().json());
+    return res;
+  };
 
   async function deliveredOrder(customerId: string, items = [{ sku: "RET-1", quantity: 3 }]) {
     const { orderId, paymentIntentId } = await h.createPaidOrder({ customerId, items });
@@ -147,7 +154,9 @@ describe("returns", () => {
     });
     const { returnId } = (await created.json()) as { returnId: string };
     await h.settle(3);
-    expect((await h.db.return.findUniqueOrThrow({ where: { id: returnId } })).labelTrackingNumber).not.toBeNull();
+    expect(
+      (await h.db.return.findUniqueOrThrow({ where: { id: returnId } })).labelTrackingNumber,
+    ).not.toBeNull();
 
     const rejected = await api(`/api/returns/${returnId}/reject`, { body: { note: "outside policy" } });
     expect(rejected.status).toBe(200);
@@ -186,7 +195,10 @@ describe("returns", () => {
     expect(beyondReturned.status).toBe(400);
     expect(await codeOf(beyondReturned)).toBe("return_quantity_exceeded");
 
-    const missing = await ask({ lines: [{ sku: "RET-1", quantity: 1 }], reason: "other" }, "00000000-0000-4000-8000-000000000000");
+    const missing = await ask(
+      { lines: [{ sku: "RET-1", quantity: 1 }], reason: "other" },
+      "00000000-0000-4000-8000-000000000000",
+    );
     expect(missing.status).toBe(404);
     expect(await codeOf(missing)).toBe("order_not_found");
 

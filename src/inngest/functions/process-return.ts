@@ -58,8 +58,9 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
     },
     async ({ event, step, runId }) => {
       const { returnId, orderId } = event.data;
-      const returns = deps.returns;
-      if (!returns) throw new NonRetriableError("returns are not wired in this deployment");
+      const wired = deps.returns;
+      if (!wired) throw new NonRetriableError("returns are not wired in this deployment");
+      const returns = wired;
       const saga = new Saga({ step, deps, orderId, runId, returnId });
 
       /** Reads the return until `done` says so, waiting for `event` between reads. */
@@ -70,14 +71,15 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
       ) {
         for (let slice = 0; ; slice++) {
           const current = await step.run(`check-${name}-${slice}`, async () => {
-            const row = await returns!.work.load(returnId);
+            const row = await returns.work.load(returnId);
             return { status: row.status, condition: row.condition };
           });
-          if (done(current.status) || ["rejected", "cancelled", "closed"].includes(current.status)) return current;
-          if (slice >= returns!.waitSlices) return null;
+          if (done(current.status) || ["rejected", "cancelled", "closed"].includes(current.status))
+            return current;
+          if (slice >= returns.waitSlices) return null;
           await step.waitForEvent(`wait-${name}-${slice}`, {
             event,
-            timeout: returns!.waitSlice,
+            timeout: returns.waitSlice,
             if: "async.data.returnId == event.data.returnId",
           });
         }

@@ -30,8 +30,14 @@ export function returnLabel(input: ReturnLabelInput): EmailContent {
     orderLinesText(input.order),
   ].join("\n");
   const body = html`<p>Your return of ${items} is accepted.</p>
-    <p><a href="${input.labelUrl}">Print the return label</a>, stick it on the parcel and hand it to the carrier.</p>
-    <p>Tracking <a href="${input.trackingUrl}">${input.trackingNumber}</a>. Once it is back with us we refund ${refund} to your card.</p>
+    <p>
+      <a href="${input.labelUrl}">Print the return label</a>, stick it on the parcel and hand it to the
+      carrier.
+    </p>
+    <p>
+      Tracking <a href="${input.trackingUrl}">${input.trackingNumber}</a>. Once it is back with us we refund
+      ${refund} to your card.
+    </p>
     ${orderLinesHtml(input.order)}`;
   return { subject, text, html: htmlDocument(subject, body) };
 }

@@ -26,7 +26,8 @@ const statusWords: Record<ReturnView["status"], string> = {
 };
 
 /** Orders a customer may return from: delivered (the window and quantities are the use case's to check). */
-export const isReturnable = (status: CustomerOrder["status"]) => status === "delivered" || status === "completed";
+export const isReturnable = (status: CustomerOrder["status"]) =>
+  status === "delivered" || status === "completed";
 
 function ReturnForm(props: {
   order: CustomerOrder;
@@ -56,14 +57,22 @@ function ReturnForm(props: {
           <ul>
             {props.returns.map((view) => (
               <li data-status={view.status}>
-                {view.lines.map((line) => `${line.quantity} × ${line.sku}`).join(", ")}, {statusWords[view.status]}
-                {view.refundAmount !== null ? ` (refunded ${formatMoney(view.refundAmount, order.currency)})` : ""}
+                {view.lines.map((line) => `${line.quantity} × ${line.sku}`).join(", ")},{" "}
+                {statusWords[view.status]}
+                {view.refundAmount !== null
+                  ? ` (refunded ${formatMoney(view.refundAmount, order.currency)})`
+                  : ""}
               </li>
             ))}
           </ul>
         </section>
       ) : null}
-      <form class="card" method="post" action={`/orders/${order.id}/return?sig=${props.sig}`} id="return-form">
+      <form
+        class="card"
+        method="post"
+        action={`/orders/${order.id}/return?sig=${props.sig}`}
+        id="return-form"
+      >
         <h2>What are you sending back?</h2>
         <table>
           <tbody>
@@ -117,7 +126,8 @@ function linesOf(body: Record<string, unknown>, order: CustomerOrder) {
     const raw = body[`qty_${line.sku}`];
     const text = typeof raw === "string" ? raw.trim() : "";
     if (text === "" || text === "0") return [];
-    if (!/^\d{1,5}$/.test(text)) throw new AppError("validation_failed", `Give a whole number for ${line.name}`);
+    if (!/^\d{1,5}$/.test(text))
+      throw new AppError("validation_failed", `Give a whole number for ${line.name}`);
     return [{ sku: line.sku, quantity: Number(text) }];
   });
 }
@@ -177,8 +187,17 @@ export function returnFormRoutes(deps: {
       try {
         const reason = z.enum(returnReasons).safeParse(body.reason);
         if (!reason.success) throw new AppError("validation_failed", "Choose why you are returning it");
-        const note = typeof body.note === "string" && body.note.trim() !== "" ? body.note.trim().slice(0, 500) : undefined;
-        await returns.request({ orderId: order.id, lines: linesOf(body, order), reason: reason.data, note, by: "customer" });
+        const note =
+          typeof body.note === "string" && body.note.trim() !== ""
+            ? body.note.trim().slice(0, 500)
+            : undefined;
+        await returns.request({
+          orderId: order.id,
+          lines: linesOf(body, order),
+          reason: reason.data,
+          note,
+          by: "customer",
+        });
       } catch (error) {
         if (!isAppError(error) || error.httpStatus >= 500) throw error;
         sendPage(

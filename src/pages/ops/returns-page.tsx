@@ -49,8 +49,9 @@ function ReturnsPage(props: {
         {props.returns.map((view) => (
           <div class="return" data-return-id={view.returnId} data-status={view.status}>
             <p>
-              <strong>{view.status}</strong> · {reasonLabels[view.reason as keyof typeof reasonLabels] ?? view.reason}{" "}
-              · asked by {view.requestedBy}
+              <strong>{view.status}</strong> ·{" "}
+              {reasonLabels[view.reason as keyof typeof reasonLabels] ?? view.reason} · asked by{" "}
+              {view.requestedBy}
               {view.note ? ` · “${view.note}”` : ""}
             </p>
             <ul>
@@ -115,7 +116,13 @@ function ReturnsPage(props: {
                   <td>
                     <label>
                       Quantity{" "}
-                      <input name={`qty_${line.sku}`} inputMode="numeric" pattern="[0-9]*" size={4} value="0" />
+                      <input
+                        name={`qty_${line.sku}`}
+                        inputMode="numeric"
+                        pattern="[0-9]*"
+                        size={4}
+                        value="0"
+                      />
                     </label>{" "}
                     of {line.quantity}
                   </td>
@@ -173,14 +180,25 @@ export function linesFromForm(
 export function returnsPage(deps: OpsConsoleDeps, returns: ReturnActions): Router {
   const router = Router();
 
-  async function show(req: Request, res: Response, orderId: string, notice?: { text: string; bad?: boolean }, status = 200) {
+  async function show(
+    req: Request,
+    res: Response,
+    orderId: string,
+    notice?: { text: string; bad?: boolean },
+    status = 200,
+  ) {
     const order = uuid.safeParse(orderId).success ? await deps.queries.details(orderId) : null;
     if (!order) return sendNotFound(deps, req, res, `Order ${orderId} does not exist`);
     const done = typeof req.query.done === "string" ? req.query.done.slice(0, 200) : undefined;
     const shown = notice ?? (done ? { text: done } : undefined);
     sendPage(
       res,
-      <ReturnsPage csrf={csrfOf(deps, req)} order={order} returns={await returns.list(orderId)} {...(shown ? { notice: shown } : {})} />,
+      <ReturnsPage
+        csrf={csrfOf(deps, req)}
+        order={order}
+        returns={await returns.list(orderId)}
+        {...(shown ? { notice: shown } : {})}
+      />,
       status,
     );
   }
@@ -195,9 +213,19 @@ export function returnsPage(deps: OpsConsoleDeps, returns: ReturnActions): Route
     if (!order) return sendNotFound(deps, req, res, `Order ${orderId} does not exist`);
     try {
       const reason = z.enum(returnReasons).safeParse(field(req, "reason"));
-      if (!reason.success) throw new AppError("validation_failed", `The reason must be one of: ${returnReasons.join(", ")}`);
-      const lines = linesFromForm(req.body as Record<string, unknown>, order.lines.map((line) => line.sku));
-      await returns.request({ orderId, lines, reason: reason.data, note: field(req, "note"), by: "ops-console" });
+      if (!reason.success)
+        throw new AppError("validation_failed", `The reason must be one of: ${returnReasons.join(", ")}`);
+      const lines = linesFromForm(
+        req.body as Record<string, unknown>,
+        order.lines.map((line) => line.sku),
+      );
+      await returns.request({
+        orderId,
+        lines,
+        reason: reason.data,
+        note: field(req, "note"),
+        by: "ops-console",
+      });
     } catch (error) {
       if (!refused(error)) throw error;
       return show(req, res, orderId, { text: error.message, bad: true }, error.httpStatus);
@@ -223,7 +251,8 @@ export function returnsPage(deps: OpsConsoleDeps, returns: ReturnActions): Route
       const by = "ops-console" as const;
       if (decision === "receive") {
         const condition = z.enum(returnConditions).safeParse(field(req, "condition") ?? "resellable");
-        if (!condition.success) throw new AppError("validation_failed", "The condition must be resellable or damaged");
+        if (!condition.success)
+          throw new AppError("validation_failed", "The condition must be resellable or damaged");
         await returns.receive({ returnId, condition: condition.data, note, by });
       } else {
         await returns[decision as Exclude<Decision, "receive">]({ returnId, note, by });
@@ -238,7 +267,10 @@ export function returnsPage(deps: OpsConsoleDeps, returns: ReturnActions): Route
       receive: "Return received.",
       close: "Return closed.",
     };
-    res.redirect(303, `/ops/orders/${view.orderId}/returns?done=${encodeURIComponent(done[decision] ?? "Done.")}`);
+    res.redirect(
+      303,
+      `/ops/orders/${view.orderId}/returns?done=${encodeURIComponent(done[decision] ?? "Done.")}`,
+    );
   });
 
   return router;
