@@ -114,6 +114,15 @@ describe("returns", () => {
     // The customer's page shows the return, refunded.
     const page = await (await fetch(`${h.appUrl}/orders/${orderId}/return?sig=${sig}`)).text();
     expect(page).toContain("refunded $45.00");
+
+    // The day's reconciliation knows the return label and expects the return's refund.
+    const report = await h.services.reconciliation.run({
+      date: new Date().toISOString().slice(0, 10),
+      by: "cli",
+    });
+    const aboutThisOrder = report.mismatches.filter((m) => m.orderId === orderId);
+    expect(aboutThisOrder).toEqual([]);
+    expect(report.mismatches.filter((m) => m.kind === "label_without_shipment")).toEqual([]);
   });
 
   it("ops receive by hand, damaged: refunded less the fee, written off, no stock back", async () => {

@@ -1,4 +1,4 @@
-import { html } from "./html";
+import { assertWebUrl, html } from "./html";
 import { htmlDocument, orderLinesHtml, orderLinesText, orderReference } from "./layout";
 import { formatMoney } from "./money";
 import type { EmailContent, OrderSummary } from "./types";
@@ -20,24 +20,34 @@ export function returnLabel(input: ReturnLabelInput): EmailContent {
   const subject = `Your return label for order ${reference}`;
   const refund = formatMoney(input.refundAmount, input.order.currency);
   const items = input.lines.map((line) => `${line.quantity} × ${line.name}`).join(", ");
+  // Rendered again for an order whose return left no label on record (the console's view of a
+  // template), the label and tracking parts are left out rather than linked to nothing.
   const text = [
-    `Your return of ${items} is accepted. Print the label, stick it on the parcel and hand it to the carrier:`,
-    input.labelUrl,
+    `Your return of ${items || "your items"} is accepted.`,
+    ...(input.labelUrl
+      ? ["Print the label, stick it on the parcel and hand it to the carrier:", input.labelUrl]
+      : []),
     "",
-    `Tracking ${input.trackingNumber}: ${input.trackingUrl}`,
+    ...(input.trackingNumber ? [`Tracking ${input.trackingNumber}: ${input.trackingUrl}`] : []),
     `Once it is back with us we refund ${refund} to your card.`,
     "",
     orderLinesText(input.order),
   ].join("\n");
-  const body = html`<p>Your return of ${items} is accepted.</p>
-    <p>
-      <a href="${input.labelUrl}">Print the return label</a>, stick it on the parcel and hand it to the
-      carrier.
-    </p>
-    <p>
-      Tracking <a href="${input.trackingUrl}">${input.trackingNumber}</a>. Once it is back with us we refund
-      ${refund} to your card.
-    </p>
+  const body = html`<p>Your return of ${items || "your items"} is accepted.</p>
+    ${
+      input.labelUrl
+        ? html`<p>
+            <a href="${assertWebUrl(input.labelUrl)}">Print the return label</a>, stick it on the parcel and
+            hand it to the carrier.
+          </p>`
+        : ""
+    }
+    ${
+      input.trackingNumber
+        ? html`<p>Tracking <a href="${assertWebUrl(input.trackingUrl)}">${input.trackingNumber}</a>.</p>`
+        : ""
+    }
+    <p>Once it is back with us we refund ${refund} to your card.</p>
     ${orderLinesHtml(input.order)}`;
   return { subject, text, html: htmlDocument(subject, body) };
 }
