@@ -127,6 +127,9 @@ const schema = z.object({
     .default("0"),
   RETURN_APPROVAL: z.enum(["auto", "ops"]).default("auto"),
   RETURN_SHIP_WITHIN: duration.default("30d"),
+  // An exchange's new item ships once the return is back (on_receipt), or at once (at_once: the
+  // shop trusts its customers with the item before the return arrives).
+  EXCHANGE_SHIPS: z.enum(["on_receipt", "at_once"]).default("on_receipt"),
 
   SMTP_URL: z
     .string()

@@ -376,6 +376,7 @@ export async function createServices(options: {
             work: returnWork,
             waitSlice: "1d",
             waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),
+            exchangeShips: config.EXCHANGE_SHIPS,
           },
         }
       : {}),

@@ -111,4 +111,6 @@ export interface ReturnWorkflowDependencies {
   waitSlice: string;
   /** How many slices cover RETURN_SHIP_WITHIN (at least one). */
   waitSlices: number;
+  /** EXCHANGE_SHIPS: the new item ships once the return is back, or at once. */
+  exchangeShips: "on_receipt" | "at_once";
 }

@@ -126,6 +126,17 @@ export function createEmailRenderer(deps: {
             refundAmount: typeof detail.refundAmount === "number" ? detail.refundAmount : 0,
           });
         }
+        case "exchangeShipped": {
+          const detail = detailOf(timeline, "exchange-sent");
+          const trackingNumber = typeof detail.trackingNumber === "string" ? detail.trackingNumber : "";
+          return emailTemplates.exchangeShipped({
+            order: summary,
+            lines: Array.isArray(detail.lines) ? (detail.lines as { name: string; quantity: number }[]) : [],
+            trackingNumber,
+            trackingUrl:
+              typeof detail.trackingUrl === "string" ? detail.trackingUrl : deps.links.track(trackingNumber),
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

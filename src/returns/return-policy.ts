@@ -24,21 +24,36 @@ export function parseRestockingFee(value: string): RestockingFee {
 }
 
 export interface ReturnRefund {
-  /** What the returned lines cost the customer (unit price × quantity, summed). */
+  /** What the lines returned for money cost the customer (unit price × quantity, summed). */
   linesTotal: number;
+  /** The restocking fee, kept of linesTotal (exchanged lines pay none: the shop sells again). */
   fee: number;
-  /** linesTotal − fee: what goes back to the card. */
+  /** What exchanged lines cost more than their replacements: refunded too. */
+  exchangeCredit: number;
+  /** linesTotal − fee + exchangeCredit: what goes back to the card. */
   amount: number;
 }
 
 export function returnRefund(
-  lines: readonly { unitPrice: number; quantity: number }[],
+  lines: readonly {
+    unitPrice: number;
+    quantity: number;
+    exchangeSku?: string | null;
+    exchangeUnitPrice?: number | null;
+  }[],
   fee: RestockingFee,
 ): ReturnRefund {
-  const linesTotal = lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+  const forMoney = lines.filter((line) => !line.exchangeSku);
+  const linesTotal = forMoney.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+  const exchangeCredit = lines
+    .filter((line) => line.exchangeSku)
+    .reduce(
+      (sum, line) => sum + Math.max(0, line.unitPrice - (line.exchangeUnitPrice ?? 0)) * line.quantity,
+      0,
+    );
   const kept =
     fee.kind === "percent" ? Math.round((linesTotal * fee.percent) / 100) : Math.min(fee.amount, linesTotal);
-  return { linesTotal, fee: kept, amount: linesTotal - kept };
+  return { linesTotal, fee: kept, exchangeCredit, amount: linesTotal - kept + exchangeCredit };
 }
 
 /** Why a customer sends something back (the form's choices; ops may say "other" with a note). */

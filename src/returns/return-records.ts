@@ -34,20 +34,34 @@ export interface ReturnRow {
   restocked_at: Date | null;
   written_off_at: Date | null;
   closed_at: Date | null;
-  lines: { sku: string; quantity: number; unitPrice: number }[];
+  exchange_reserved_at: Date | null;
+  exchange_released_at: Date | null;
+  exchange_carrier: string | null;
+  exchange_tracking_number: string | null;
+  exchange_tracking_url: string | null;
+  exchange_sent_at: Date | null;
+  lines: {
+    sku: string;
+    quantity: number;
+    unitPrice: number;
+    exchangeSku: string | null;
+    exchangeUnitPrice: number | null;
+  }[];
 }
 
 const returnColumns = `r.id, r.order_id, r.status, r.reason, r.note, r.requested_by, r.label_carrier,
   r.label_tracking_number, r.label_tracking_url, r.label_url, r.label_tracker_status,
   r.label_refund_status, r.label_sent_at, r.condition, r.received_at, r.refund_amount, r.refunded_at,
-  r.restocked_at, r.written_off_at, r.closed_at,
-  COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'quantity', l.quantity, 'unitPrice', l.unit_price)
+  r.restocked_at, r.written_off_at, r.closed_at, r.exchange_reserved_at, r.exchange_released_at,
+  r.exchange_carrier, r.exchange_tracking_number, r.exchange_tracking_url, r.exchange_sent_at,
+  COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'quantity', l.quantity, 'unitPrice', l.unit_price,
+                                              'exchangeSku', l.exchange_sku, 'exchangeUnitPrice', l.exchange_unit_price)
                             ORDER BY l.sku)
             FROM return_lines l WHERE l.return_id = r.id), '[]'::json) AS lines`;
 
 export interface NewReturn {
   orderId: string;
-  lines: readonly { sku: string; quantity: number }[];
+  lines: readonly { sku: string; quantity: number; exchangeSku?: string | undefined }[];
   reason: string;
   note?: string | undefined;
   requestedBy: ReturnActor;
@@ -182,6 +196,74 @@ export function createReturnRecords(db: Database) {
             { details: { lines: over } },
           );
         }
+        // An exchange asks for a product on sale, in the order's currency, that costs no more
+        // than the line it replaces (charging a difference is not supported: see docs/returns.md).
+        const wanted = [
+          ...new Set(request.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : []))),
+        ];
+        const { rows: products } = wanted.length
+          ? await client.query<{
+              sku: string;
+              unit_price: number;
+              currency: string;
+              archived_at: Date | null;
+              digital: boolean;
+              stock_on_hand: number;
+            }>(
+              `SELECT sku, unit_price, currency, archived_at, digital, stock_on_hand FROM products WHERE sku = ANY($1::text[])`,
+              [wanted],
+            )
+          : { rows: [] };
+        const { rows: currencies } = await client.query<{ currency: string }>(
+          `SELECT currency FROM orders WHERE id = $1::uuid`,
+          [request.orderId],
+        );
+        const currency = currencies[0]?.currency.trim().toLowerCase();
+        const productOf = new Map(products.map((product) => [product.sku, product]));
+        const exchangePrices = new Map<string, number>();
+        for (const line of request.lines) {
+          if (!line.exchangeSku) continue;
+          const product = productOf.get(line.exchangeSku);
+          if (
+            !product ||
+            product.archived_at ||
+            product.digital ||
+            product.currency.trim().toLowerCase() !== currency
+          ) {
+            throw new AppError(
+              "exchange_sku_invalid",
+              `${line.exchangeSku} cannot be sent in exchange for ${line.sku}: not a physical product on sale in the order's currency`,
+              { details: { sku: line.sku, exchangeSku: line.exchangeSku } },
+            );
+          }
+          const replaced = bySku.get(line.sku) as { unit_price: number };
+          if (product.unit_price > replaced.unit_price) {
+            throw new AppError(
+              "exchange_costs_more",
+              `${line.exchangeSku} costs ${product.unit_price}, more than ${line.sku} (${replaced.unit_price}): an exchange that costs more cannot be charged here; return ${line.sku} for a refund and order ${line.exchangeSku}`,
+              {
+                details: {
+                  sku: line.sku,
+                  exchangeSku: line.exchangeSku,
+                  difference: product.unit_price - replaced.unit_price,
+                },
+              },
+            );
+          }
+          const asked = request.lines
+            .filter((other) => other.exchangeSku === line.exchangeSku)
+            .reduce((sum, other) => sum + other.quantity, 0);
+          if (product.stock_on_hand < asked) {
+            throw new AppError(
+              "insufficient_stock",
+              `Only ${product.stock_on_hand} of ${line.exchangeSku} in stock`,
+              {
+                details: { sku: line.exchangeSku, stockOnHand: product.stock_on_hand },
+              },
+            );
+          }
+          exchangePrices.set(line.sku, product.unit_price);
+        }
         const { rows: created } = await client.query<{ id: string }>(
           `INSERT INTO returns (id, order_id, status, reason, note, requested_by, updated_at)
            VALUES (gen_random_uuid(), $1::uuid, $2::return_status, $3, $4, $5, now()) RETURNING id`,
@@ -195,11 +277,18 @@ export function createReturnRecords(db: Database) {
         );
         const returnId = created[0]?.id as string;
         await client.query(
-          `INSERT INTO return_lines (return_id, sku, quantity, unit_price)
-           SELECT $1::uuid, l.sku, l.quantity, o.unit_price
-           FROM unnest($2::text[], $3::int[]) AS l(sku, quantity)
+          `INSERT INTO return_lines (return_id, sku, quantity, unit_price, exchange_sku, exchange_unit_price)
+           SELECT $1::uuid, l.sku, l.quantity, o.unit_price, l.exchange_sku, l.exchange_unit_price
+           FROM unnest($2::text[], $3::int[], $5::text[], $6::int[]) AS l(sku, quantity, exchange_sku, exchange_unit_price)
            JOIN order_lines o ON o.order_id = $4::uuid AND o.sku = l.sku`,
-          [returnId, request.lines.map((l) => l.sku), request.lines.map((l) => l.quantity), request.orderId],
+          [
+            returnId,
+            request.lines.map((l) => l.sku),
+            request.lines.map((l) => l.quantity),
+            request.orderId,
+            request.lines.map((l) => l.exchangeSku ?? null),
+            request.lines.map((l) => exchangePrices.get(l.sku) ?? null),
+          ],
         );
         await client.query(
           `INSERT INTO order_timeline (order_id, kind, detail) VALUES ($1::uuid, ${timelineKindSql("return-requested")}, $2::jsonb)`,
@@ -347,6 +436,105 @@ export function createReturnRecords(db: Database) {
       return (rowCount ?? 0) > 0;
     },
 
+    /**
+     * Takes the exchange's new items from stock, once per return (`exchange_reserved_at`), each
+     * with its `reserved` movement (with the order) in this statement; stock cannot go below zero
+     * (the products' CHECK fails the whole statement). Returns the movements made.
+     */
+    async reserveExchange(returnId: string, runId: string | null) {
+      const { rows } = await sql.query<{ sku: string; delta: number }>(
+        `WITH target AS (
+           UPDATE returns SET exchange_reserved_at = now(), updated_at = now()
+           WHERE id = $1::uuid AND exchange_reserved_at IS NULL
+             AND EXISTS (SELECT 1 FROM return_lines WHERE return_id = $1::uuid AND exchange_sku IS NOT NULL)
+           RETURNING id, order_id
+         ),
+         wanted AS (
+           SELECT l.exchange_sku AS sku, sum(l.quantity)::int AS quantity, t.order_id
+           FROM return_lines l JOIN target t ON t.id = l.return_id
+           WHERE l.exchange_sku IS NOT NULL GROUP BY l.exchange_sku, t.order_id
+         ),
+         changed AS (
+           UPDATE products p SET stock_on_hand = p.stock_on_hand - w.quantity, updated_at = now()
+           FROM wanted w WHERE p.sku = w.sku
+           RETURNING p.sku, p.stock_on_hand
+         ),
+         moved AS (
+           INSERT INTO stock_movements (sku, delta, reason, actor, order_id, note, stock_after)
+           SELECT c.sku, -w.quantity, 'reserved', 'process-return', w.order_id, 'exchange ' || $1, c.stock_on_hand
+           FROM changed c JOIN wanted w USING (sku)
+           RETURNING sku, delta
+         ),
+         noted AS (
+           INSERT INTO order_timeline (order_id, kind, detail, run_id)
+           SELECT t.order_id, ${timelineKindSql("exchange-reserved")}, jsonb_build_object('returnId', t.id), $2
+           FROM target t ON CONFLICT DO NOTHING
+         )
+         SELECT sku, delta FROM moved ORDER BY sku`,
+        [returnId, runId],
+      );
+      return rows;
+    },
+
+    /** The undo: the reserved items back, once, unless they shipped. */
+    async releaseExchange(returnId: string, runId: string | null) {
+      const { rows } = await sql.query<{ sku: string; delta: number }>(
+        `WITH target AS (
+           UPDATE returns SET exchange_released_at = now(), updated_at = now()
+           WHERE id = $1::uuid AND exchange_reserved_at IS NOT NULL AND exchange_released_at IS NULL
+             AND exchange_tracking_number IS NULL
+           RETURNING id, order_id
+         ),
+         wanted AS (
+           SELECT l.exchange_sku AS sku, sum(l.quantity)::int AS quantity, t.order_id
+           FROM return_lines l JOIN target t ON t.id = l.return_id
+           WHERE l.exchange_sku IS NOT NULL GROUP BY l.exchange_sku, t.order_id
+         ),
+         changed AS (
+           UPDATE products p SET stock_on_hand = p.stock_on_hand + w.quantity, updated_at = now()
+           FROM wanted w WHERE p.sku = w.sku
+           RETURNING p.sku, p.stock_on_hand
+         ),
+         moved AS (
+           INSERT INTO stock_movements (sku, delta, reason, actor, order_id, note, stock_after)
+           SELECT c.sku, w.quantity, 'released', 'process-return', w.order_id, 'exchange ' || $1, c.stock_on_hand
+           FROM changed c JOIN wanted w USING (sku)
+           RETURNING sku, delta
+         ),
+         noted AS (
+           INSERT INTO order_timeline (order_id, kind, detail, run_id)
+           SELECT t.order_id, ${timelineKindSql("exchange-released")}, jsonb_build_object('returnId', t.id), $2
+           FROM target t ON CONFLICT DO NOTHING
+         )
+         SELECT sku, delta FROM moved ORDER BY sku`,
+        [returnId, runId],
+      );
+      return rows;
+    },
+
+    async recordExchangeShipment(returnId: string, booking: CarrierBooking): Promise<void> {
+      await sql.query(
+        `UPDATE returns SET exchange_carrier = $2, exchange_tracking_number = $3, exchange_tracking_url = $4,
+                exchange_label_url = $5, exchange_provider_id = $6, updated_at = now()
+         WHERE id = $1::uuid AND exchange_tracking_number IS NULL`,
+        [
+          returnId,
+          booking.carrier,
+          booking.trackingNumber,
+          booking.trackingUrl,
+          booking.labelUrl ?? null,
+          booking.providerId ?? null,
+        ],
+      );
+    },
+
+    async markExchangeSent(returnId: string): Promise<void> {
+      await sql.query(
+        `UPDATE returns SET exchange_sent_at = COALESCE(exchange_sent_at, now()), updated_at = now() WHERE id = $1::uuid`,
+        [returnId],
+      );
+    },
+
     /** What the returned lines weigh, one unit each, for the return parcel (null: the default). */
     async destination(returnId: string) {
       const { rows } = await sql.query<{
@@ -354,8 +542,9 @@ export function createReturnRecords(db: Database) {
         weights: Record<string, number | null> | null;
       }>(
         `SELECT o.shipping_address,
-                (SELECT json_object_agg(l.sku, p.weight_oz) FROM return_lines l JOIN products p ON p.sku = l.sku
-                 WHERE l.return_id = r.id) AS weights
+                (SELECT json_object_agg(p.sku, p.weight_oz) FROM products p
+                 WHERE p.sku IN (SELECT l.sku FROM return_lines l WHERE l.return_id = r.id
+                                 UNION SELECT l.exchange_sku FROM return_lines l WHERE l.return_id = r.id)) AS weights
          FROM returns r JOIN orders o ON o.id = r.order_id WHERE r.id = $1::uuid`,
         [returnId],
       );

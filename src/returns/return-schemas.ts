@@ -7,7 +7,12 @@ export const createReturnBody = z
     lines: z
       .array(
         z
-          .object({ sku: z.string().min(1).max(100), quantity: z.number().int().positive().max(10_000) })
+          .object({
+            sku: z.string().min(1).max(100),
+            quantity: z.number().int().positive().max(10_000),
+            /** Another product instead of the money (an exchange); it may cost less, not more. */
+            exchangeSku: z.string().min(1).max(100).optional(),
+          })
           .strict(),
       )
       .min(1)
@@ -39,7 +44,23 @@ export const returnSchema = z.object({
   reason: z.string(),
   note: z.string().nullable(),
   requestedBy: z.string(),
-  lines: z.array(z.object({ sku: z.string(), quantity: z.number().int(), unitPrice: z.number().int() })),
+  lines: z.array(
+    z.object({
+      sku: z.string(),
+      quantity: z.number().int(),
+      unitPrice: z.number().int(),
+      exchangeSku: z.string().nullable(),
+      exchangeUnitPrice: z.number().int().nullable(),
+    }),
+  ),
+  exchange: z
+    .object({
+      trackingNumber: z.string().nullable(),
+      trackingUrl: z.string().nullable(),
+      reservedAt: when,
+      sentAt: when,
+    })
+    .nullable(),
   label: z
     .object({
       carrier: z.string().nullable(),

@@ -11,6 +11,8 @@ import type { ReturnRecords, ReturnRow } from "./return-records";
 
 /** The return label e-mail's key: one per return, whatever retries. */
 export const returnLabelEmailKey = (returnId: string) => `return-label-${returnId}`;
+/** The exchange's tracking e-mail's key. */
+export const exchangeEmailKey = (returnId: string) => `exchange-shipped-${returnId}`;
 
 /** Tracker statuses before the carrier has the parcel: an unused label can still be handed back. */
 const unscanned = new Set([null, "unknown", "pre_transit"]);
@@ -176,6 +178,90 @@ export function createReturnWork(deps: {
       if (closed)
         await timeline.record(row.order_id, "return-closed", { returnId, by: "process-return" }, runId);
       return { status: (closed ?? row).status };
+    },
+
+    /** Whether any line asks for another product instead of its money. */
+    isExchange: (row: ReturnRow) => row.lines.some((line) => line.exchangeSku),
+
+    async reserveExchange(returnId: string, runId: string) {
+      return { movements: await records.reserveExchange(returnId, runId) };
+    },
+
+    /** The undo of the reservation: the new items back on the shelf unless they shipped. */
+    async releaseExchange(returnId: string, runId: string) {
+      return { movements: await records.releaseExchange(returnId, runId) };
+    },
+
+    /** The new items to the customer, on a label of their own, once (reference `exchange-<returnId>`). */
+    async shipExchange(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (row.exchange_tracking_number)
+        return { trackingNumber: row.exchange_tracking_number, created: false };
+      const destination = await records.destination(returnId);
+      const address = parseStoredAddress(destination?.shipping_address);
+      if (!address) throw new Error(`Order ${row.order_id} has no address to send the exchange to`);
+      const lines = row.lines.flatMap((line) =>
+        line.exchangeSku
+          ? [
+              {
+                sku: line.exchangeSku,
+                quantity: line.quantity,
+                weightOz: destination?.weights?.[line.exchangeSku] ?? null,
+              },
+            ]
+          : [],
+      );
+      const booking = await deps.labels.shipExchange({ returnId, address, lines });
+      await records.recordExchangeShipment(returnId, booking);
+      await timeline.record(
+        row.order_id,
+        "exchange-shipped",
+        { returnId, trackingNumber: booking.trackingNumber, carrier: booking.carrier, lines },
+        runId,
+      );
+      return { trackingNumber: booking.trackingNumber, created: true };
+    },
+
+    async emailExchange(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (!row.exchange_tracking_number)
+        throw new Error(`Exchange of return ${returnId} has not shipped yet`);
+      const order = await deps.db.order.findUniqueOrThrow({
+        where: { id: row.order_id },
+        include: { lines: { orderBy: { sku: "asc" } } },
+      });
+      const products = await deps.db.product.findMany({
+        where: { sku: { in: row.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : [])) } },
+        select: { sku: true, name: true },
+      });
+      const names = new Map(products.map((product) => [product.sku, product.name]));
+      const content = {
+        lines: row.lines.flatMap((line) =>
+          line.exchangeSku
+            ? [{ name: names.get(line.exchangeSku) ?? line.exchangeSku, quantity: line.quantity }]
+            : [],
+        ),
+        trackingNumber: row.exchange_tracking_number,
+        trackingUrl: row.exchange_tracking_url ?? deps.trackUrl(row.exchange_tracking_number),
+      };
+      const sent = await deps.sender.send({
+        idempotencyKey: exchangeEmailKey(returnId),
+        orderId: row.order_id,
+        template: "exchangeShipped",
+        to: order.email,
+        content: emailTemplates.exchangeShipped({
+          order: toOrderSummary(order, deps.orderUrl(order.id)),
+          ...content,
+        }),
+      });
+      await records.markExchangeSent(returnId);
+      await timeline.record(
+        row.order_id,
+        "exchange-sent",
+        { returnId, ...content, email: sent.status },
+        runId,
+      );
+      return { status: sent.status };
     },
 
     /** The label waited RETURN_SHIP_WITHIN and no parcel came: the return is cancelled. */

@@ -18,7 +18,14 @@ export interface ReturnView {
   reason: string;
   note: string | null;
   requestedBy: string;
-  lines: { sku: string; quantity: number; unitPrice: number }[];
+  lines: ReturnRow["lines"];
+  /** Lines with an exchangeSku: the new items' shipment. */
+  exchange: {
+    trackingNumber: string | null;
+    trackingUrl: string | null;
+    reservedAt: string | null;
+    sentAt: string | null;
+  } | null;
   label: {
     carrier: string | null;
     trackingNumber: string;
@@ -48,6 +55,14 @@ export function toReturnView(row: ReturnRow): ReturnView {
     note: row.note,
     requestedBy: row.requested_by,
     lines: row.lines,
+    exchange: row.lines.some((line) => line.exchangeSku)
+      ? {
+          trackingNumber: row.exchange_tracking_number,
+          trackingUrl: row.exchange_tracking_url,
+          reservedAt: iso(row.exchange_reserved_at),
+          sentAt: iso(row.exchange_sent_at),
+        }
+      : null,
     label: row.label_tracking_number
       ? {
           carrier: row.label_carrier,
@@ -71,7 +86,7 @@ export function toReturnView(row: ReturnRow): ReturnView {
 
 export interface ReturnRequest {
   orderId: string;
-  lines: { sku: string; quantity: number }[];
+  lines: { sku: string; quantity: number; exchangeSku?: string | undefined }[];
   reason: string;
   note?: string | undefined;
   by: ReturnActor;

@@ -10,6 +10,8 @@ import type { CarrierBooking, LabelRefundStatus, ShippingAddress } from "./shipp
 
 /** The EasyPost return shipment's `reference`: a retry finds the label an earlier attempt bought. */
 export const returnLabelReference = (returnId: string): string => `return-${returnId}`;
+/** An exchange's outbound shipment: the new item, to the customer. */
+export const exchangeReference = (returnId: string): string => `exchange-${returnId}`;
 
 export interface ReturnLabelRequest {
   returnId: string;
@@ -21,6 +23,8 @@ export interface ReturnLabelRequest {
 /** Return labels: bought once per return, handed back when the return ends unused. */
 export interface ReturnLabels {
   buy(request: ReturnLabelRequest): Promise<CarrierBooking>;
+  /** The exchange's new item, warehouse to customer, once per return (reference `exchange-<returnId>`). */
+  shipExchange(request: ReturnLabelRequest): Promise<CarrierBooking>;
   /** EasyPost's refund_status after asking; `not-found` when no label was bought. */
   handBack(returnId: string): Promise<LabelRefundStatus | "not-found" | "not-voidable">;
 }
@@ -67,43 +71,46 @@ export function createEasyPostReturnLabels(options: {
     };
   };
 
+  /** Finds the shipment by its reference, or creates it; buys it unless bought already. */
+  const purchase = async (reference: string, isReturn: boolean, request: ReturnLabelRequest) => {
+    const client = await options.client();
+    let shipment = await find(client, reference);
+    if (shipment?.postage_label) return bookingOf(shipment);
+    if (!shipment) {
+      shipment = await client.Shipment.create({
+        reference,
+        ...(isReturn ? { is_return: true } : {}),
+        to_address: toEasyPostAddress(request.address),
+        from_address: toEasyPostAddress(warehouse),
+        parcel: {
+          weight: request.lines.reduce(
+            (sum, line) => sum + line.quantity * (line.weightOz ?? itemWeightOz),
+            0,
+          ),
+        },
+        options: { label_format: "PNG", print_custom_1: reference },
+      });
+    }
+    const cheapest = (shipment.rates ?? [])
+      .filter((rate) => serviceLevels.includes(rate.service))
+      .sort((a, b) => Number(a.rate) - Number(b.rate))[0];
+    if (!cheapest) {
+      throw new ShippingUnavailableError(
+        `EasyPost shipment ${shipment.id}: no rate for ${serviceLevels.join("/")}`,
+      );
+    }
+    try {
+      return bookingOf(await client.Shipment.buy(shipment.id, cheapest.id));
+    } catch (error) {
+      if (apiError(error).code === "SHIPMENT.POSTAGE.EXISTS")
+        return bookingOf(await client.Shipment.retrieve(shipment.id));
+      throw error;
+    }
+  };
+
   return {
-    async buy(request) {
-      const client = await options.client();
-      const reference = returnLabelReference(request.returnId);
-      let shipment = await find(client, reference);
-      if (shipment?.postage_label) return bookingOf(shipment);
-      if (!shipment) {
-        shipment = await client.Shipment.create({
-          reference,
-          is_return: true,
-          to_address: toEasyPostAddress(request.address),
-          from_address: toEasyPostAddress(warehouse),
-          parcel: {
-            weight: request.lines.reduce(
-              (sum, line) => sum + line.quantity * (line.weightOz ?? itemWeightOz),
-              0,
-            ),
-          },
-          options: { label_format: "PNG", print_custom_1: reference },
-        });
-      }
-      const cheapest = (shipment.rates ?? [])
-        .filter((rate) => serviceLevels.includes(rate.service))
-        .sort((a, b) => Number(a.rate) - Number(b.rate))[0];
-      if (!cheapest) {
-        throw new ShippingUnavailableError(
-          `EasyPost return shipment ${shipment.id}: no rate for ${serviceLevels.join("/")}`,
-        );
-      }
-      try {
-        return bookingOf(await client.Shipment.buy(shipment.id, cheapest.id));
-      } catch (error) {
-        if (apiError(error).code === "SHIPMENT.POSTAGE.EXISTS")
-          return bookingOf(await client.Shipment.retrieve(shipment.id));
-        throw error;
-      }
-    },
+    buy: (request) => purchase(returnLabelReference(request.returnId), true, request),
+    shipExchange: (request) => purchase(exchangeReference(request.returnId), false, request),
 
     async handBack(returnId) {
       const client = await options.client();

@@ -78,6 +78,10 @@ export const timelineKinds = [
   "return-restocked",
   "return-written-off",
   "return-closed",
+  "exchange-reserved",
+  "exchange-released",
+  "exchange-shipped",
+  "exchange-sent",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

@@ -17,6 +17,9 @@ describe("returns", () => {
     h = await WorkflowHarness.start({ env: { RETURN_RESTOCKING_FEE: "10%", RETURN_WINDOW: "30d" } });
     await h.addProduct("RET-1", 20, 2500);
     await h.addProduct("RET-2", 20, 1000);
+    // A cheaper variant of RET-1, and a dearer one.
+    await h.addProduct("RET-1S", 5, 2000);
+    await h.addProduct("RET-1XL", 5, 3000);
   });
   afterAll(() => h.close());
 
@@ -241,5 +244,97 @@ describe("returns", () => {
 
     expect(await returnsOf(orderId)).toHaveLength(1);
     expect(await returnsOf(shippedOnly)).toHaveLength(0);
+  });
+
+  it("an exchange: the new item ships once the return is back, the difference refunded once", async () => {
+    const { orderId, paymentIntentId } = await deliveredOrder("cus_ret_exchange", [
+      { sku: "RET-1", quantity: 1 },
+    ]);
+    const dearer = await api(`/api/orders/${orderId}/returns`, {
+      body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "RET-1XL" }], reason: "wrong_item" },
+    });
+    expect(dearer.status).toBe(409);
+    expect(((await dearer.json()) as { error: { code: string } }).error.code).toBe("exchange_costs_more");
+    const unknown = await api(`/api/orders/${orderId}/returns`, {
+      body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "NOPE" }], reason: "wrong_item" },
+    });
+    expect(unknown.status).toBe(400);
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe("exchange_sku_invalid");
+    expect(await returnsOf(orderId)).toHaveLength(0);
+
+    const variantBefore = await h.stockOf("RET-1S");
+    const returnedBefore = await h.stockOf("RET-1");
+    const created = await api(`/api/orders/${orderId}/returns`, {
+      body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "RET-1S" }], reason: "wrong_item" },
+    });
+    expect(created.status).toBe(201);
+    const { returnId } = (await created.json()) as { returnId: string };
+    await h.settle(3);
+    // EXCHANGE_SHIPS=on_receipt (the default): nothing ships before the return is back.
+    expect(h.easyPost.shipments().filter((s) => s.reference === `exchange-${returnId}`)).toHaveLength(0);
+    expect(await h.stockOf("RET-1S")).toBe(variantBefore);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    const trackingNumber = row.labelTrackingNumber ?? "";
+    await h.easyPost.advanceTracker(trackingNumber, "in_transit");
+    const delivered = await h.easyPost.advanceTracker(trackingNumber, "delivered");
+    const { body, signature } = h.easyPost.signedDelivery(delivered.event.id);
+    await fetch(`${h.appUrl}/api/carrier/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-hmac-signature": signature },
+      body,
+    });
+    await h.settle(3);
+
+    const shipped = h.easyPost.purchased().filter((s) => s.reference === `exchange-${returnId}`);
+    expect(shipped).toHaveLength(1);
+    expect(shipped[0]?.is_return).toBe(false);
+    expect(shipped[0]?.to_address.zip).toBe("97201");
+    const done = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(done.status).toBe("closed");
+    expect(done.exchangeTrackingNumber).toBe(shipped[0]?.tracking_code);
+    expect(
+      h
+        .mailsTo(/exchange .* is on its way/i)
+        .filter((m) => m.text?.includes(done.exchangeTrackingNumber ?? "-")),
+    ).toHaveLength(1);
+    // 2500 back in exchange for 2000: 500 refunded, no restocking fee on an exchange.
+    expect((await refundsAtStripe(paymentIntentId)).map((r) => r.amount)).toEqual([500]);
+    expect(await h.stockOf("RET-1S")).toBe(variantBefore - 1);
+    expect(await h.stockOf("RET-1")).toBe(returnedBefore + 1);
+    const movements = await h.db.stockMovement.findMany({ where: { orderId }, orderBy: { id: "asc" } });
+    expect(movements.filter((m) => m.sku === "RET-1S").map((m) => [m.reason, m.delta])).toEqual([
+      ["reserved", -1],
+    ]);
+  });
+
+  it("EXCHANGE_SHIPS=at_once: the new item ships with the label, before the return is back", async () => {
+    await h.restartService({ EXCHANGE_SHIPS: "at_once" });
+    try {
+      const { orderId } = await deliveredOrder("cus_ret_exchange_now", [{ sku: "RET-1", quantity: 1 }]);
+      const created = await api(`/api/orders/${orderId}/returns`, {
+        body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "RET-1S" }], reason: "wrong_item" },
+      });
+      const { returnId } = (await created.json()) as { returnId: string };
+      await h.settle(3);
+      const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+      expect(row.status).toBe("approved");
+      expect(row.receivedAt).toBeNull();
+      expect(row.exchangeTrackingNumber).not.toBeNull();
+      expect(h.easyPost.purchased().filter((s) => s.reference === `exchange-${returnId}`)).toHaveLength(1);
+
+      await api(`/api/returns/${returnId}/receive`, { body: { condition: "resellable" } });
+      await h.settle(3);
+      const done = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+      expect(done.status).toBe("closed");
+      expect(h.easyPost.purchased().filter((s) => s.reference === `exchange-${returnId}`)).toHaveLength(1);
+      expect(
+        h
+          .mailsTo(/exchange .* is on its way/i)
+          .filter((m) => m.text?.includes(row.exchangeTrackingNumber ?? "-")),
+      ).toHaveLength(1);
+    } finally {
+      await h.restartService({});
+    }
   });
 });

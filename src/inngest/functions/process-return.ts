@@ -8,6 +8,9 @@ import { restockReturn } from "../steps/restock-return";
 import { createReturnLabel } from "../steps/return-label";
 import { runUndos, Saga, undosOf } from "../steps/saga";
 import { writeOffReturn } from "../steps/write-off-return";
+import { reserveExchange } from "../steps/reserve-exchange";
+import { shipExchange } from "../steps/ship-exchange";
+import { emailExchange } from "../steps/email-exchange";
 
 export const processReturnFunctionId = "process-return";
 
@@ -15,6 +18,9 @@ export const processReturnFunctionId = "process-return";
 export const returnSteps = [
   createReturnLabel,
   emailReturnLabel,
+  reserveExchange,
+  shipExchange,
+  emailExchange,
   refundReturn,
   restockReturn,
   writeOffReturn,
@@ -28,7 +34,8 @@ export const returnUndos = undosOf(returnSteps);
  * Runs one return after delivery: (wait for ops' approval, when RETURN_APPROVAL=ops) → buy the
  * EasyPost return label → e-mail it → wait for the parcel (its tracker's delivery, or ops
  * receiving it by hand) → refund the returned lines less the restocking fee → restock them, or
- * write them off when damaged → close. One run per return (idempotency by its id); a reject or a
+ * write them off when damaged → (an exchange: reserve, ship and e-mail the new items; with
+ * EXCHANGE_SHIPS=at_once right after the label instead) → close. One run per return (idempotency by its id); a reject or a
  * close by ops cancels it (cancelOn shop/return.cancelled), and cleanup-cancelled-return hands
  * the unused label back. No parcel within RETURN_SHIP_WITHIN: the label is handed back and the
  * return cancelled.
@@ -72,7 +79,7 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         for (let slice = 0; ; slice++) {
           const current = await step.run(`check-${name}-${slice}`, async () => {
             const row = await returns.work.load(returnId);
-            return { status: row.status, condition: row.condition };
+            return { status: row.status, condition: row.condition, exchange: returns.work.isExchange(row) };
           });
           if (done(current.status) || ["rejected", "cancelled", "closed"].includes(current.status))
             return current;
@@ -94,10 +101,23 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         return { returnId, outcome: approval.status };
       }
 
+      /** The exchange's new items: reserved, shipped on their own label, tracking e-mailed (once a run). */
+      let exchangeSent = false;
+      async function sendExchange() {
+        if (exchangeSent) return;
+        exchangeSent = true;
+        await saga.run(reserveExchange);
+        await saga.run(shipExchange);
+        await saga.run(emailExchange);
+      }
+      const shipsAtOnce = approval.exchange && returns.exchangeShips === "at_once";
+
       let received = approval.status === "received" ? approval : null;
       if (!received) {
         await saga.run(createReturnLabel);
         await saga.run(emailReturnLabel);
+        // A shop that trusts its customers sends the exchange before the return is back.
+        if (shipsAtOnce) await sendExchange();
         const parcel = await waitFor("parcel", returnReceived, (status) => status === "received");
         if (!parcel || parcel.status !== "received") {
           // No parcel in time (or ended by ops meanwhile): the unused label goes back to the carrier.
@@ -111,6 +131,8 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
       const refund = await saga.run(refundReturn);
       if (received.condition === "damaged") await saga.run(writeOffReturn);
       else await saga.run(restockReturn);
+      // Sent already (at once) is not sent again.
+      if (approval.exchange) await sendExchange();
       await saga.run(closeReturn);
       return { returnId, outcome: "closed" as const, refunded: refund.amount, condition: received.condition };
     },
