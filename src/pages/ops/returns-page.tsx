@@ -58,6 +58,7 @@ function ReturnsPage(props: {
               {view.lines.map((line) => (
                 <li>
                   {line.quantity} × {line.sku} ({money(line.unitPrice * line.quantity)})
+                  {line.exchangeSku ? ` → ${line.exchangeSku}` : ""}
                 </li>
               ))}
             </ul>
@@ -76,6 +77,11 @@ function ReturnsPage(props: {
               {view.refundAmount !== null ? `Refunded ${money(view.refundAmount)}. ` : ""}
               {view.restockedAt ? "Restocked. " : ""}
               {view.writtenOffAt ? "Written off. " : ""}
+              {view.exchange
+                ? view.exchange.trackingNumber
+                  ? `Exchange shipped: ${view.exchange.trackingNumber}. `
+                  : "Exchange not shipped yet. "
+                : ""}
             </p>
             {decisionsFor(view).map((decision) => (
               <form method="post" action={`/ops/returns/${view.returnId}/${decision}`} class="inline">
@@ -126,6 +132,12 @@ function ReturnsPage(props: {
                     </label>{" "}
                     of {line.quantity}
                   </td>
+                  <td>
+                    <label>
+                      Exchange for (sku, empty: refund){" "}
+                      <input name={`exchange_${line.sku}`} maxLength={100} size={12} />
+                    </label>
+                  </td>
                 </tr>
               ))}
             </tbody>
@@ -161,7 +173,7 @@ const field = (req: Request, name: string): string | undefined => {
 export function linesFromForm(
   body: Record<string, unknown>,
   skus: readonly string[],
-): { sku: string; quantity: number }[] {
+): { sku: string; quantity: number; exchangeSku?: string }[] {
   return skus.flatMap((sku) => {
     const raw = body[`qty_${sku}`];
     const text = typeof raw === "string" ? raw.trim() : "";
@@ -169,7 +181,9 @@ export function linesFromForm(
     if (!/^\d{1,5}$/.test(text)) {
       throw new AppError("validation_failed", `The quantity of ${sku} must be a whole number`);
     }
-    return [{ sku, quantity: Number(text) }];
+    const exchange = body[`exchange_${sku}`];
+    const exchangeSku = typeof exchange === "string" ? exchange.trim().slice(0, 100) : "";
+    return [{ sku, quantity: Number(text), ...(exchangeSku ? { exchangeSku } : {}) }];
   });
 }
 
