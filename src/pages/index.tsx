@@ -49,6 +49,12 @@ export interface PagesDeps {
   outboxDirectory?: string;
 }
 
+/** What a return form may offer instead of the money: physical products on sale and in stock. */
+const exchangeOptionsOf = (catalog: Catalog) => async () =>
+  (await catalog.list()).filter(
+    (product) => !product.digital && !product.archived && product.stockOnHand > 0,
+  );
+
 /** Served from node_modules, so `npm start` and the production image need no front-end build. */
 const htmxFile = path.join(path.dirname(require.resolve("htmx.org/package.json")), "dist", "htmx.min.js");
 
@@ -103,6 +109,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
       ...(deps.addresses ? { addresses: deps.addresses } : {}),
       ...(deps.returns ? { returns: deps.returns } : {}),
+      ...(deps.catalog ? { exchangeOptions: exchangeOptionsOf(deps.catalog) } : {}),
     }),
   );
   router.use(

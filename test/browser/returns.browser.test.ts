@@ -54,7 +54,7 @@ describe("returns: the customer's form and the console", () => {
   const returnsOf = (orderId: string) =>
     harness.db.return.findMany({ where: { orderId }, orderBy: { createdAt: "asc" } });
 
-  it("the customer asks for a return on the form, gets the label, and sees the refund once it is back", async () => {
+  it("the customer asks for an exchange on the form, gets the label, and sees the refund and the new item once it is back", async () => {
     const orderId = await deliveredOrder("cus_browser_return", [{ sku: "BOOT", quantity: 2 }]);
     const links = createCustomerLinks({ publicUrl, secret: deriveLinkSecret(adminToken) });
     const page = await (await browser.newContext({ viewport: { width: 900, height: 900 } })).newPage();
@@ -64,6 +64,8 @@ describe("returns: the customer's form and the console", () => {
     await page.fill('input[name="qty_BOOT"]', "1");
     await page.selectOption('select[name="reason"]', "not_as_described");
     await page.fill('input[name="note"]', "the colour is off");
+    // Socks instead of the money: the form offers what costs no more than the boot.
+    await page.selectOption('select[name="exchange_BOOT"]', "SOCK");
     await page.getByRole("button", { name: "Ask for a return label" }).click();
     await page.getByRole("status").getByText("Your return is registered").waitFor();
     await page.screenshot({ path: path.join(screenshotDir, "customer-return-form.png"), fullPage: true });
@@ -80,6 +82,7 @@ describe("returns: the customer's form and the console", () => {
     // Only one boot is left to return: asking for two is refused on the form, with the reason.
     await page.fill('input[name="qty_BOOT"]', "2");
     await page.selectOption('select[name="reason"]', "no_longer_needed");
+    await page.selectOption('select[name="exchange_BOOT"]', "");
     await page.getByRole("button", { name: "Ask for a return label" }).click();
     await page.getByRole("alert").getByText("1 left to return").waitFor();
     expect(await returnsOf(orderId)).toHaveLength(1);
@@ -93,8 +96,13 @@ describe("returns: the customer's form and the console", () => {
       if (done?.status !== "closed") throw new Error(`return ${done?.status}`);
     });
     await page.goto(`${publicUrl}/orders/${orderId}/return?sig=${links.sign("order", orderId)}`);
-    // 4000 for the boot, less the fixed restocking fee of 500.
-    await page.locator("#your-returns").getByText("refunded $35.00").waitFor();
+    // 4000 for the boot in exchange for socks at 800: 3200 back, no restocking fee on an exchange.
+    await page.locator("#your-returns").getByText("refunded $32.00").waitFor();
+    expect(harness.easyPost.purchased().filter((s) => s.reference === `exchange-${row.id}`)).toHaveLength(1);
+    const [closed] = await returnsOf(orderId);
+    expect(
+      harness.smtp.accepted.filter((m) => m.text?.includes(closed?.exchangeTrackingNumber ?? "-")),
+    ).toHaveLength(1);
   }, 120_000);
 
   async function loggedIn(): Promise<Page> {

@@ -29,8 +29,17 @@ const statusWords: Record<ReturnView["status"], string> = {
 export const isReturnable = (status: CustomerOrder["status"]) =>
   status === "delivered" || status === "completed";
 
+/** A product a customer may take instead of the money: on sale, physical, in stock. */
+export interface ExchangeOption {
+  sku: string;
+  name: string;
+  unitPrice: number;
+  currency: string;
+}
+
 function ReturnForm(props: {
   order: CustomerOrder;
+  exchanges: ExchangeOption[];
   sig: string;
   returns: ReturnView[];
   error?: string;
@@ -93,6 +102,27 @@ function ReturnForm(props: {
                   </label>{" "}
                   of {line.quantity}
                 </td>
+                <td>
+                  {/* Same price or cheaper, in the order's currency: a dearer one cannot be charged here. */}
+                  <label>
+                    Instead{" "}
+                    <select name={`exchange_${line.sku}`}>
+                      <option value="">my money back</option>
+                      {props.exchanges
+                        .filter(
+                          (option) =>
+                            option.sku !== line.sku &&
+                            option.unitPrice <= line.unitPrice &&
+                            option.currency.toLowerCase() === order.currency.toLowerCase(),
+                        )
+                        .map((option) => (
+                          <option value={option.sku}>
+                            {option.name} ({formatMoney(option.unitPrice, order.currency)})
+                          </option>
+                        ))}
+                    </select>
+                  </label>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -128,7 +158,9 @@ function linesOf(body: Record<string, unknown>, order: CustomerOrder) {
     if (text === "" || text === "0") return [];
     if (!/^\d{1,5}$/.test(text))
       throw new AppError("validation_failed", `Give a whole number for ${line.name}`);
-    return [{ sku: line.sku, quantity: Number(text) }];
+    const exchange = body[`exchange_${line.sku}`];
+    const exchangeSku = typeof exchange === "string" ? exchange.trim().slice(0, 100) : "";
+    return [{ sku: line.sku, quantity: Number(text), ...(exchangeSku ? { exchangeSku } : {}) }];
   });
 }
 
@@ -141,6 +173,8 @@ function linesOf(body: Record<string, unknown>, order: CustomerOrder) {
 export function returnFormRoutes(deps: {
   returns: ReturnActions;
   links: CustomerLinks;
+  /** Products to offer instead of the money (the catalog's query); none: no exchange offered. */
+  exchangeOptions?: () => Promise<ExchangeOption[]>;
   signedOrder(req: Request, res: Response): Promise<CustomerOrder | undefined>;
 }): Router {
   const router = Router();
@@ -171,6 +205,7 @@ export function returnFormRoutes(deps: {
         order={order}
         sig={links.sign("order", order.id)}
         returns={await returns.list(order.id)}
+        exchanges={(await deps.exchangeOptions?.()) ?? []}
         done={req.query.done === "1"}
       />,
     );
@@ -206,6 +241,7 @@ export function returnFormRoutes(deps: {
             order={order}
             sig={links.sign("order", order.id)}
             returns={await returns.list(order.id)}
+            exchanges={(await deps.exchangeOptions?.()) ?? []}
             error={error.message}
           />,
           error.httpStatus,

@@ -12,7 +12,7 @@ import { freshLinkRoute, sendExpiredLink } from "./fresh-link";
 import { Layout, MessagePage, formatTime, sendFragment, sendPage } from "../layout";
 import { customerStatus, isReviewable, isSettled, type CustomerOrder } from "./order-view";
 import type { ReturnActions } from "../../returns/returns";
-import { isReturnable, returnFormRoutes } from "./return-form";
+import { isReturnable, returnFormRoutes, type ExchangeOption } from "./return-form";
 
 /** What the customer's pages stand on: query functions and the review's use case, no database. */
 export interface CustomerPagesDeps {
@@ -26,6 +26,8 @@ export interface CustomerPagesDeps {
   addresses?: AddressCorrections;
   /** Returns after delivery: the return form behind the order page's signed link. */
   returns?: ReturnActions;
+  /** What the return form offers instead of the money. */
+  exchangeOptions?: () => Promise<ExchangeOption[]>;
   /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
 }
@@ -169,6 +171,7 @@ export function customerPages(deps: CustomerPagesDeps): Router {
       returnFormRoutes({
         returns: deps.returns,
         links,
+        ...(deps.exchangeOptions ? { exchangeOptions: deps.exchangeOptions } : {}),
         signedOrder: (req, res) => signedOrder(deps, req, res, "order"),
       }),
     );
