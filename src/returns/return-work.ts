@@ -1,4 +1,5 @@
 import type { Alerter } from "../alerts";
+import { isAppError } from "../errors";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import type { Refunds } from "../orders/refund-order";
@@ -140,14 +141,45 @@ export function createReturnWork(deps: {
         );
         return { amount: 0, fee: refund.fee, refundId: null };
       }
-      const outcome = await deps.refunds.refund({
-        orderId: row.order_id,
-        amount: refund.amount,
-        refundId: returnId,
-        reason: `return ${returnId}`,
-        by: "process-return",
-        handBackLabel: false,
-      });
+      const ask = (amount: number) =>
+        deps.refunds.refund({
+          orderId: row.order_id,
+          amount,
+          refundId: returnId,
+          reason: `return ${returnId}`,
+          by: "process-return",
+          handBackLabel: false,
+        });
+      let outcome;
+      try {
+        outcome = await ask(refund.amount);
+      } catch (error) {
+        // Refunded by hand already (in part or in full): what is left is refunded, ops are told;
+        // a retry of this step could never refund more.
+        if (!isAppError(error) || error.code !== "refund_exceeds_captured") throw error;
+        const left = (error.details as { refundable?: number } | undefined)?.refundable ?? 0;
+        await deps.alerts.notify({
+          title: "Return refund exceeds what is left to refund",
+          fields: {
+            orderId: row.order_id,
+            returnId,
+            due: refund.amount,
+            refundable: left,
+            action: "The order was refunded by other means; settle the rest with the customer",
+          },
+        });
+        if (left <= 0) {
+          await records.recordRefund(returnId, 0, refund.fee);
+          await timeline.record(
+            row.order_id,
+            "return-refunded",
+            { returnId, amount: 0, fee: refund.fee, due: refund.amount },
+            runId,
+          );
+          return { amount: 0, fee: refund.fee, refundId: null };
+        }
+        outcome = await ask(left);
+      }
       await records.recordRefund(returnId, outcome.amount, refund.fee);
       await timeline.record(
         row.order_id,

@@ -337,4 +337,57 @@ describe("returns", () => {
       await h.restartService({});
     }
   });
+
+  it("RETURN_APPROVAL=ops: a customer's return waits for ops, then gets its label", async () => {
+    await h.restartService({ RETURN_APPROVAL: "ops" });
+    try {
+      const { orderId } = await deliveredOrder("cus_ret_approval", [{ sku: "RET-1", quantity: 1 }]);
+      const sig = h.services.links.sign("order", orderId);
+      const posted = await fetch(`${h.appUrl}/orders/${orderId}/return?sig=${sig}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ "qty_RET-1": "1", reason: "wrong_item" }).toString(),
+        redirect: "manual",
+      });
+      expect(posted.status).toBe(303);
+      await h.settle(3);
+      const [waiting] = await returnsOf(orderId);
+      expect(waiting?.status).toBe("requested");
+      expect(waiting?.labelTrackingNumber).toBeNull();
+
+      const approved = await api(`/api/returns/${waiting?.id}/approve`, { body: {} });
+      expect(approved.status).toBe(200);
+      await h.settle(3);
+      const [labelled] = await returnsOf(orderId);
+      expect(labelled?.status).toBe("approved");
+      expect(labelled?.labelSentAt).not.toBeNull();
+    } finally {
+      await h.restartService({});
+    }
+  });
+
+  it("an order refunded by hand meanwhile: the return refunds only what is left, and ops hear of it", async () => {
+    const { orderId, paymentIntentId } = await deliveredOrder("cus_ret_refunded", [
+      { sku: "RET-2", quantity: 2 },
+    ]);
+    const created = await api(`/api/orders/${orderId}/returns`, {
+      body: { lines: [{ sku: "RET-2", quantity: 2 }], reason: "other" },
+    });
+    const { returnId } = (await created.json()) as { returnId: string };
+    await h.settle(3);
+    const byHand = await api(`/api/orders/${orderId}/refund`, { body: { amount: 1500, reason: "goodwill" } });
+    expect(byHand.status).toBe(201);
+    const slackBefore = h.slack.bodies.length;
+    await api(`/api/returns/${returnId}/receive`, { body: { condition: "resellable" } });
+    await h.settle(3);
+
+    const done = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(done.status).toBe("closed");
+    // 2000 less 10 % is 1800 due; 500 was left after the 1500 by hand.
+    expect(done.refundAmount).toBe(500);
+    expect((await refundsAtStripe(paymentIntentId)).map((r) => r.amount).sort((a, b) => a - b)).toEqual([
+      500, 1500,
+    ]);
+    expect(JSON.stringify(h.slack.bodies.slice(slackBefore))).toContain("Return refund exceeds");
+  });
 });
