@@ -96,6 +96,16 @@ export function createReturnRecords(db: Database) {
       return rows;
     },
 
+    /** Returns still to act on (requested, approved, received), oldest first: the console's list. */
+    async listOpen(limit: number): Promise<ReturnRow[]> {
+      const { rows } = await sql.query<ReturnRow>(
+        `SELECT ${returnColumns} FROM returns r WHERE r.status IN ('requested', 'approved', 'received')
+         ORDER BY r.created_at, r.id LIMIT $1`,
+        [limit],
+      );
+      return rows;
+    },
+
     async orderExists(orderId: string): Promise<boolean> {
       const { rows } = await sql.query(`SELECT 1 FROM orders WHERE id = $1::uuid`, [orderId]);
       return rows.length > 0;

@@ -113,6 +113,8 @@ export interface ReturnActions {
   /** Ends a return whose parcel is not coming: its unused label is handed back. */
   close(decision: ReturnDecision): Promise<ReturnView>;
   list(orderId: string): Promise<ReturnView[]>;
+  /** Returns still open across orders, oldest first (at most `limit`). */
+  listOpen(limit?: number): Promise<ReturnView[]>;
   get(returnId: string): Promise<ReturnView>;
 }
 
@@ -253,6 +255,10 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async list(orderId) {
       return (await deps.listForOrder(orderId)).map(toReturnView);
+    },
+
+    async listOpen(limit = 100) {
+      return (await records.listOpen(Math.min(Math.max(limit, 1), 500))).map(toReturnView);
     },
 
     async get(returnId) {

@@ -125,6 +125,10 @@ describe("returns: the customer's form and the console", () => {
     await page.getByRole("link", { name: "Returns…" }).click();
     await page.getByRole("heading", { name: /Returns of order/ }).waitFor();
 
+    // The console's list of open returns knows nothing of this order yet.
+    await page.goto(`${publicUrl}/ops/returns`);
+    await page.getByRole("heading", { name: "Open returns" }).waitFor();
+    await page.goto(`${publicUrl}/ops/orders/${orderId}/returns`);
     await page.fill('input[name="qty_SOCK"]', "2");
     await page.selectOption('#new-return select[name="reason"]', "damaged");
     await page.getByRole("button", { name: "Create return" }).click();
@@ -135,7 +139,9 @@ describe("returns: the customer's form and the console", () => {
       const [found] = await returnsOf(orderId);
       if (!found?.labelSentAt) throw new Error("no label yet");
     });
-    await page.reload();
+    await page.goto(`${publicUrl}/ops/returns`);
+    await page.locator(`#open-returns tr[data-return-id="${first?.id}"]`).getByText("approved").waitFor();
+    await page.locator(`#open-returns tr[data-return-id="${first?.id}"] a`).click();
     await block.getByText(/Label .* e-mailed/).waitFor();
 
     await block.locator('select[name="condition"]').selectOption("damaged");

@@ -187,6 +187,45 @@ export function linesFromForm(
   });
 }
 
+function OpenReturnsPage(props: { csrf: string; returns: ReturnView[] }) {
+  return (
+    <OpsLayout title="Open returns" csrf={props.csrf}>
+      <h1>Open returns</h1>
+      <section class="card" id="open-returns">
+        {props.returns.length === 0 ? <p class="muted">No return waits for anything.</p> : null}
+        <table>
+          <thead>
+            <tr>
+              <th>Order</th>
+              <th>Status</th>
+              <th>Lines</th>
+              <th>Label</th>
+              <th>Asked</th>
+            </tr>
+          </thead>
+          <tbody>
+            {props.returns.map((view) => (
+              <tr data-return-id={view.returnId}>
+                <td>
+                  <a href={`/ops/orders/${view.orderId}/returns`}>{orderReference(view.orderId)}</a>
+                </td>
+                <td>{view.status}</td>
+                <td>{view.lines.map((line) => `${line.quantity} × ${line.sku}`).join(", ")}</td>
+                <td>
+                  {view.label
+                    ? `${view.label.trackingNumber} (${view.label.trackerStatus ?? "not scanned"})`
+                    : "none"}
+                </td>
+                <td>{view.requestedBy}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </section>
+    </OpsLayout>
+  );
+}
+
 /**
  * The console's returns of an order (/ops/orders/:id/returns): each return with the decisions it
  * can take, and a form for a new one; every post calls the same use case as the admin API.
@@ -220,6 +259,10 @@ export function returnsPage(deps: OpsConsoleDeps, returns: ReturnActions): Route
   const refused = (error: unknown): error is AppError => isAppError(error) && error.httpStatus < 500;
 
   router.get("/ops/orders/:id/returns", (req, res) => show(req, res, String(req.params.id)));
+
+  router.get("/ops/returns", async (req, res) => {
+    sendPage(res, <OpenReturnsPage csrf={csrfOf(deps, req)} returns={await returns.listOpen(100)} />);
+  });
 
   router.post("/ops/orders/:id/returns", async (req, res) => {
     const orderId = String(req.params.id);
