@@ -22,6 +22,8 @@ export interface AppDependencies {
   inngestServe?: { path: string; handler: RequestHandler };
   /** /api/orders: the admin view and cancellation. */
   orderAdmin?: Router;
+  /** /api/orders/:id/returns and /api/returns: returns after delivery (src/returns/admin-routes.ts). */
+  returnsAdmin?: Router;
   /** /api/reconciliation: the daily reconciliation's runs (src/reconciliation/admin-routes.ts). */
   reconciliationAdmin?: Router;
   /** Runs before orderAdmin: a per-client limit on failed admin requests (src/http/rate-limit.ts). */
@@ -114,12 +116,16 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
   if (deps.catalogAdmin) app.use("/api/admin", noStore);
   if (deps.catalogAdmin && deps.adminRateLimit) app.use("/api/admin", deps.adminRateLimit);
+  if (deps.returnsAdmin) app.use("/api/returns", noStore);
+  if (deps.returnsAdmin && deps.adminRateLimit) app.use("/api/returns", deps.adminRateLimit);
   if (deps.reconciliationAdmin) app.use("/api/reconciliation", noStore);
   if (deps.reconciliationAdmin && deps.adminRateLimit) app.use("/api/reconciliation", deps.adminRateLimit);
 
   app.use(express.json({ limit: "100kb", reviver: refuseNulInJson }));
   app.use("/api", requireJsonBody);
 
+  // Before the order routes: /api/orders/:id/returns is the returns' door.
+  if (deps.returnsAdmin) app.use("/api", deps.returnsAdmin);
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.catalogAdmin) app.use("/api/admin/products", deps.catalogAdmin);
   if (deps.reconciliationAdmin) app.use("/api/reconciliation", deps.reconciliationAdmin);

@@ -117,6 +117,23 @@ const schema = z.object({
   FULFILMENT_HOLD: duration.optional(),
   // How often a submitted label refund is asked about, over the carrier's 30 days.
   LABEL_REFUND_CHECK_EVERY: duration.default("1d"),
+  // Returns (docs/returns.md): how long after delivery a customer may ask for one; what is kept of
+  // the refund ("10%" of the returned lines, or a fixed amount in minor units such as "500");
+  // whether a customer's request needs ops' approval before its label is bought; how long the
+  // return label waits for the parcel before it is handed back and the return cancelled.
+  RETURN_WINDOW: duration.default("30d"),
+  RETURN_RESTOCKING_FEE: z
+    .string()
+    .regex(
+      /^(\d{1,2}(\.\d{1,2})?%|100%|\d{1,9})$/,
+      'must be a percentage such as "10%" or an amount in minor units such as "500"',
+    )
+    .default("0"),
+  RETURN_APPROVAL: z.enum(["auto", "ops"]).default("auto"),
+  RETURN_SHIP_WITHIN: duration.default("30d"),
+  // An exchange's new item ships once the return is back (on_receipt), or at once (at_once: the
+  // shop trusts its customers with the item before the return arrives).
+  EXCHANGE_SHIPS: z.enum(["on_receipt", "at_once"]).default("on_receipt"),
 
   SMTP_URL: z
     .string()

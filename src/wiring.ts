@@ -68,6 +68,13 @@ import {
   type Reconciliation,
 } from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
+import { createEasyPostReturnLabels } from "./shipping/return-labels";
+import { returnAdminRoutes } from "./returns/admin-routes";
+import { parseRestockingFee } from "./returns/return-policy";
+import { createReturnRecords } from "./returns/return-records";
+import { createReturnTracking } from "./returns/return-tracking";
+import { createReturnWork } from "./returns/return-work";
+import { createReturnActions } from "./returns/returns";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -87,6 +94,7 @@ import {
   createShippingProvider,
   lazyEasyPostClient,
   publicBaseUrl,
+  warehouseAddress,
   type ShippingProvider,
 } from "./shipping";
 
@@ -281,6 +289,44 @@ export async function createServices(options: {
     onTransition: (to) => metrics.observeOrderTransition(to),
   });
 
+  const refunds = createRefunds({
+    db,
+    stripe,
+    sender,
+    logger,
+    onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+  });
+  // Returns after delivery (src/returns): the use cases both doors and the carrier's tracker
+  // share, and what process-return's steps do.
+  const returnRecords = createReturnRecords(db);
+  const returnActions = createReturnActions({
+    records: returnRecords,
+    publisher,
+    timeline,
+    windowMs: durationMs(config.RETURN_WINDOW),
+    approval: config.RETURN_APPROVAL,
+    listForOrder: (orderId) => returnRecords.listForOrder(orderId),
+  });
+  const returnWork = endpoints.easyPost
+    ? createReturnWork({
+        db,
+        records: returnRecords,
+        labels: createEasyPostReturnLabels({
+          client: lazyEasyPostClient(endpoints.easyPost),
+          warehouse: warehouseAddress(config),
+          serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
+          itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+        }),
+        refunds,
+        sender,
+        timeline,
+        alerts,
+        fee: parseRestockingFee(config.RETURN_RESTOCKING_FEE),
+        orderUrl: (orderId) => links.order(orderId),
+        trackUrl: (trackingNumber) => links.track(trackingNumber),
+      })
+    : undefined;
+
   const workflow: WorkflowDependencies = {
     orders,
     fulfilment: createFulfilmentRecords(db, {
@@ -330,6 +376,16 @@ export async function createServices(options: {
       checkouts: intake.checkoutSweep,
       reconciliation,
     },
+    ...(returnWork
+      ? {
+          returns: {
+            work: returnWork,
+            waitSlice: "1d",
+            waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),
+            exchangeShips: config.EXCHANGE_SHIPS,
+          },
+        }
+      : {}),
   };
 
   const renderer = createEmailRenderer({ db, links });
@@ -340,13 +396,7 @@ export async function createServices(options: {
     publisher,
     timeline,
     redrive,
-    refunds: createRefunds({
-      db,
-      stripe,
-      sender,
-      logger,
-      onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
-    }),
+    refunds,
     labels,
     holds,
     sender,
@@ -388,6 +438,7 @@ export async function createServices(options: {
     alertBacklog: () => alertOutbox.backlog(),
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     reconciliation,
+    returns: returnActions,
     openCheckoutUrl: checkoutPayUrl(stripe),
     addresses: createAddressCorrections({
       db,
@@ -455,6 +506,12 @@ export async function createServices(options: {
         alerts,
         tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
       }),
+      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions }),
+    }),
+    returnsAdmin: returnAdminRoutes({
+      adminToken: endpoints.adminToken,
+      returns: returnActions,
+      orderExists: (orderId) => returnRecords.orderExists(orderId),
     }),
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,

@@ -108,13 +108,66 @@ export const holdReleasedEvent = (data: HoldReleasedData) => ({
   data: { ...data },
 });
 
+/** A return was asked for (the customer's page, ops): process-return runs it, once per return. */
+export const returnRequested = eventType("shop/return.requested", {
+  schema: z.object({ returnId: z.uuid(), orderId: z.uuid() }),
+});
+export type ReturnRequestedData = z.infer<typeof returnRequested.schema>;
+export const returnRequestedEvent = (data: ReturnRequestedData) => ({
+  name: returnRequested.name,
+  id: `return-requested-${data.returnId}`,
+  data: { ...data },
+});
+
+/** Ops approved a return that waited for them (RETURN_APPROVAL=ops). */
+export const returnApproved = eventType("shop/return.approved", {
+  schema: z.object({ returnId: z.uuid(), orderId: z.uuid() }),
+});
+export const returnApprovedEvent = (data: z.infer<typeof returnApproved.schema>) => ({
+  name: returnApproved.name,
+  id: `return-approved-${data.returnId}`,
+  data: { ...data },
+});
+
+/**
+ * The returned parcel arrived (its tracker said delivered, or ops received it by hand): one per
+ * return, so the carrier repeating its event wakes no run twice.
+ */
+export const returnReceived = eventType("shop/return.received", {
+  schema: z.object({
+    returnId: z.uuid(),
+    orderId: z.uuid(),
+    condition: z.enum(["resellable", "damaged"]),
+  }),
+});
+export type ReturnReceivedData = z.infer<typeof returnReceived.schema>;
+export const returnReceivedEvent = (data: ReturnReceivedData) => ({
+  name: returnReceived.name,
+  id: `return-received-${data.returnId}`,
+  data: { ...data },
+});
+
+/** Ops rejected a return (or it was cancelled): the run stops (cancelOn), its cleanup undoes. */
+export const returnCancelled = eventType("shop/return.cancelled", {
+  schema: z.object({ returnId: z.uuid(), orderId: z.uuid(), reason: z.string().max(500).optional() }),
+});
+export const returnCancelledEvent = (data: z.infer<typeof returnCancelled.schema>) => ({
+  name: returnCancelled.name,
+  id: `return-cancelled-${data.returnId}`,
+  data: { ...data },
+});
+
 /** Every event this service sends, as the publisher takes it. */
 export type OutgoingEvent =
   | OrderPlacedEvent
   | ReturnType<typeof orderCancelledEvent>
   | ShipmentDeliveredEvent
   | ReturnType<typeof labelRefundRequestedEvent>
-  | ReturnType<typeof holdReleasedEvent>;
+  | ReturnType<typeof holdReleasedEvent>
+  | ReturnType<typeof returnRequestedEvent>
+  | ReturnType<typeof returnApprovedEvent>
+  | ReturnType<typeof returnReceivedEvent>
+  | ReturnType<typeof returnCancelledEvent>;
 
 /**
  * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the
@@ -126,7 +179,7 @@ export const functionCancelled = eventType("inngest/function.cancelled", {
     function_id: z.string(),
     run_id: z.string(),
     event: z
-      .object({ data: z.object({ orderId: z.string() }).partial() })
+      .object({ data: z.object({ orderId: z.string(), returnId: z.string() }).partial() })
       .partial()
       .optional(),
   }),

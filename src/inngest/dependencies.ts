@@ -16,6 +16,7 @@ import type { PaymentRepository } from "../payments/payment-repository";
 import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type { Reconciliation } from "../reconciliation/reconcile";
+import type { ReturnWork } from "../returns/return-work";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -107,4 +108,16 @@ export interface WorkflowDependencies {
   stockLedger?: Pick<StockLedger, "mismatches">;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
+  /** Returns after delivery: what process-return's steps do (src/returns/return-work.ts). */
+  returns?: ReturnWorkflowDependencies;
+}
+
+export interface ReturnWorkflowDependencies {
+  work: ReturnWork;
+  /** How long each wait for an approval or the parcel lasts before the return is read again. */
+  waitSlice: string;
+  /** How many slices cover RETURN_SHIP_WITHIN (at least one). */
+  waitSlices: number;
+  /** EXCHANGE_SHIPS: the new item ships once the return is back, or at once. */
+  exchangeShips: "on_receipt" | "at_once";
 }

@@ -137,6 +137,31 @@ export function createEmailRenderer(deps: {
             }),
           );
         }
+        case "returnLabel": {
+          // The latest return label sent: its entry carries what the e-mail said.
+          const detail = detailOf(timeline, "return-label-sent");
+          const text = (key: string) => (typeof detail[key] === "string" ? (detail[key] as string) : "");
+          const trackingNumber = text("trackingNumber");
+          return emailTemplates.returnLabel({
+            order: summary,
+            lines: Array.isArray(detail.lines) ? (detail.lines as { name: string; quantity: number }[]) : [],
+            labelUrl: text("labelUrl"),
+            trackingNumber,
+            trackingUrl: text("trackingUrl") || deps.links.track(trackingNumber),
+            refundAmount: typeof detail.refundAmount === "number" ? detail.refundAmount : 0,
+          });
+        }
+        case "exchangeShipped": {
+          const detail = detailOf(timeline, "exchange-sent");
+          const trackingNumber = typeof detail.trackingNumber === "string" ? detail.trackingNumber : "";
+          return emailTemplates.exchangeShipped({
+            order: summary,
+            lines: Array.isArray(detail.lines) ? (detail.lines as { name: string; quantity: number }[]) : [],
+            trackingNumber,
+            trackingUrl:
+              typeof detail.trackingUrl === "string" ? detail.trackingUrl : deps.links.track(trackingNumber),
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

@@ -15,6 +15,13 @@ import {
   updateProductBody,
 } from "../inventory/product-schemas";
 import { checkoutRequestSchema, checkoutResultSchema } from "../orders/checkout/checkout-request";
+import {
+  createReturnBody,
+  receiveReturnBody,
+  returnDecisionBody,
+  returnListSchema,
+  returnSchema,
+} from "../returns/return-schemas";
 
 /**
  * GET /openapi.json: the API contract, built from the zod schemas the routes validate with (one
@@ -306,6 +313,105 @@ function buildDocument(): JsonSchema {
         responses: {
           "201": json(anyObject, "Re-sent"),
           ...errors([...adminErrors, "order_not_found", "not_found"]),
+        },
+      },
+    },
+    "/api/orders/{id}/returns": {
+      post: {
+        ...admin,
+        summary:
+          "Create a return of a delivered order's lines (approved at once; process-return buys and e-mails its label)",
+        tags: ["returns"],
+        parameters: [uuidParameter("id")],
+        requestBody: requestBody(createReturnBody),
+        responses: {
+          "201": json(schemaOf(returnSchema), "The return"),
+          ...errors([
+            ...adminErrors,
+            ...bodyErrors,
+            "validation_failed",
+            "order_not_found",
+            "return_line_invalid",
+            "return_quantity_exceeded",
+            "order_not_returnable",
+            "return_window_closed",
+            "exchange_sku_invalid",
+            "exchange_costs_more",
+            "insufficient_stock",
+            "upstream_unavailable",
+          ]),
+        },
+      },
+      get: {
+        ...admin,
+        summary: "The order's returns, newest first",
+        tags: ["returns"],
+        parameters: [uuidParameter("id")],
+        responses: {
+          "200": json(schemaOf(returnListSchema), "The returns"),
+          ...errors([...adminErrors, "order_not_found"]),
+        },
+      },
+    },
+    "/api/returns/{id}": {
+      get: {
+        ...admin,
+        summary: "A return",
+        tags: ["returns"],
+        parameters: [uuidParameter("id")],
+        responses: {
+          "200": json(schemaOf(returnSchema), "The return"),
+          ...errors([...adminErrors, "return_not_found"]),
+        },
+      },
+    },
+    ...Object.fromEntries(
+      (
+        [
+          ["approve", "Approve a requested return: its label is bought and e-mailed"],
+          ["reject", "Reject a return (before its refund): no refund, an unused label handed back"],
+          ["close", "Close a return whose parcel is not coming: the unused label handed back"],
+        ] as const
+      ).map(([action, summary]) => [
+        `/api/returns/{id}/${action}`,
+        {
+          post: {
+            ...admin,
+            summary,
+            tags: ["returns"],
+            parameters: [uuidParameter("id")],
+            requestBody: requestBody(returnDecisionBody),
+            responses: {
+              "200": json(schemaOf(returnSchema), "The return"),
+              ...errors([
+                ...adminErrors,
+                ...bodyErrors,
+                "validation_failed",
+                "return_not_found",
+                "return_not_actionable",
+              ]),
+            },
+          },
+        },
+      ]),
+    ),
+    "/api/returns/{id}/receive": {
+      post: {
+        ...admin,
+        summary:
+          "The parcel is back: refunded less the restocking fee, restocked (resellable) or written off (damaged)",
+        tags: ["returns"],
+        parameters: [uuidParameter("id")],
+        requestBody: requestBody(receiveReturnBody),
+        responses: {
+          "200": json(schemaOf(returnSchema), "The return"),
+          ...errors([
+            ...adminErrors,
+            ...bodyErrors,
+            "validation_failed",
+            "return_not_found",
+            "return_not_actionable",
+          ]),
         },
       },
     },

@@ -12,7 +12,15 @@ export interface RefundRequest {
   /** Minor units; unset refunds everything captured and not yet refunded. */
   amount?: number;
   reason?: string;
-  by: Actor;
+  /** Who asked: a person through a door, or the return workflow (src/returns). */
+  by: Actor | "process-return";
+  /**
+   * The caller's own id for this refund (a return's id, src/returns): the refund row gets it, so
+   * its Stripe key is `refund-<id>` and asking again with it returns the one refund made.
+   */
+  refundId?: string;
+  /** False: a full refund does not hand the outbound label back (the parcel was delivered and returned). */
+  handBackLabel?: boolean;
 }
 
 export interface RefundOutcome {
@@ -104,7 +112,13 @@ export function createRefunds(deps: RefundOrderDeps) {
       }
       const currency = payment.currency.trim();
       const row = await tx.refund.create({
-        data: { orderId, amount, currency, reason: request.reason ?? null },
+        data: {
+          ...(request.refundId ? { id: request.refundId } : {}),
+          orderId,
+          amount,
+          currency,
+          reason: request.reason ?? null,
+        },
       });
       await recordInTransaction(tx, orderId, "refund-requested", {
         refundId: row.id,
@@ -227,10 +241,26 @@ export function createRefunds(deps: RefundOrderDeps) {
       });
       for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
 
-      const refund = await recordRequest(request);
-      const providerId = await settle(orderId, order.paymentIntentId, refund);
+      // Asked before under the caller's id: the refund made then (settled just above if it was
+      // left pending) is the answer, never a second one.
+      const earlier = request.refundId
+        ? await db.refund.findUnique({ where: { id: request.refundId } })
+        : null;
+      if (earlier && earlier.orderId !== orderId) {
+        throw new AppError("conflict", `Refund ${earlier.id} belongs to another order`);
+      }
+      if (earlier?.status === "failed") {
+        throw new AppError(
+          "order_not_refundable",
+          `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`,
+        );
+      }
+      const refund = earlier
+        ? { id: earlier.id, amount: earlier.amount, currency: earlier.currency, reason: earlier.reason }
+        : await recordRequest(request);
+      const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
       const after = await totals(orderId);
-      if (after.refundable === 0 && deps.onFullRefund) {
+      if (after.refundable === 0 && deps.onFullRefund && request.handBackLabel !== false) {
         try {
           await deps.onFullRefund(orderId);
         } catch (error) {

@@ -9,6 +9,7 @@ import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { Reconciliation } from "../reconciliation";
+import type { ReturnActions } from "../returns/returns";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { apiReferencePage } from "./api-reference";
 import { customerPages } from "./customer/routes";
@@ -42,9 +43,17 @@ export interface PagesDeps {
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
   addresses?: AddressCorrections;
+  /** Returns after delivery: the customer's return form and the console's returns. */
+  returns?: ReturnActions;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
 }
+
+/** What a return form may offer instead of the money: physical products on sale and in stock. */
+const exchangeOptionsOf = (catalog: Catalog) => async () =>
+  (await catalog.list()).filter(
+    (product) => !product.digital && !product.archived && product.stockOnHand > 0,
+  );
 
 /** Served from node_modules, so `npm start` and the production image need no front-end build. */
 const htmxFile = path.join(path.dirname(require.resolve("htmx.org/package.json")), "dist", "htmx.min.js");
@@ -99,6 +108,8 @@ export function pagesRouter(deps: PagesDeps): Router {
       freshLinks: deps.freshLinks,
       ...(deps.openCheckoutUrl ? { openCheckoutUrl: deps.openCheckoutUrl } : {}),
       ...(deps.addresses ? { addresses: deps.addresses } : {}),
+      ...(deps.returns ? { returns: deps.returns } : {}),
+      ...(deps.catalog ? { exchangeOptions: exchangeOptionsOf(deps.catalog) } : {}),
     }),
   );
   router.use(
@@ -113,6 +124,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       ...(deps.catalog ? { catalog: deps.catalog } : {}),
       ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
+      ...(deps.returns ? { returns: deps.returns } : {}),
       logger: deps.logger,
     }),
   );

@@ -416,7 +416,17 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         where: { OR: [{ providerId: { in: ids } }, { trackingNumber: { in: codes } }] },
         select: { providerId: true, trackingNumber: true },
       });
-      const known = new Set(ours.flatMap((s) => [s.providerId, s.trackingNumber]).filter(Boolean));
+      // Return labels (src/returns) are ours too: bought for a return, kept in its own row.
+      const returnLabels = await db.return.findMany({
+        where: { OR: [{ labelProviderId: { in: ids } }, { labelTrackingNumber: { in: codes } }] },
+        select: { labelProviderId: true, labelTrackingNumber: true },
+      });
+      const known = new Set(
+        [
+          ...ours.flatMap((s) => [s.providerId, s.trackingNumber]),
+          ...returnLabels.flatMap((r) => [r.labelProviderId, r.labelTrackingNumber]),
+        ].filter(Boolean),
+      );
       for (const shipment of page) {
         const voidedBy = shipment.trackingCode ? voids.get(shipment.trackingCode) : undefined;
         if (voidedBy && shipment.trackingCode) {

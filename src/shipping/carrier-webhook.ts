@@ -78,6 +78,13 @@ export function carrierWebhookRouter(deps: {
   exceptions?: Pick<CarrierExceptions, "handle">;
   /** Where a parcel delivered before the order's last one is told. */
   timeline?: Pick<Timeline, "record">;
+  /**
+   * Return labels' trackers (src/returns/return-tracking.ts): a tracking number that is no
+   * outbound parcel's may be a return's; null when it is not either.
+   */
+  returnParcels?: {
+    tracked(event: { trackingNumber: string; status: string }): Promise<object | null>;
+  };
   logger: Logger;
   now?: () => number;
 }): Router {
@@ -163,6 +170,14 @@ export function carrierWebhookRouter(deps: {
     }
     const shipment = await shipments.findByTrackingNumber(tracker.tracking_code);
     if (!shipment) {
+      const returned = await deps.returnParcels?.tracked({
+        trackingNumber: tracker.tracking_code,
+        status: tracker.status,
+      });
+      if (returned) {
+        logger.info({ eventId: event.id, status: tracker.status, ...returned }, "return tracker updated");
+        return { received: true, return: returned };
+      }
       // Answering an error would make EasyPost retry something that will never be ours.
       logger.warn(
         { eventId: event.id, trackingNumber: tracker.tracking_code },

@@ -94,10 +94,11 @@ interface ApiErrorShape {
   statusCode?: number;
   code?: string;
 }
-const apiError = (error: unknown): ApiErrorShape =>
+export const apiError = (error: unknown): ApiErrorShape =>
   typeof error === "object" && error !== null ? (error as ApiErrorShape) : {};
 
-function toEasyPostAddress(address: ShippingAddress) {
+/** An address as EasyPost's API takes it (shipments and return labels alike). */
+export function toEasyPostAddress(address: ShippingAddress) {
   return {
     name: address.name ?? null,
     street1: address.line1,

@@ -160,8 +160,48 @@ describe("templates", () => {
         "reviewRequest",
         "shipped",
         "shortLines",
+        "returnLabel",
+        "exchangeShipped",
       ].sort(),
     );
+  });
+
+  it("the return label e-mail links the label and the tracking, escaped, and says the refund", () => {
+    const mail = emailTemplates.returnLabel({
+      order,
+      lines: [{ name: "Mug <b>", quantity: 1 }],
+      labelUrl: "https://labels.example/shp_1.png",
+      trackingNumber: "9400100000000000000001",
+      trackingUrl: "https://track.example/9400",
+      refundAmount: 1169,
+    });
+    expect(mail.subject).toMatch(/return label/);
+    expect(mail.html).toContain('href="https://labels.example/shp_1.png"');
+    expect(mail.html).toContain("Mug &lt;b&gt;");
+    expect(mail.text).toContain("https://labels.example/shp_1.png");
+    expect(mail.text).toContain("$11.69");
+    // Rendered again without a label on record: no empty link.
+    const bare = emailTemplates.returnLabel({
+      order,
+      lines: [],
+      labelUrl: "",
+      trackingNumber: "",
+      trackingUrl: "",
+      refundAmount: 0,
+    });
+    expect(bare.html).not.toContain('href=""');
+  });
+
+  it("the exchange e-mail links the new item's tracking", () => {
+    const mail = emailTemplates.exchangeShipped({
+      order,
+      lines: [{ name: "Small mug", quantity: 1 }],
+      trackingNumber: "EZ1",
+      trackingUrl: "https://track.example/EZ1",
+    });
+    expect(mail.subject).toMatch(/exchange .* is on its way/);
+    expect(mail.html).toContain('href="https://track.example/EZ1"');
+    expect(mail.text).toContain("1 × Small mug");
   });
 
   it("builds the summary from an order row with lines", () => {

@@ -298,8 +298,16 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       );
     }
     const input = parsed.data.shipment;
-    const to = toAddress(input.to_address, "to_address");
-    const from = toAddress(input.from_address, "from_address");
+    // A return label is asked for with the outbound shipment's own addresses and `is_return:
+    // true`; EasyPost switches to_address and from_address for the return shipment (its docs,
+    // "Create Return for a Shipment"), so the label, the rates and the tracker's delivery scan
+    // are the warehouse's.
+    const given = {
+      to: toAddress(input.to_address, "to_address"),
+      from: toAddress(input.from_address, "from_address"),
+    };
+    const to = input.is_return ? given.from : given.to;
+    const from = input.is_return ? given.to : given.from;
     if (!input.parcel?.weight || input.parcel.weight <= 0) {
       throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
         { field: "shipment.parcel.weight", message: "must be greater than 0" },
@@ -327,7 +335,8 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       status: "unknown",
       to_address: to,
       from_address: from,
-      return_address: from,
+      // A return goes back to the shop: its return address is the warehouse, not the customer.
+      return_address: input.is_return ? to : from,
       buyer_address: to,
       parcel,
       customs_info: null,

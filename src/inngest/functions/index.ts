@@ -12,6 +12,8 @@ import { createSweepStaleCheckouts } from "./sweep-stale-checkouts";
 import { createCheckStockLedger } from "./check-stock-ledger";
 import { createWatchLowStock } from "./watch-low-stock";
 import { createTrackLabelRefund } from "./track-label-refund";
+import { createProcessReturn } from "./process-return";
+import { createCleanupCancelledReturn } from "./cleanup-cancelled-return";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -28,5 +30,7 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     ...(deps.stockLedger ? [createCheckStockLedger(inngest, deps.stockLedger, deps.alerts)] : []),
     createReconcileDaily(inngest, deps),
     createTrackLabelRefund(inngest, deps),
+    createProcessReturn(inngest, deps),
+    createCleanupCancelledReturn(inngest, deps),
   ];
 }

@@ -7,6 +7,8 @@ export interface StepContext {
   deps: WorkflowDependencies;
   orderId: string;
   runId: string;
+  /** The return process-return works on (its steps need it; fulfilment's do not). */
+  returnId?: string;
 }
 
 /** The run's hold on the order, from the claim step: every guarded write names it. */

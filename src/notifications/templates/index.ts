@@ -8,6 +8,8 @@ import { refunded } from "./refunded";
 import { reviewRequest } from "./review-request";
 import { shipped } from "./shipped";
 import { shortLines } from "./short-lines";
+import { returnLabel } from "./return-label";
+import { exchangeShipped } from "./exchange-shipped";
 
 export { freshLink, type FreshLinkInput } from "./fresh-link";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
@@ -17,6 +19,8 @@ export { refunded, type RefundedInput } from "./refunded";
 export { reviewRequest, type ReviewRequestInput } from "./review-request";
 export { shipped, type ShippedInput } from "./shipped";
 export { shortLines, type ShortLinesInput } from "./short-lines";
+export { returnLabel, type ReturnLabelInput } from "./return-label";
+export { exchangeShipped, type ExchangeShippedInput } from "./exchange-shipped";
 export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
 export {
   deliveryException,
@@ -40,6 +44,8 @@ export const emailTemplates = {
   addressCorrection,
   deliveryException,
   shortLines,
+  returnLabel,
+  exchangeShipped,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

@@ -11,6 +11,8 @@ import type { CustomerLinks } from "../links";
 import { freshLinkRoute, sendExpiredLink } from "./fresh-link";
 import { Layout, MessagePage, formatTime, sendFragment, sendPage } from "../layout";
 import { customerStatus, isReviewable, isSettled, type CustomerOrder } from "./order-view";
+import type { ReturnActions } from "../../returns/returns";
+import { isReturnable, returnFormRoutes, type ExchangeOption } from "./return-form";
 
 /** What the customer's pages stand on: query functions and the review's use case, no database. */
 export interface CustomerPagesDeps {
@@ -22,6 +24,10 @@ export interface CustomerPagesDeps {
   freshLinks: FreshLinks;
   /** The address check's corrections (an order held because the carrier cannot deliver there). */
   addresses?: AddressCorrections;
+  /** Returns after delivery: the return form behind the order page's signed link. */
+  returns?: ReturnActions;
+  /** What the return form offers instead of the money. */
+  exchangeOptions?: () => Promise<ExchangeOption[]>;
   /** The Checkout Session's page, while it can still be paid (the cancel page's way back). */
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
 }
@@ -146,6 +152,11 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
           </ul>
         </>
       ) : null}
+      {isReturnable(order.status) ? (
+        <p>
+          <a href={`/orders/${order.id}/return?sig=${links.sign("order", order.id)}`}>Return items</a>
+        </p>
+      ) : null}
       {isReviewable(order.status) && !order.review ? (
         <p>
           <a href={links.review(order.id)}>Review your order</a>
@@ -178,6 +189,16 @@ export function customerPages(deps: CustomerPagesDeps): Router {
   const router = Router();
   const { queries, links } = deps;
   router.use(freshLinkRoute(deps));
+  if (deps.returns) {
+    router.use(
+      returnFormRoutes({
+        returns: deps.returns,
+        links,
+        ...(deps.exchangeOptions ? { exchangeOptions: deps.exchangeOptions } : {}),
+        signedOrder: (req, res) => signedOrder(deps, req, res, "order"),
+      }),
+    );
+  }
 
   // Stripe sends the customer here with the session id: long, random and known only to them.
   router.get("/checkout/success", async (req, res) => {

@@ -4,6 +4,7 @@ import type { EmailRenderer } from "../../notifications/email-renderer";
 import type { OrderActions } from "../../orders/order-actions";
 import type { OrderQueries } from "../../orders/order-queries";
 import type { Reconciliation } from "../../reconciliation";
+import type { ReturnActions } from "../../returns/returns";
 import type { RunSource } from "./runs";
 import type { OpsSessions } from "./session";
 
@@ -19,6 +20,8 @@ export interface OpsConsoleDeps {
   catalog?: Catalog;
   /** The daily reconciliation's reports (/ops/reconciliation). */
   reconciliation?: Reconciliation;
+  /** Returns after delivery (/ops/orders/:id/returns): the admin API's return use cases. */
+  returns?: ReturnActions;
   logger: Logger;
   /** Ops alerts not yet delivered to Slack: past `alertBannerAfterMs` of failing, every page says so. */
   alertBacklog?: () => Promise<{ undelivered: number; oldestFailingAt?: Date }>;

@@ -8,6 +8,7 @@ function Nav(props: { csrf: string }) {
       <a href="/ops">Orders</a>
       <a href="/ops?attention=any">Needs attention</a>
       <a href="/ops/products">Products</a>
+      <a href="/ops/returns">Returns</a>
       <a href="/ops/reconciliation">Reconciliation</a>
       <form method="post" action="/ops/logout" class="inline">
         <input type="hidden" name="_csrf" value={props.csrf} />

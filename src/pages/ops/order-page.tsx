@@ -60,6 +60,9 @@ function OrderPage(props: {
           <a class="button secondary" href={`/ops/orders/${order.id}/confirm/refund`}>
             Refund…
           </a>{" "}
+          <a class="button secondary" href={`/ops/orders/${order.id}/returns`}>
+            Returns…
+          </a>{" "}
           <a class="button secondary" href={`/ops/orders/${order.id}/confirm/redrive`}>
             Re-drive…
           </a>{" "}

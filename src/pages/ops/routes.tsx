@@ -7,6 +7,7 @@ import { orderPage } from "./order-page";
 import { ordersPage } from "./orders-page";
 import { productPages } from "./products-page";
 import { reconciliationPage } from "./reconciliation-page";
+import { returnsPage } from "./returns-page";
 import { runPage } from "./run-page";
 
 export type { OpsConsoleDeps } from "./deps";
@@ -29,6 +30,7 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   router.use(runPage(deps));
   if (deps.catalog) router.use(productPages(deps, deps.catalog));
   router.use(reconciliationPage(deps));
+  if (deps.returns) router.use(returnsPage(deps, deps.returns));
   return router;
 }
 

@@ -1,0 +1,140 @@
+import { NonRetriableError, type Inngest } from "inngest";
+import { returnApproved, returnCancelled, returnReceived, returnRequested } from "../../events/contracts";
+import type { WorkflowDependencies } from "../dependencies";
+import { closeReturn } from "../steps/close-return";
+import { emailReturnLabel } from "../steps/email-return-label";
+import { refundReturn } from "../steps/refund-return";
+import { restockReturn } from "../steps/restock-return";
+import { createReturnLabel } from "../steps/return-label";
+import { runUndos, Saga, undosOf } from "../steps/saga";
+import { writeOffReturn } from "../steps/write-off-return";
+import { reserveExchange } from "../steps/reserve-exchange";
+import { shipExchange } from "../steps/ship-exchange";
+import { emailExchange } from "../steps/email-exchange";
+
+export const processReturnFunctionId = "process-return";
+
+/** process-return's forward steps, in the order it runs them; their ids are durable Inngest state. */
+export const returnSteps = [
+  createReturnLabel,
+  emailReturnLabel,
+  reserveExchange,
+  shipExchange,
+  emailExchange,
+  refundReturn,
+  restockReturn,
+  writeOffReturn,
+  closeReturn,
+] as const;
+
+/** What a return can come to owe (the unused label handed back): the cancel cleanup runs these. */
+export const returnUndos = undosOf(returnSteps);
+
+/**
+ * Runs one return after delivery: (wait for ops' approval, when RETURN_APPROVAL=ops) → buy the
+ * EasyPost return label → e-mail it → wait for the parcel (its tracker's delivery, or ops
+ * receiving it by hand) → refund the returned lines less the restocking fee → restock them, or
+ * write them off when damaged → (an exchange: reserve, ship and e-mail the new items; with
+ * EXCHANGE_SHIPS=at_once right after the label instead) → close. One run per return (idempotency by its id); a reject or a
+ * close by ops cancels it (cancelOn shop/return.cancelled), and cleanup-cancelled-return hands
+ * the unused label back. No parcel within RETURN_SHIP_WITHIN: the label is handed back and the
+ * return cancelled.
+ *
+ * Waiting: Inngest's waitForEvent only hears events sent after the wait began, so each wait is
+ * preceded by a read of the return, and lasts a slice (a day) before the return is read again: a
+ * decision that lands in the instant between a read and its wait is seen at the next read.
+ */
+export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies) {
+  return inngest.createFunction(
+    {
+      id: processReturnFunctionId,
+      name: "Process a return",
+      triggers: [returnRequested],
+      idempotency: "event.data.returnId",
+      retries: 5,
+      cancelOn: [{ event: returnCancelled.name, if: "async.data.returnId == event.data.returnId" }],
+      onFailure: async ({ event, error }) => {
+        const original = event.data.event.data;
+        await deps.alerts.runFailed({
+          functionId: event.data.function_id,
+          runId: event.data.run_id,
+          orderId: original.orderId,
+          error: { name: error.name, message: error.message },
+        });
+      },
+    },
+    async ({ event, step, runId }) => {
+      const { returnId, orderId } = event.data;
+      const wired = deps.returns;
+      if (!wired) throw new NonRetriableError("returns are not wired in this deployment");
+      const returns = wired;
+      const saga = new Saga({ step, deps, orderId, runId, returnId });
+
+      /** Reads the return until `done` says so, waiting for `event` between reads. */
+      async function waitFor(
+        name: "approval" | "parcel",
+        event: typeof returnApproved | typeof returnReceived,
+        done: (status: string) => boolean,
+      ) {
+        for (let slice = 0; ; slice++) {
+          const current = await step.run(`check-${name}-${slice}`, async () => {
+            const row = await returns.work.load(returnId);
+            return { status: row.status, condition: row.condition, exchange: returns.work.isExchange(row) };
+          });
+          if (done(current.status) || ["rejected", "cancelled", "closed"].includes(current.status))
+            return current;
+          if (slice >= returns.waitSlices) return null;
+          await step.waitForEvent(`wait-${name}-${slice}`, {
+            event,
+            timeout: returns.waitSlice,
+            if: "async.data.returnId == event.data.returnId",
+          });
+        }
+      }
+
+      const approval = await waitFor("approval", returnApproved, (status) => status !== "requested");
+      if (!approval) {
+        await step.run("expire-return", () => returns.work.expire(returnId, runId));
+        return { returnId, outcome: "not-approved" as const };
+      }
+      if (["rejected", "cancelled", "closed"].includes(approval.status)) {
+        return { returnId, outcome: approval.status };
+      }
+
+      /** The exchange's new items: reserved, shipped on their own label, tracking e-mailed (once a run). */
+      let exchangeSent = false;
+      async function sendExchange() {
+        if (exchangeSent) return;
+        exchangeSent = true;
+        await saga.run(reserveExchange);
+        await saga.run(shipExchange);
+        await saga.run(emailExchange);
+      }
+      const shipsAtOnce = approval.exchange && returns.exchangeShips === "at_once";
+
+      let received = approval.status === "received" ? approval : null;
+      if (!received) {
+        await saga.run(createReturnLabel);
+        await saga.run(emailReturnLabel);
+        // A shop that trusts its customers sends the exchange before the return is back.
+        if (shipsAtOnce) await sendExchange();
+        const parcel = await waitFor("parcel", returnReceived, (status) => status === "received");
+        if (!parcel || parcel.status !== "received") {
+          // No parcel in time (or ended by ops meanwhile): the unused label goes back to the carrier.
+          await runUndos(saga.ctx, saga.owed);
+          if (!parcel) await step.run("expire-return", () => returns.work.expire(returnId, runId));
+          return { returnId, outcome: parcel?.status ?? ("expired" as const) };
+        }
+        received = parcel;
+      }
+
+      const refund = await saga.run(refundReturn);
+      if (received.condition === "damaged") await saga.run(writeOffReturn);
+      else await saga.run(restockReturn);
+      // Sent already (at once) is not sent again.
+      if (approval.exchange) await sendExchange();
+      await saga.run(closeReturn);
+      return { returnId, outcome: "closed" as const, refunded: refund.amount, condition: received.condition };
+    },
+  );
+}

@@ -1,0 +1,9 @@
+import type { StepContext } from "./context";
+
+/** The return a process-return step works on, and what works on it (src/returns/return-work.ts). */
+export function returnWorkOf(ctx: StepContext) {
+  const returns = ctx.deps.returns;
+  if (!returns || !ctx.returnId)
+    throw new Error("process-return runs without its return or the returns' wiring");
+  return { work: returns.work, returnId: ctx.returnId };
+}

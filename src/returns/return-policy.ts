@@ -1,0 +1,74 @@
+import { AppError } from "../errors";
+
+/**
+ * RETURN_RESTOCKING_FEE, read once: a share of the returned lines ("10%": rounded to the minor
+ * unit, half up) or a fixed amount in minor units per return ("500"), never more than the lines
+ * are worth. "0" (the default) keeps nothing.
+ */
+export type RestockingFee = { kind: "percent"; percent: number } | { kind: "amount"; amount: number };
+
+export function parseRestockingFee(value: string): RestockingFee {
+  const text = value.trim();
+  if (text.endsWith("%")) {
+    const percent = Number(text.slice(0, -1));
+    if (!Number.isFinite(percent) || percent < 0 || percent > 100) {
+      throw new AppError("validation_failed", `RETURN_RESTOCKING_FEE ${value}: a percentage from 0% to 100%`);
+    }
+    return { kind: "percent", percent };
+  }
+  const amount = Number(text);
+  if (!Number.isInteger(amount) || amount < 0) {
+    throw new AppError("validation_failed", `RETURN_RESTOCKING_FEE ${value}: an amount in minor units`);
+  }
+  return { kind: "amount", amount };
+}
+
+export interface ReturnRefund {
+  /** What the lines returned for money cost the customer (unit price × quantity, summed). */
+  linesTotal: number;
+  /** The restocking fee, kept of linesTotal (exchanged lines pay none: the shop sells again). */
+  fee: number;
+  /** What exchanged lines cost more than their replacements: refunded too. */
+  exchangeCredit: number;
+  /** linesTotal − fee + exchangeCredit: what goes back to the card. */
+  amount: number;
+}
+
+export function returnRefund(
+  lines: readonly {
+    unitPrice: number;
+    quantity: number;
+    exchangeSku?: string | null;
+    exchangeUnitPrice?: number | null;
+  }[],
+  fee: RestockingFee,
+): ReturnRefund {
+  const forMoney = lines.filter((line) => !line.exchangeSku);
+  const linesTotal = forMoney.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+  const exchangeCredit = lines
+    .filter((line) => line.exchangeSku)
+    .reduce(
+      (sum, line) => sum + Math.max(0, line.unitPrice - (line.exchangeUnitPrice ?? 0)) * line.quantity,
+      0,
+    );
+  const kept =
+    fee.kind === "percent" ? Math.round((linesTotal * fee.percent) / 100) : Math.min(fee.amount, linesTotal);
+  return { linesTotal, fee: kept, exchangeCredit, amount: linesTotal - kept + exchangeCredit };
+}
+
+/** Why a customer sends something back (the form's choices; ops may say "other" with a note). */
+export const returnReasons = [
+  "damaged",
+  "wrong_item",
+  "not_as_described",
+  "no_longer_needed",
+  "other",
+] as const;
+export type ReturnReason = (typeof returnReasons)[number];
+
+/** resellable: back on the shelf (restocked); damaged: written off, still refunded. */
+export const returnConditions = ["resellable", "damaged"] as const;
+export type ReturnCondition = (typeof returnConditions)[number];
+
+/** Who acts on a return: the customer's page, ops through a door, the carrier's tracker. */
+export type ReturnActor = "customer" | "admin-api" | "ops-console" | "carrier";

@@ -1,0 +1,313 @@
+import type { Alerter } from "../alerts";
+import { isAppError } from "../errors";
+import type { EmailSender } from "../notifications/email-sender";
+import { emailTemplates, toOrderSummary } from "../notifications/templates";
+import type { Refunds } from "../orders/refund-order";
+import { parseStoredAddress } from "../shipping/shipping-destinations";
+import type { ReturnLabels } from "../shipping/return-labels";
+import type { Timeline } from "../timeline/timeline";
+import type { Database } from "../db/client";
+import { returnRefund, type RestockingFee } from "./return-policy";
+import type { ReturnRecords, ReturnRow } from "./return-records";
+
+/** The return label e-mail's key: one per return, whatever retries. */
+export const returnLabelEmailKey = (returnId: string) => `return-label-${returnId}`;
+/** The exchange's tracking e-mail's key. */
+export const exchangeEmailKey = (returnId: string) => `exchange-shipped-${returnId}`;
+
+/** Tracker statuses before the carrier has the parcel: an unused label can still be handed back. */
+const unscanned = new Set([null, "unknown", "pre_transit"]);
+
+/**
+ * What process-return's steps do, one method per side effect, each idempotent by a key you can
+ * name: the label by its reference `return-<returnId>` (and the recorded tracking number), the
+ * e-mail by `return-label-<returnId>`, the refund by its row id, the return's own id (Stripe key
+ * `refund-<returnId>`), the restock and write-off by the return's `restocked_at`/`written_off_at`.
+ */
+export function createReturnWork(deps: {
+  db: Database;
+  records: ReturnRecords;
+  labels: ReturnLabels;
+  refunds: Pick<Refunds, "refund">;
+  sender: EmailSender;
+  timeline: Pick<Timeline, "record">;
+  alerts: Pick<Alerter, "notify">;
+  fee: RestockingFee;
+  orderUrl(orderId: string): string;
+  trackUrl(trackingNumber: string): string;
+}) {
+  const { records, timeline } = deps;
+
+  const load = async (returnId: string): Promise<ReturnRow> => {
+    const row = await records.get(returnId);
+    if (!row) throw new Error(`Return ${returnId} does not exist`);
+    return row;
+  };
+
+  return {
+    load,
+
+    async buyLabel(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (row.label_tracking_number) {
+        return { trackingNumber: row.label_tracking_number, created: false };
+      }
+      const destination = await records.destination(returnId);
+      const address = parseStoredAddress(destination?.shipping_address);
+      if (!address) throw new Error(`Order ${row.order_id} has no address to send a return label from`);
+      const booking = await deps.labels.buy({
+        returnId,
+        address,
+        lines: row.lines.map((line) => ({ ...line, weightOz: destination?.weights?.[line.sku] ?? null })),
+      });
+      await records.recordLabel(returnId, booking);
+      await timeline.record(
+        row.order_id,
+        "return-label-created",
+        { returnId, trackingNumber: booking.trackingNumber, carrier: booking.carrier },
+        runId,
+      );
+      return { trackingNumber: booking.trackingNumber, created: true };
+    },
+
+    /**
+     * The undo of the label: handed back to the carrier while no scan shows it used. A used label
+     * (the parcel moved, or arrived) is kept and paid for, as the carrier bills it.
+     */
+    async handBackLabel(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (!row.label_tracking_number) return { outcome: "no-label" as const };
+      if (row.received_at || !unscanned.has(row.label_tracker_status)) return { outcome: "used" as const };
+      const status = await deps.labels.handBack(returnId);
+      if (status !== "not-found") await records.recordLabelRefund(returnId, status);
+      await timeline.record(row.order_id, "return-label-refund-requested", { returnId, status }, runId);
+      return { outcome: status };
+    },
+
+    async emailLabel(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (!row.label_tracking_number || !row.label_url)
+        throw new Error(`Return ${returnId} has no label yet`);
+      const order = await deps.db.order.findUniqueOrThrow({
+        where: { id: row.order_id },
+        include: { lines: { orderBy: { sku: "asc" } } },
+      });
+      const names = new Map(order.lines.map((line) => [line.sku, line.name]));
+      const lines = row.lines.map((line) => ({
+        name: names.get(line.sku) ?? line.sku,
+        quantity: line.quantity,
+      }));
+      const refund = returnRefund(row.lines, deps.fee);
+      const trackingUrl = row.label_tracking_url ?? deps.trackUrl(row.label_tracking_number);
+      const content = {
+        labelUrl: row.label_url,
+        trackingNumber: row.label_tracking_number,
+        trackingUrl,
+        lines,
+        refundAmount: refund.amount,
+      };
+      const sent = await deps.sender.send({
+        idempotencyKey: returnLabelEmailKey(returnId),
+        orderId: row.order_id,
+        template: "returnLabel",
+        to: order.email,
+        content: emailTemplates.returnLabel({
+          order: toOrderSummary(order, deps.orderUrl(order.id)),
+          ...content,
+        }),
+      });
+      await records.markLabelSent(returnId);
+      // What the e-mail said, for the console's view of it (email-renderer.ts).
+      await timeline.record(
+        row.order_id,
+        "return-label-sent",
+        { returnId, ...content, email: sent.status },
+        runId,
+      );
+      return { status: sent.status };
+    },
+
+    /** The returned lines less the restocking fee, refunded once (the refund row's id is the return's). */
+    async refund(returnId: string, runId: string) {
+      const row = await load(returnId);
+      const refund = returnRefund(row.lines, deps.fee);
+      if (refund.amount <= 0) {
+        await records.recordRefund(returnId, 0, refund.fee);
+        await timeline.record(
+          row.order_id,
+          "return-refunded",
+          { returnId, amount: 0, fee: refund.fee },
+          runId,
+        );
+        return { amount: 0, fee: refund.fee, refundId: null };
+      }
+      const ask = (amount: number) =>
+        deps.refunds.refund({
+          orderId: row.order_id,
+          amount,
+          refundId: returnId,
+          reason: `return ${returnId}`,
+          by: "process-return",
+          handBackLabel: false,
+        });
+      let outcome;
+      try {
+        outcome = await ask(refund.amount);
+      } catch (error) {
+        // Refunded by hand already (in part or in full): what is left is refunded, ops are told;
+        // a retry of this step could never refund more.
+        if (!isAppError(error) || error.code !== "refund_exceeds_captured") throw error;
+        const left = (error.details as { refundable?: number } | undefined)?.refundable ?? 0;
+        await deps.alerts.notify({
+          title: "Return refund exceeds what is left to refund",
+          fields: {
+            orderId: row.order_id,
+            returnId,
+            due: refund.amount,
+            refundable: left,
+            action: "The order was refunded by other means; settle the rest with the customer",
+          },
+        });
+        if (left <= 0) {
+          await records.recordRefund(returnId, 0, refund.fee);
+          await timeline.record(
+            row.order_id,
+            "return-refunded",
+            { returnId, amount: 0, fee: refund.fee, due: refund.amount },
+            runId,
+          );
+          return { amount: 0, fee: refund.fee, refundId: null };
+        }
+        outcome = await ask(left);
+      }
+      await records.recordRefund(returnId, outcome.amount, refund.fee);
+      await timeline.record(
+        row.order_id,
+        "return-refunded",
+        { returnId, amount: outcome.amount, fee: refund.fee, stripeRefund: outcome.providerId },
+        runId,
+      );
+      return { amount: outcome.amount, fee: refund.fee, refundId: outcome.refundId };
+    },
+
+    async restock(returnId: string, runId: string) {
+      const movements = await records.restock(returnId, runId);
+      return { movements };
+    },
+
+    async writeOff(returnId: string, runId: string) {
+      const row = await load(returnId);
+      const written = await records.writeOff(returnId);
+      if (written) {
+        await timeline.record(row.order_id, "return-written-off", { returnId, lines: row.lines }, runId);
+      }
+      return { writtenOff: written };
+    },
+
+    async close(returnId: string, runId: string) {
+      const row = await load(returnId);
+      const closed = await records.transition(returnId, ["received"], "closed");
+      if (closed)
+        await timeline.record(row.order_id, "return-closed", { returnId, by: "process-return" }, runId);
+      return { status: (closed ?? row).status };
+    },
+
+    /** Whether any line asks for another product instead of its money. */
+    isExchange: (row: ReturnRow) => row.lines.some((line) => line.exchangeSku),
+
+    async reserveExchange(returnId: string, runId: string) {
+      return { movements: await records.reserveExchange(returnId, runId) };
+    },
+
+    /** The undo of the reservation: the new items back on the shelf unless they shipped. */
+    async releaseExchange(returnId: string, runId: string) {
+      return { movements: await records.releaseExchange(returnId, runId) };
+    },
+
+    /** The new items to the customer, on a label of their own, once (reference `exchange-<returnId>`). */
+    async shipExchange(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (row.exchange_tracking_number)
+        return { trackingNumber: row.exchange_tracking_number, created: false };
+      const destination = await records.destination(returnId);
+      const address = parseStoredAddress(destination?.shipping_address);
+      if (!address) throw new Error(`Order ${row.order_id} has no address to send the exchange to`);
+      const lines = row.lines.flatMap((line) =>
+        line.exchangeSku
+          ? [
+              {
+                sku: line.exchangeSku,
+                quantity: line.quantity,
+                weightOz: destination?.weights?.[line.exchangeSku] ?? null,
+              },
+            ]
+          : [],
+      );
+      const booking = await deps.labels.shipExchange({ returnId, address, lines });
+      await records.recordExchangeShipment(returnId, booking);
+      await timeline.record(
+        row.order_id,
+        "exchange-shipped",
+        { returnId, trackingNumber: booking.trackingNumber, carrier: booking.carrier, lines },
+        runId,
+      );
+      return { trackingNumber: booking.trackingNumber, created: true };
+    },
+
+    async emailExchange(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (!row.exchange_tracking_number)
+        throw new Error(`Exchange of return ${returnId} has not shipped yet`);
+      const order = await deps.db.order.findUniqueOrThrow({
+        where: { id: row.order_id },
+        include: { lines: { orderBy: { sku: "asc" } } },
+      });
+      const products = await deps.db.product.findMany({
+        where: { sku: { in: row.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : [])) } },
+        select: { sku: true, name: true },
+      });
+      const names = new Map(products.map((product) => [product.sku, product.name]));
+      const content = {
+        lines: row.lines.flatMap((line) =>
+          line.exchangeSku
+            ? [{ name: names.get(line.exchangeSku) ?? line.exchangeSku, quantity: line.quantity }]
+            : [],
+        ),
+        trackingNumber: row.exchange_tracking_number,
+        trackingUrl: row.exchange_tracking_url ?? deps.trackUrl(row.exchange_tracking_number),
+      };
+      const sent = await deps.sender.send({
+        idempotencyKey: exchangeEmailKey(returnId),
+        orderId: row.order_id,
+        template: "exchangeShipped",
+        to: order.email,
+        content: emailTemplates.exchangeShipped({
+          order: toOrderSummary(order, deps.orderUrl(order.id)),
+          ...content,
+        }),
+      });
+      await records.markExchangeSent(returnId);
+      await timeline.record(
+        row.order_id,
+        "exchange-sent",
+        { returnId, ...content, email: sent.status },
+        runId,
+      );
+      return { status: sent.status };
+    },
+
+    /** The label waited RETURN_SHIP_WITHIN and no parcel came: the return is cancelled. */
+    async expire(returnId: string, runId: string) {
+      const row = await load(returnId);
+      const cancelled = await records.transition(returnId, ["requested", "approved"], "cancelled", {
+        note: "no parcel within the return period",
+      });
+      if (cancelled) {
+        await timeline.record(row.order_id, "return-cancelled", { returnId, reason: "expired" }, runId);
+      }
+      return { status: (cancelled ?? row).status };
+    },
+  };
+}
+
+export type ReturnWork = ReturnType<typeof createReturnWork>;

@@ -1,0 +1,282 @@
+import { AppError, isAppError } from "../errors";
+import {
+  returnApprovedEvent,
+  returnCancelledEvent,
+  returnReceivedEvent,
+  returnRequestedEvent,
+} from "../events/contracts";
+import type { EventPublisher } from "../events/publisher";
+import type { Timeline } from "../timeline/timeline";
+import type { ReturnActor, ReturnCondition } from "./return-policy";
+import type { ReturnRecords, ReturnRow, ReturnStatus } from "./return-records";
+
+/** A return as both doors answer it (the admin API's JSON, the console's and the customer's pages). */
+export interface ReturnView {
+  returnId: string;
+  orderId: string;
+  status: ReturnStatus;
+  reason: string;
+  note: string | null;
+  requestedBy: string;
+  lines: ReturnRow["lines"];
+  /** Lines with an exchangeSku: the new items' shipment. */
+  exchange: {
+    trackingNumber: string | null;
+    trackingUrl: string | null;
+    reservedAt: string | null;
+    sentAt: string | null;
+  } | null;
+  label: {
+    carrier: string | null;
+    trackingNumber: string;
+    trackingUrl: string | null;
+    labelUrl: string | null;
+    trackerStatus: string | null;
+    refundStatus: string | null;
+    sentAt: string | null;
+  } | null;
+  condition: ReturnCondition | null;
+  receivedAt: string | null;
+  refundAmount: number | null;
+  refundedAt: string | null;
+  restockedAt: string | null;
+  writtenOffAt: string | null;
+  closedAt: string | null;
+}
+
+const iso = (value: Date | null) => (value ? value.toISOString() : null);
+
+export function toReturnView(row: ReturnRow): ReturnView {
+  return {
+    returnId: row.id,
+    orderId: row.order_id,
+    status: row.status,
+    reason: row.reason,
+    note: row.note,
+    requestedBy: row.requested_by,
+    lines: row.lines,
+    exchange: row.lines.some((line) => line.exchangeSku)
+      ? {
+          trackingNumber: row.exchange_tracking_number,
+          trackingUrl: row.exchange_tracking_url,
+          reservedAt: iso(row.exchange_reserved_at),
+          sentAt: iso(row.exchange_sent_at),
+        }
+      : null,
+    label: row.label_tracking_number
+      ? {
+          carrier: row.label_carrier,
+          trackingNumber: row.label_tracking_number,
+          trackingUrl: row.label_tracking_url,
+          labelUrl: row.label_url,
+          trackerStatus: row.label_tracker_status,
+          refundStatus: row.label_refund_status,
+          sentAt: iso(row.label_sent_at),
+        }
+      : null,
+    condition: row.condition,
+    receivedAt: iso(row.received_at),
+    refundAmount: row.refund_amount,
+    refundedAt: iso(row.refunded_at),
+    restockedAt: iso(row.restocked_at),
+    writtenOffAt: iso(row.written_off_at),
+    closedAt: iso(row.closed_at),
+  };
+}
+
+export interface ReturnRequest {
+  orderId: string;
+  lines: { sku: string; quantity: number; exchangeSku?: string | undefined }[];
+  reason: string;
+  note?: string | undefined;
+  by: ReturnActor;
+}
+
+export interface ReturnDecision {
+  returnId: string;
+  by: ReturnActor;
+  note?: string | undefined;
+}
+
+/**
+ * What people do to returns, one use case each, shared by the admin API (admin-routes.ts), the ops
+ * console and the customer's page (src/pages): each checks the rules, moves the return in one
+ * conditional write, writes its timeline entry and tells the process-return run by an event whose
+ * id is the return's (Inngest drops a repeat), and refuses with an AppError changing nothing.
+ */
+export interface ReturnActions {
+  request(request: ReturnRequest): Promise<ReturnView>;
+  approve(decision: ReturnDecision): Promise<ReturnView>;
+  reject(decision: ReturnDecision): Promise<ReturnView>;
+  /** The parcel is back: by ops (with the goods' condition) or the carrier's tracker (resellable). */
+  receive(decision: ReturnDecision & { condition: ReturnCondition }): Promise<ReturnView>;
+  /** Ends a return whose parcel is not coming: its unused label is handed back. */
+  close(decision: ReturnDecision): Promise<ReturnView>;
+  list(orderId: string): Promise<ReturnView[]>;
+  /** Returns still open across orders, oldest first (at most `limit`). */
+  listOpen(limit?: number): Promise<ReturnView[]>;
+  get(returnId: string): Promise<ReturnView>;
+}
+
+export interface ReturnActionsDeps {
+  records: ReturnRecords;
+  publisher: EventPublisher;
+  timeline: Pick<Timeline, "record">;
+  /** RETURN_WINDOW in milliseconds. */
+  windowMs: number;
+  /** RETURN_APPROVAL: "ops" holds a customer's request until ops approve it. */
+  approval: "auto" | "ops";
+  now?: () => number;
+  /** The order's returns, newest first (a query, src/returns/return-queries.ts). */
+  listForOrder(orderId: string): Promise<ReturnRow[]>;
+}
+
+export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
+  const { records, publisher, timeline } = deps;
+  const now = deps.now ?? Date.now;
+
+  const load = async (returnId: string): Promise<ReturnRow> => {
+    const found = await records.get(returnId);
+    if (!found) throw new AppError("return_not_found", `Return ${returnId} does not exist`);
+    return found;
+  };
+
+  const refuse = (row: ReturnRow, action: string): never => {
+    throw new AppError(
+      "return_not_actionable",
+      `Return ${row.id} is ${row.status}${row.refunded_at ? " and refunded" : ""}: it cannot be ${action}`,
+      { details: { status: row.status } },
+    );
+  };
+
+  return {
+    async request(request) {
+      if (request.lines.length === 0)
+        throw new AppError("return_line_invalid", "Pick at least one line to return");
+      const approved = request.by !== "customer" || deps.approval === "auto";
+      const row = await records.create({
+        orderId: request.orderId,
+        lines: request.lines,
+        reason: request.reason,
+        note: request.note,
+        requestedBy: request.by,
+        approved,
+        windowMs: deps.windowMs,
+        now: new Date(now()),
+      });
+      try {
+        await publisher.publish(returnRequestedEvent({ returnId: row.id, orderId: row.order_id }));
+      } catch (error) {
+        // No run will handle it: it is cancelled rather than left waiting, and the request can be made again.
+        await records.transition(row.id, ["requested", "approved"], "cancelled", {
+          note: "could not be started",
+        });
+        throw new AppError("upstream_unavailable", "The return could not be started; please try again", {
+          cause: error,
+        });
+      }
+      return toReturnView(row);
+    },
+
+    async approve(decision) {
+      const row = await load(decision.returnId);
+      const moved = await records.transition(row.id, ["requested"], "approved", decision);
+      if (!moved) return refuse(row, "approved");
+      await timeline.record(row.order_id, "return-approved", { returnId: row.id, by: decision.by });
+      await publisher.publish(returnApprovedEvent({ returnId: row.id, orderId: row.order_id }));
+      return toReturnView(moved);
+    },
+
+    async reject(decision) {
+      const row = await load(decision.returnId);
+      // Once refunded, the money is back with the customer: nothing left to reject.
+      const moved = row.refunded_at
+        ? null
+        : await records.transition(row.id, ["requested", "approved", "received"], "rejected", decision);
+      if (!moved) return refuse(row, "rejected");
+      await timeline.record(row.order_id, "return-rejected", {
+        returnId: row.id,
+        by: decision.by,
+        note: decision.note ?? null,
+      });
+      await publisher.publish(
+        returnCancelledEvent({
+          returnId: row.id,
+          orderId: row.order_id,
+          reason: decision.note ?? "rejected",
+        }),
+      );
+      return toReturnView(moved);
+    },
+
+    async receive(decision) {
+      const row = await load(decision.returnId);
+      const moved = await records.transition(row.id, ["requested", "approved"], "received", decision);
+      if (!moved) {
+        // The carrier repeating its delivery (or the run asking after a crash) publishes the
+        // same event again: Inngest drops the repeat, and nothing else changes.
+        if (decision.by === "carrier" && row.status === "received") {
+          await publisher.publish(
+            returnReceivedEvent({
+              returnId: row.id,
+              orderId: row.order_id,
+              condition: row.condition ?? "resellable",
+            }),
+          );
+          return toReturnView(row);
+        }
+        return refuse(row, "received");
+      }
+      await timeline.record(row.order_id, "return-received", {
+        returnId: row.id,
+        by: decision.by,
+        condition: decision.condition,
+      });
+      await publisher.publish(
+        returnReceivedEvent({ returnId: row.id, orderId: row.order_id, condition: decision.condition }),
+      );
+      return toReturnView(moved);
+    },
+
+    async close(decision) {
+      const row = await load(decision.returnId);
+      const moved = await records.transition(row.id, ["requested", "approved"], "closed", decision);
+      if (!moved) return refuse(row, "closed");
+      await timeline.record(row.order_id, "return-closed", {
+        returnId: row.id,
+        by: decision.by,
+        note: decision.note ?? null,
+      });
+      await publisher.publish(
+        returnCancelledEvent({ returnId: row.id, orderId: row.order_id, reason: decision.note ?? "closed" }),
+      );
+      return toReturnView(moved);
+    },
+
+    async list(orderId) {
+      return (await deps.listForOrder(orderId)).map(toReturnView);
+    },
+
+    async listOpen(limit = 100) {
+      return (await records.listOpen(Math.min(Math.max(limit, 1), 500))).map(toReturnView);
+    },
+
+    async get(returnId) {
+      return toReturnView(await load(returnId));
+    },
+  };
+}
+
+/** True for the refusals a customer can act on (shown on the page, not logged as failures). */
+export function isReturnRefusal(error: unknown): error is AppError {
+  return (
+    isAppError(error) &&
+    [
+      "order_not_returnable",
+      "return_window_closed",
+      "return_line_invalid",
+      "return_quantity_exceeded",
+      "validation_failed",
+    ].includes(error.code)
+  );
+}

@@ -1,0 +1,134 @@
+import {
+  apiError,
+  easyPostCarrierName,
+  ShippingUnavailableError,
+  toEasyPostAddress,
+  type EasyPost,
+  type WarehouseAddress,
+} from "./easypost-carrier";
+import type { CarrierBooking, LabelRefundStatus, ShippingAddress } from "./shipping-provider";
+
+/** The EasyPost return shipment's `reference`: a retry finds the label an earlier attempt bought. */
+export const returnLabelReference = (returnId: string): string => `return-${returnId}`;
+/** An exchange's outbound shipment: the new item, to the customer. */
+export const exchangeReference = (returnId: string): string => `exchange-${returnId}`;
+
+export interface ReturnLabelRequest {
+  returnId: string;
+  /** Where the customer ships from: the order's delivery address. */
+  address: ShippingAddress;
+  lines: readonly { sku: string; quantity: number; weightOz?: number | null }[];
+}
+
+/** Return labels: bought once per return, handed back when the return ends unused. */
+export interface ReturnLabels {
+  buy(request: ReturnLabelRequest): Promise<CarrierBooking>;
+  /** The exchange's new item, warehouse to customer, once per return (reference `exchange-<returnId>`). */
+  shipExchange(request: ReturnLabelRequest): Promise<CarrierBooking>;
+  /** EasyPost's refund_status after asking; `not-found` when no label was bought. */
+  handBack(returnId: string): Promise<LabelRefundStatus | "not-found" | "not-voidable">;
+}
+
+type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
+
+/**
+ * Return labels through EasyPost, as its docs describe them: the outbound shipment's own
+ * addresses (to: the customer, from: the warehouse) with `is_return: true`, and EasyPost swaps
+ * them on the label, so the parcel goes from the customer back to the warehouse. Its tracker is
+ * the return's, found by the tracking number in the returns table, never among the outbound
+ * parcels. Exactly once like the outbound label: the reference `return-<returnId>` is looked up
+ * before anything is created or bought.
+ */
+export function createEasyPostReturnLabels(options: {
+  client: () => Promise<EasyPost>;
+  warehouse: WarehouseAddress;
+  serviceLevels: readonly string[];
+  itemWeightOz: number;
+}): ReturnLabels {
+  const { warehouse, serviceLevels, itemWeightOz } = options;
+
+  const find = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
+    try {
+      return await client.Shipment.retrieve(reference);
+    } catch (error) {
+      if (apiError(error).statusCode === 404) return null;
+      throw error;
+    }
+  };
+
+  const bookingOf = (shipment: Shipment): CarrierBooking => {
+    if (!shipment.postage_label || !shipment.tracking_code) {
+      throw new Error(`EasyPost return shipment ${shipment.id} has no label yet`);
+    }
+    return {
+      carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
+      service: shipment.selected_rate?.service ?? null,
+      trackingNumber: shipment.tracking_code,
+      trackingUrl:
+        shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
+      labelUrl: shipment.postage_label.label_url,
+      providerId: shipment.id,
+    };
+  };
+
+  /** Finds the shipment by its reference, or creates it; buys it unless bought already. */
+  const purchase = async (reference: string, isReturn: boolean, request: ReturnLabelRequest) => {
+    const client = await options.client();
+    let shipment = await find(client, reference);
+    if (shipment?.postage_label) return bookingOf(shipment);
+    if (!shipment) {
+      shipment = await client.Shipment.create({
+        reference,
+        ...(isReturn ? { is_return: true } : {}),
+        to_address: toEasyPostAddress(request.address),
+        from_address: toEasyPostAddress(warehouse),
+        parcel: {
+          weight: request.lines.reduce(
+            (sum, line) => sum + line.quantity * (line.weightOz ?? itemWeightOz),
+            0,
+          ),
+        },
+        options: { label_format: "PNG", print_custom_1: reference },
+      });
+    }
+    const cheapest = (shipment.rates ?? [])
+      .filter((rate) => serviceLevels.includes(rate.service))
+      .sort((a, b) => Number(a.rate) - Number(b.rate))[0];
+    if (!cheapest) {
+      throw new ShippingUnavailableError(
+        `EasyPost shipment ${shipment.id}: no rate for ${serviceLevels.join("/")}`,
+      );
+    }
+    try {
+      return bookingOf(await client.Shipment.buy(shipment.id, cheapest.id));
+    } catch (error) {
+      if (apiError(error).code === "SHIPMENT.POSTAGE.EXISTS")
+        return bookingOf(await client.Shipment.retrieve(shipment.id));
+      throw error;
+    }
+  };
+
+  return {
+    buy: (request) => purchase(returnLabelReference(request.returnId), true, request),
+    shipExchange: (request) => purchase(exchangeReference(request.returnId), false, request),
+
+    async handBack(returnId) {
+      const client = await options.client();
+      const shipment = await find(client, returnLabelReference(returnId));
+      if (!shipment?.postage_label) return "not-found";
+      const known = shipment.refund_status;
+      if (known === "submitted" || known === "refunded") return known;
+      try {
+        const refunded = await client.Shipment.refund(shipment.id);
+        const status = refunded.refund_status;
+        return status === "submitted" || status === "refunded" || status === "rejected"
+          ? status
+          : "not-voidable";
+      } catch (error) {
+        const status = apiError(error).statusCode;
+        if (status !== undefined && status >= 400 && status < 500 && status !== 429) return "not-voidable";
+        throw error;
+      }
+    },
+  };
+}

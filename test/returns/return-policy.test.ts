@@ -1,0 +1,51 @@
+import { isAppError } from "../../src/errors";
+import { parseRestockingFee, returnRefund } from "../../src/returns/return-policy";
+
+describe("a return's refund (RETURN_RESTOCKING_FEE)", () => {
+  const lines = [
+    { unitPrice: 2500, quantity: 2 },
+    { unitPrice: 999, quantity: 1 },
+  ];
+
+  it("keeps a share of the lines, rounded to the minor unit", () => {
+    expect(returnRefund(lines, parseRestockingFee("10%"))).toEqual({
+      linesTotal: 5999,
+      fee: 600,
+      exchangeCredit: 0,
+      amount: 5399,
+    });
+    expect(returnRefund(lines, parseRestockingFee("12.5%")).fee).toBe(750);
+  });
+
+  it("keeps a fixed amount, never more than the lines", () => {
+    expect(returnRefund(lines, parseRestockingFee("500")).amount).toBe(5499);
+    expect(returnRefund([{ unitPrice: 300, quantity: 1 }], parseRestockingFee("500"))).toMatchObject({
+      fee: 300,
+      amount: 0,
+    });
+    expect(returnRefund(lines, parseRestockingFee("0")).amount).toBe(5999);
+  });
+
+  it("refunds an exchanged line's difference, with no fee on it", () => {
+    const refund = returnRefund(
+      [
+        { unitPrice: 2500, quantity: 1, exchangeSku: "S", exchangeUnitPrice: 2000 },
+        { unitPrice: 1000, quantity: 1 },
+      ],
+      parseRestockingFee("10%"),
+    );
+    expect(refund).toEqual({ linesTotal: 1000, fee: 100, exchangeCredit: 500, amount: 1400 });
+  });
+
+  it("refuses a fee that is no percentage or amount", () => {
+    for (const bad of ["101%", "-5", "ten", "1.5"]) {
+      let error: unknown;
+      try {
+        parseRestockingFee(bad);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(isAppError(error) && error.code).toBe("validation_failed");
+    }
+  });
+});
