@@ -128,12 +128,12 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     const { world, place } = setup(settings);
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
-    await world.holdsPort.placeHold(order.orderId, "ops", { by: "ops@shop.test" });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
 
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
-    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "ops", by: "ops@shop.test" });
+    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "customer_request", by: "ops@shop.test" });
     expect(world.holdChanges.filter((change) => change.change === "released")).toEqual([]);
     expect(world.carrierBookings.size).toBe(0);
   });
@@ -180,7 +180,7 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
     const { world, place } = setup();
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
-    await world.holdsPort.placeHold(order.orderId, "ops", { by: "ops@shop.test" });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
     // The first look finds the hold; ops release it before the second.
     world.failNext("holds.current", () => undefined);
     world.failNext("holds.current", () => world.holdRows.delete(order.orderId));
@@ -198,7 +198,7 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
     const { world, place } = setup();
     world.addProduct("MUG", 5);
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
-    await world.holdsPort.placeHold(order.orderId, "ops", { by: "ops@shop.test" });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
 
     const run = await place(order);
 
@@ -217,7 +217,7 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
         },
       },
     ]);
-    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "ops" });
+    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "customer_request" });
     expect(world.carrierBookings.size).toBe(0);
     expect(world.emailsTo(order.orderId)).toEqual([]);
   });
@@ -292,13 +292,13 @@ describe("fulfill-order (fast tier): the address check", () => {
     const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
     const { orderId } = order;
     world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
-    await world.holdsPort.placeHold(orderId, "ops", { by: "ops@shop.test" });
+    await world.holdsPort.placeHold(orderId, "customer_request", { by: "ops@shop.test" });
 
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
     expect(world.emailsTo(orderId)).toEqual([]);
-    expect(world.holdRows.get(orderId)).toMatchObject({ reason: "ops" });
+    expect(world.holdRows.get(orderId)).toMatchObject({ reason: "customer_request" });
     expect(world.notices.map((notice) => notice.title)).toEqual(["Order on hold for 50 days"]);
   });
 
