@@ -4,7 +4,12 @@ import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
 import type { WorkflowSettings } from "../../src/inngest/dependencies";
 import { checkAddress } from "../../src/inngest/steps/check-address";
 import type { StepContext } from "../../src/inngest/steps/context";
-import { liftHold, maxHoldWaits, waitOutFulfilmentHold } from "../../src/inngest/steps/hold-fulfilment";
+import {
+  awaitHoldRelease,
+  liftHold,
+  maxHoldWaits,
+  waitOutFulfilmentHold,
+} from "../../src/inngest/steps/hold-fulfilment";
 import { emailKeys } from "../../src/notifications/customer-messages";
 import { defined } from "../support/defined";
 import { defaultSettings, FakeWorkflowWorld } from "../support/fakes/workflow";
@@ -133,7 +138,10 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
-    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "customer_request", by: "ops@shop.test" });
+    expect(world.holdRows.get(order.orderId)).toMatchObject({
+      reason: "customer_request",
+      by: "ops@shop.test",
+    });
     expect(world.holdChanges.filter((change) => change.change === "released")).toEqual([]);
     expect(world.carrierBookings.size).toBe(0);
   });
@@ -192,6 +200,41 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
     expect(stepOf(run, "wait-hold-release-0")?.detail).toEqual(releaseWait("6h"));
     expect(world.order(order.orderId).status).toBe("completed");
     expect(world.notices).toEqual([]);
+  });
+
+  it("the step: says whether the order was held and whether the hold ended, and names the hold in each look", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const looks: { id: string; output: unknown }[] = [];
+    const ctx = stepContext(world, orderId);
+    const recording = {
+      ...ctx,
+      step: {
+        ...ctx.step,
+        run: async (id: string, body: () => Promise<unknown>) => {
+          const output = await body();
+          looks.push({ id, output });
+          return output;
+        },
+      } as unknown as StepContext["step"],
+    };
+
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: false });
+    expect(looks).toEqual([{ id: "check-hold-0", output: null }]);
+
+    await world.holdsPort.placeHold(orderId, "high_risk", { by: "ops@shop.test" });
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+    looks.length = 0;
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: true, released: true });
+    expect(looks).toEqual([
+      { id: "check-hold-0", output: { reason: "high_risk", holdId: "hold-1" } },
+      { id: "check-hold-1", output: null },
+    ]);
+
+    await world.holdsPort.placeHold(orderId, "high_risk", { by: "ops@shop.test" });
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: true, released: false });
   });
 
   it("after 50 days on hold stops before the label and tells ops once; the hold stays", async () => {
