@@ -63,7 +63,7 @@ for group in "${groups[@]}"; do
     # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
     # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
     fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/*.ts" \
-      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts" 10000 ;;
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/holds-and-redrive.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

@@ -207,6 +207,34 @@ describe("issue 11 mutation: e-mail sender and outbox", () => {
     }
   });
 
+  it("an attempt holds its e-mail for two minutes on the sender's clock, a direct send's and the outbox's alike", async () => {
+    let clock = new Date("2026-12-05T10:00:00Z");
+    const smtp = createSmtpTransport(receiver.url);
+    const request = shippedRequest(await createOrder());
+    // What the row's lease says while each attempt talks to the mail server; the first is refused.
+    const leases: (Date | null)[] = [];
+    const transport = {
+      kind: "smtp" as const,
+      send: async (email: Parameters<typeof smtp.send>[0]) => {
+        leases.push((await row(request.idempotencyKey)).leaseUntil);
+        if (leases.length === 1) throw new Error("421 4.3.2 try again later");
+        return smtp.send(email);
+      },
+      close: () => smtp.close(),
+    };
+    const sender = createEmailSender({ db: database.db, transport, from, logger, now: () => clock });
+    try {
+      expect(await sender.send(request)).toMatchObject({ status: "queued" });
+      clock = new Date("2026-12-05T11:00:00Z");
+      expect(await sender.drain()).toEqual({ sent: 1, retrying: 0, gaveUp: 0 });
+
+      expect(leases).toEqual([new Date("2026-12-05T10:02:00Z"), new Date("2026-12-05T11:02:00Z")]);
+      expect(await row(request.idempotencyKey)).toMatchObject({ status: "sent", leaseUntil: null });
+    } finally {
+      transport.close();
+    }
+  });
+
   it("a second attempt for a key another attempt holds waits for it and answers already-sent once it is recorded", async () => {
     const transport = createSmtpTransport(receiver.url);
     const sender = createEmailSender({ db: database.db, transport, from, logger });

@@ -68,6 +68,43 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect(await row(id)).toMatchObject({ claimId: "new-run", redriveGeneration: 1 });
   });
 
+  it("gives a re-driven order whose parcel is booked (shipped or delivered, claim released) to one run, without moving it", async () => {
+    for (const status of ["shipped", "delivered"] as const) {
+      const { id } = await order({ status });
+      await database.db.shipment.create({
+        data: {
+          orderId: id,
+          carrier: "USPS",
+          trackingNumber: `TRK-${id}`,
+          trackingUrl: "http://shop.test/t",
+        },
+      });
+      expect(await orders().claim(id, "resumed-run")).toEqual({ claimed: true, booked: true });
+      expect(await orders().claim(id, "other-run")).toEqual({
+        claimed: false,
+        reason: "claimed-by-another-run",
+      });
+      // A retried claim step finds its own claim, still booked.
+      expect(await orders().claim(id, "resumed-run")).toEqual({ claimed: true, booked: true });
+      expect(await row(id)).toMatchObject({ claimId: "resumed-run", status });
+    }
+    // Shipped with a cancel requested: the cancel decides; shipped without a parcel: nothing to resume.
+    const cancelling = await order({ status: "shipped", cancelRequestedAt: new Date() });
+    await database.db.shipment.create({
+      data: {
+        orderId: cancelling.id,
+        carrier: "USPS",
+        trackingNumber: `TRK-${cancelling.id}`,
+        trackingUrl: "http://shop.test/t",
+      },
+    });
+    expect(await orders().claim(cancelling.id, "c")).toEqual({ claimed: false, reason: "cancel-requested" });
+    const noParcel = await order({ status: "shipped" });
+    expect(await orders().claim(noParcel.id, "c")).toEqual({ claimed: false, reason: "not-payable" });
+    for (const { id } of [cancelling, noParcel]) expect((await row(id)).claimId).toBeNull();
+    expect(moves).toEqual([]);
+  });
+
   it("re-drives only paid, unshipped orders with no cancel requested", async () => {
     const redrive = createOrderRedrive(database.db);
     for (const status of ["pending", "payment_failed", "cancelled", "shipped", "completed"] as const) {
@@ -285,6 +322,50 @@ describe("fulfilment records: guarded writes", () => {
         parcels: [{ ...booking(quiet.id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({ landed: true, value: null });
+  });
+
+  it("stores the carrier's service, label and shipment id with the booking", async () => {
+    const { id } = await claimed();
+    const full = {
+      ...booking(id),
+      service: "Priority",
+      labelUrl: "http://labels.test/1.pdf",
+      providerId: "shp_1",
+    };
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-1",
+        parcels: [{ ...full, parcelNumber: 1, lines: [] }],
+      }),
+    ).toEqual({ landed: true, value: null });
+    expect(await database.db.shipment.findFirstOrThrow({ where: { orderId: id } })).toMatchObject({
+      service: "Priority",
+      labelUrl: "http://labels.test/1.pdf",
+      providerId: "shp_1",
+    });
+  });
+
+  it("tells a run that lost its claim to a re-drive that it was superseded, even once the new run has shipped", async () => {
+    const { id } = await claimed();
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-1",
+        parcels: [{ ...booking(id), parcelNumber: 1, lines: [] }],
+      }),
+    ).toEqual({ landed: true, value: null });
+    await database.db.order.update({ where: { id }, data: { claimId: "redriven-claim" } });
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-0",
+        parcels: [{ ...booking(id), parcelNumber: 1, lines: [] }],
+      }),
+    ).toEqual({ landed: false, reason: "superseded" });
   });
 
   it("records a digital-only order (no booking) as delivered once: no shipment, the timeline says nothing to ship", async () => {

@@ -1,5 +1,7 @@
 import { Inngest } from "inngest";
 import { createCleanupCancelledOrder } from "../../src/inngest/functions/cleanup-cancelled-order";
+import { compensate } from "../../src/inngest/steps/compensate";
+import type { StepContext } from "../../src/inngest/steps/context";
 import type { OrderStatus } from "../../src/orders/order-repository";
 import type { AuthorizationState } from "../../src/payments/payment-gateway";
 import { defined } from "../support/defined";
@@ -189,5 +191,57 @@ describe("cleanup-cancelled-order (fast tier)", () => {
       amount: 5000,
     });
     expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["refunded"] }]);
+  });
+
+  it("a shipped order whose label is handed back ends cancelled from shipped, refunded; one the carrier keeps is left to ops", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ status: "shipped", intentState: "succeeded" });
+    world.shipmentRows.set(order.orderId, {
+      carrier: "FakePost",
+      trackingNumber: "TRK7",
+      trackingUrl: "https://track.example/TRK7",
+      service: "Ground",
+      labelUrl: "https://labels.example/TRK7.pdf",
+      providerId: "shp_TRK7",
+      status: "booked",
+    });
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({
+      status: "completed",
+      result: { outcome: "cancelled", settlement: "refunded" },
+    });
+    expect(world.voidedLabels).toEqual(["TRK7"]);
+    expect(world.order(order.orderId).status).toBe("cancelled");
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["refunded"] }]);
+
+    const kept = await leftBehind({ status: "shipped", intentState: "succeeded" });
+    world.shipmentRows.set(kept.orderId, {
+      ...defined(world.shipmentRows.get(order.orderId)),
+      trackingNumber: "TRK8",
+    });
+    world.carrierVoidOutcome = "not-voidable";
+    await expect(cleanUp(kept.orderId)).resolves.toMatchObject({ result: { outcome: "needs-ops" } });
+    expect(world.order(kept.orderId).status).toBe("shipped");
+    expect(world.timelineKinds(kept.orderId)).toContain("cancel-needs-ops");
+  });
+
+  it("a compensation that was not told the label was handed back never ends a shipped order", async () => {
+    const { world, leftBehind } = setup();
+    const order = await leftBehind({ status: "shipped" });
+    const step = { run: async (_id: string, body: () => Promise<unknown>) => body() };
+    const ctx = {
+      step: step as unknown as StepContext["step"],
+      deps: world.dependencies(),
+      orderId: order.orderId,
+      runId: "run-1",
+    };
+
+    const result = await compensate(ctx, [], () => ({ status: "cancelled", reason: "cancelled by request" }));
+
+    expect(result).toEqual({ outcome: null, settlement: "none" });
+    expect(world.order(order.orderId).status).toBe("shipped");
+    expect(world.emails).toEqual([]);
   });
 });

@@ -811,6 +811,8 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "superseded" } });
+    // Superseded, not cancelled: the new run owns the order, so this one compensates nothing.
+    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card"]);
     expect(world.stripeCallsOf("refundInFull")).toEqual([]);
     expect(world.paymentRows.has(order.orderId)).toBe(false);
     expect(world.timelineKinds(order.orderId)).not.toContain("payment-captured-after-cancel");

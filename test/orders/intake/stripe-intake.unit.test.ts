@@ -963,3 +963,61 @@ describe("Stripe intake (in-memory ports)", () => {
     });
   });
 });
+
+describe("Stripe intake (in-memory ports): refund and risk events", () => {
+  /** A port that answers each event it is handed with `processed` and keeps it. */
+  const recordingPort = () => {
+    const handled: string[] = [];
+    return {
+      handled,
+      port: {
+        handle: async (event: { type: string }) => {
+          handled.push(event.type);
+          return { outcome: "processed" as const, orderId: "from-the-port", announced: false as const };
+        },
+      },
+    };
+  };
+
+  it("hands refund events to the refund port and dispute or Radar events to the risk port, nothing else", async () => {
+    const f = intakeFakes();
+    const refunds = recordingPort();
+    const risks = recordingPort();
+    const intake = createStripeIntake({ ...f.deps, refunds: refunds.port, risks: risks.port });
+    const order = f.repository.addOrder();
+    f.stripe.paid(order, "requires_capture");
+
+    const processed = { outcome: "processed", orderId: "from-the-port", announced: false };
+    expect(await intake.handle(stripeEvent("charge.refunded", { id: "ch_1", object: "charge" }))).toEqual(
+      processed,
+    );
+    expect(
+      await intake.handle(stripeEvent("charge.dispute.created", { id: "dp_1", object: "dispute" })),
+    ).toEqual(processed);
+    const checkout = stripeEvent(
+      "checkout.session.completed",
+      checkoutSession({
+        id: order.checkoutSessionId,
+        client_reference_id: order.orderId,
+        payment_intent: `pi_${order.orderId.slice(0, 8)}`,
+      }),
+    );
+    expect(await intake.handle(checkout)).toMatchObject({ outcome: "processed", orderId: order.orderId });
+
+    expect(refunds.handled).toEqual(["charge.refunded"]);
+    expect(risks.handled).toEqual(["charge.dispute.created"]);
+  });
+
+  it("without the ports, a refund or dispute event is the intake's own to ignore", async () => {
+    const f = intakeFakes();
+    const intake = createStripeIntake(f.deps);
+
+    expect(await intake.handle(stripeEvent("charge.refunded", { id: "ch_1", object: "charge" }))).toEqual({
+      outcome: "ignored",
+      announced: false,
+    });
+    expect(
+      await intake.handle(stripeEvent("charge.dispute.created", { id: "dp_1", object: "dispute" })),
+    ).toEqual({ outcome: "ignored", announced: false });
+  });
+});

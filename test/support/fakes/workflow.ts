@@ -36,7 +36,7 @@ import {
   type PaymentRejectionReason,
 } from "../../../src/payments/payment-gateway";
 import type { PaymentRecord, PaymentRepository } from "../../../src/payments/payment-repository";
-import type { CarrierBooking, VoidOutcome } from "../../../src/shipping/shipping-provider";
+import type { AddressVerdict, CarrierBooking, VoidOutcome } from "../../../src/shipping/shipping-provider";
 
 /**
  * In-memory fakes of every port fulfill-order uses (`WorkflowDependencies`), sharing one state, for
@@ -91,7 +91,8 @@ export type FailurePoint =
   | "shipments.bookWithCarrier"
   | "messages.shipped"
   | "inventory.reserve"
-  | "orders.claim";
+  | "orders.claim"
+  | "holds.current";
 
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
 const claimableStatuses: readonly OrderStatus[] = [...payableStatuses, "fulfilling"];
@@ -117,7 +118,12 @@ export class FakeWorkflowWorld {
   readonly holds = new Map<string, { lines: ReservationLine[]; status: "held" | "converted" | "released" }>();
   readonly intents = new Map<string, Intent>();
   readonly paymentRows = new Map<string, PaymentRecord & { currency: string }>();
-  readonly shipmentRows = new Map<string, CarrierBooking & { status: "booked" | "delivered" }>();
+  readonly shipmentRows = new Map<
+    string,
+    CarrierBooking & { status: "booked" | "delivered"; deliveredAt?: Date | null }
+  >();
+  /** The carrier's answer to the address check, by order (none: no check, as without EasyPost). */
+  readonly addressVerdicts = new Map<string, AddressVerdict>();
   /** What the carrier booked, recorded or not (a carrier is idempotent per order). */
   readonly carrierBookings = new Map<string, CarrierBooking>();
   readonly voidedLabels: string[] = [];
@@ -353,7 +359,19 @@ export class FakeWorkflowWorld {
         this.moveTo(order, "fulfilling");
         return { claimed: true };
       }
-      if (order.claimId === claimId) return { claimed: true };
+      const booked = order.status === "shipped" || order.status === "delivered";
+      // A retried claim step finds its own claim already in place.
+      if (order.claimId === claimId) return booked ? { claimed: true, booked } : { claimed: true };
+      if (
+        booked &&
+        order.claimId === null &&
+        order.cancelRequestedAt === null &&
+        this.shipmentRows.has(orderId)
+      ) {
+        // Re-driven after its parcel was booked: taken without moving the order.
+        order.claimId = claimId;
+        return { claimed: true, booked: true };
+      }
       if (order.claimId !== null) return { claimed: false, reason: "claimed-by-another-run" };
       if (order.cancelRequestedAt !== null) return { claimed: false, reason: "cancel-requested" };
       if (awaitingPaymentStatuses.includes(order.status)) return { claimed: false, reason: "not-paid-yet" };
@@ -712,7 +730,7 @@ export class FakeWorkflowWorld {
       // The whole booking (label, service, the carrier's id), for the guarded record to store.
       return [{ ...this.carrierBook(orderId), parcelNumber: 1, lines }];
     },
-    verifyDestination: async () => null,
+    verifyDestination: async (orderId) => this.addressVerdicts.get(orderId) ?? null,
     voidWithCarrier: async (_orderId, booking) => {
       this.voidedLabels.push(booking.trackingNumber);
       return this.carrierVoidOutcome;
@@ -720,35 +738,58 @@ export class FakeWorkflowWorld {
     findByOrder: async (orderId) => {
       const recorded = this.shipmentRows.get(orderId);
       return recorded
-        ? [{ ...this.pick(recorded), parcelNumber: 1, lines: [], status: recorded.status }]
+        ? [
+            {
+              ...this.pick(recorded),
+              parcelNumber: 1,
+              lines: [],
+              status: recorded.status,
+              deliveredAt: recorded.deliveredAt ?? null,
+            },
+          ]
         : [];
     },
   };
 
   /** Holds by order id, as the orders table keeps them. */
   readonly holdRows = new Map<string, Hold>();
+  /** Every hold placed or released, in order, with who did it (what the timeline records). */
+  readonly holdChanges: {
+    orderId: string;
+    change: "placed" | "released";
+    reason: string;
+    by: string | null;
+  }[] = [];
+  private holdCounter = 0;
 
   readonly holdsPort: WorkflowDependencies["holds"] = {
-    current: async (orderId) => this.holdRows.get(orderId) ?? null,
+    current: async (orderId) => {
+      this.maybeFail("holds.current");
+      return this.holdRows.get(orderId) ?? null;
+    },
     placeHold: async (orderId, reason, options = {}) => {
       const existing = this.holdRows.get(orderId);
       if (existing && !(existing.reason === "fulfilment_window" && reason !== "fulfilment_window"))
         return null;
       const since = new Date();
+      // Unique per hold, as the real one (its placing time) is in practice.
+      this.holdCounter += 1;
       const hold: Hold = {
         reason,
         note: options.note ?? null,
         since,
         by: options.by ?? null,
-        holdId: String(since.getTime()),
+        holdId: `hold-${this.holdCounter}`,
       };
       this.holdRows.set(orderId, hold);
+      this.holdChanges.push({ orderId, change: "placed", reason, by: hold.by });
       return hold;
     },
     releaseHold: async (orderId, options = {}) => {
       const held = this.holdRows.get(orderId);
       if (!held || (options.onlyReason && held.reason !== options.onlyReason)) return null;
       this.holdRows.delete(orderId);
+      this.holdChanges.push({ orderId, change: "released", reason: held.reason, by: options.by ?? null });
       return held;
     },
   };

@@ -1,0 +1,492 @@
+import { Inngest } from "inngest";
+import { holdReleased } from "../../src/events/contracts";
+import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
+import type { WorkflowSettings } from "../../src/inngest/dependencies";
+import { checkAddress } from "../../src/inngest/steps/check-address";
+import type { StepContext } from "../../src/inngest/steps/context";
+import {
+  awaitHoldRelease,
+  liftHold,
+  maxHoldWaits,
+  waitOutFulfilmentHold,
+} from "../../src/inngest/steps/hold-fulfilment";
+import { emailKeys } from "../../src/notifications/customer-messages";
+import { defined } from "../support/defined";
+import { defaultSettings, FakeWorkflowWorld } from "../support/fakes/workflow";
+import { runFunction, type DriverOptions, type RunOutcome } from "../support/fakes/step-driver";
+
+/**
+ * The fast tier of fulfill-order's holds (the FULFILMENT_HOLD window, a hold placed by ops or by
+ * the address check, one never released), the address check, the capture that lands after a
+ * cancel once Stripe has refunded some or all of it, and the re-drive of an order whose parcel is
+ * booked: each asserted by what the customer, Stripe, ops and the order's holds see.
+ */
+
+function setup(settings: WorkflowSettings = defaultSettings) {
+  const world = new FakeWorkflowWorld();
+  const fn = createFulfillOrder(new Inngest({ id: "shop", isDev: true }), world.dependencies(settings));
+  const place = (
+    order: { orderId: string; paymentIntentId: string | null },
+    options: DriverOptions = {},
+  ): Promise<RunOutcome> =>
+    runFunction(
+      fn,
+      {
+        name: "shop/order.placed",
+        data: {
+          orderId: order.orderId,
+          customerId: "cus_fake",
+          email: "buyer@example.com",
+          total: 2500,
+          currency: "eur",
+          paymentIntentId: order.paymentIntentId,
+          fulfilmentKey: order.orderId,
+        },
+      },
+      options,
+    );
+  return { world, place };
+}
+
+const stepIds = (run: RunOutcome) => run.steps.map((step) => step.id);
+const stepOf = (run: RunOutcome, id: string) => run.steps.find((step) => step.id === id);
+
+const delivered = (orderId: string) => ({
+  name: "shop/shipment.delivered",
+  data: { orderId, trackingNumber: "TRK1", deliveredAt: "2026-12-01T10:00:00.000Z" },
+});
+
+const released = (orderId: string, holdId: string) => ({
+  name: holdReleased.name,
+  data: { orderId, holdId },
+});
+
+/** What Inngest is told for a wait on the hold's release. */
+const releaseWait = (timeout: string) => ({
+  event: holdReleased.name,
+  timeout,
+  if: "async.data.orderId == event.data.orderId",
+});
+
+/** Everything up to the label when nothing holds the order. */
+const toTheLabel = ["claim-id", "claim", "reserve-stock", "charge-card", "check-address", "check-hold-0"];
+const fromTheLabel = [
+  "create-shipment",
+  "send-confirmation",
+  "wait-for-delivery",
+  "mark-delivered",
+  "wait-after-delivery",
+  "send-review-request",
+];
+
+/** A context whose step tools run each body at once and answer waits from `events` (else a timeout). */
+function stepContext(
+  world: FakeWorkflowWorld,
+  orderId: string,
+  settings: WorkflowSettings = defaultSettings,
+  events: Record<string, unknown> = {},
+): StepContext {
+  const step = {
+    run: async (_id: string, body: () => Promise<unknown>) => body(),
+    waitForEvent: async (id: string) => events[id] ?? null,
+    sleep: async () => undefined,
+  };
+  return {
+    step: step as unknown as StepContext["step"],
+    deps: world.dependencies(settings),
+    orderId,
+    runId: "run-1",
+  };
+}
+
+describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
+  const settings = { ...defaultSettings, fulfilmentHold: "2h" };
+
+  it("holds the order for the window before capturing, then ends its own hold and ships", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    const run = await place(order, { events: { "wait-for-delivery": delivered(order.orderId) } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "place-fulfilment-hold",
+      "wait-fulfilment-hold",
+      "end-fulfilment-hold",
+      ...toTheLabel.slice(3),
+      ...fromTheLabel,
+    ]);
+    expect(stepOf(run, "wait-fulfilment-hold")?.detail).toEqual(releaseWait("2h"));
+    expect(world.holdChanges).toEqual([
+      { orderId: order.orderId, change: "placed", reason: "fulfilment_window", by: "workflow" },
+      { orderId: order.orderId, change: "released", reason: "fulfilment_window", by: "workflow" },
+    ]);
+    expect(world.holdRows.has(order.orderId)).toBe(false);
+    expect(world.stripeCallsOf("capture")).toHaveLength(1);
+  });
+
+  it("leaves a hold ops put on the order in place of the window's, and waits for its release", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
+    expect(world.holdRows.get(order.orderId)).toMatchObject({
+      reason: "customer_request",
+      by: "ops@shop.test",
+    });
+    expect(world.holdChanges.filter((change) => change.change === "released")).toEqual([]);
+    expect(world.carrierBookings.size).toBe(0);
+  });
+
+  it("the step: waits the window, and says whether ops ended it early; a window of 0s waits not at all", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    await expect(waitOutFulfilmentHold.invoke(stepContext(world, orderId))).resolves.toEqual({
+      waited: false,
+    });
+    expect(world.holdChanges).toEqual([]);
+    await expect(waitOutFulfilmentHold.invoke(stepContext(world, orderId, settings))).resolves.toEqual({
+      waited: true,
+      releasedEarly: false,
+    });
+    const early = { "wait-fulfilment-hold": released(orderId, "hold-2") };
+    await expect(waitOutFulfilmentHold.invoke(stepContext(world, orderId, settings, early))).resolves.toEqual(
+      { waited: true, releasedEarly: true },
+    );
+  });
+
+  it("lift-hold: takes the hold off an order that will not be fulfilled, once, and says which", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(orderId, "dispute", { by: "stripe" });
+
+    await expect(liftHold.run(stepContext(world, orderId))).resolves.toBe("dispute");
+    await expect(liftHold.run(stepContext(world, orderId))).resolves.toBeNull();
+    expect(world.holdRows.has(orderId)).toBe(false);
+    expect(world.holdChanges.at(-1)).toEqual({
+      orderId,
+      change: "released",
+      reason: "dispute",
+      by: "workflow",
+    });
+  });
+});
+
+describe("fulfill-order (fast tier): a hold before the label", () => {
+  it("waits for the release of an ops hold, reading the hold again every 6 hours, then ships", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
+    // The first look finds the hold; ops release it before the second.
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(order.orderId));
+
+    const run = await place(order, { events: { "wait-for-delivery": delivered(order.orderId) } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([...toTheLabel, "wait-hold-release-0", "check-hold-1", ...fromTheLabel]);
+    expect(stepOf(run, "wait-hold-release-0")?.detail).toEqual(releaseWait("6h"));
+    expect(world.order(order.orderId).status).toBe("completed");
+    expect(world.notices).toEqual([]);
+  });
+
+  it("the step: says whether the order was held and whether the hold ended, and names the hold in each look", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const looks: { id: string; output: unknown }[] = [];
+    const ctx = stepContext(world, orderId);
+    const recording = {
+      ...ctx,
+      step: {
+        ...ctx.step,
+        run: async (id: string, body: () => Promise<unknown>) => {
+          const output = await body();
+          looks.push({ id, output });
+          return output;
+        },
+      } as unknown as StepContext["step"],
+    };
+
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: false });
+    expect(looks).toEqual([{ id: "check-hold-0", output: null }]);
+
+    await world.holdsPort.placeHold(orderId, "high_risk", { by: "ops@shop.test" });
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+    looks.length = 0;
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: true, released: true });
+    expect(looks).toEqual([
+      { id: "check-hold-0", output: { reason: "high_risk", holdId: "hold-1" } },
+      { id: "check-hold-1", output: null },
+    ]);
+
+    await world.holdsPort.placeHold(orderId, "high_risk", { by: "ops@shop.test" });
+    await expect(awaitHoldRelease.invoke(recording)).resolves.toEqual({ held: true, released: false });
+  });
+
+  it("after 50 days on hold stops before the label and tells ops once; the hold stays", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { orderId: order.orderId, stopped: "held" } });
+    const looks = stepIds(run).filter((id) => id.startsWith("check-hold-"));
+    expect(looks).toHaveLength(maxHoldWaits);
+    expect(looks.at(-1)).toBe(`check-hold-${maxHoldWaits - 1}`);
+    expect(stepIds(run).at(-1)).toBe("alert-held-too-long");
+    expect(world.notices).toEqual([
+      {
+        title: "Order on hold for 50 days",
+        runId: run.runId,
+        fields: {
+          orderId: order.orderId,
+          action: "Release the hold (then re-drive the order) or cancel it",
+        },
+      },
+    ]);
+    expect(world.holdRows.get(order.orderId)).toMatchObject({ reason: "customer_request" });
+    expect(world.carrierBookings.size).toBe(0);
+    expect(world.emailsTo(order.orderId)).toEqual([]);
+  });
+});
+
+describe("fulfill-order (fast tier): the address check", () => {
+  it("an address the carrier cannot deliver to: holds the order, flags it, tells ops once, e-mails the customer, ships once corrected", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
+    let held: unknown;
+    world.failNext("holds.current", () => (held = world.holdRows.get(orderId)));
+    // The customer's correction releases the hold.
+    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+
+    const run = await place(order, { events: { "wait-for-delivery": delivered(orderId) } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([...toTheLabel, "wait-hold-release-0", "check-hold-1", ...fromTheLabel]);
+    expect(held).toMatchObject({ reason: "address", note: "Unknown street", by: "address-check" });
+    expect(world.timelineEntry(orderId, "address-undeliverable")).toMatchObject({
+      detail: { message: "Unknown street" },
+      runId: run.runId,
+    });
+    expect(world.order(orderId).attentionReason).toBe(
+      "the carrier cannot deliver to the address: Unknown street",
+    );
+    expect(world.notices).toEqual([
+      {
+        title: "Order held: the carrier cannot deliver to its address",
+        runId: run.runId,
+        fields: {
+          orderId,
+          carrierMessage: "Unknown street",
+          action: "The customer was e-mailed a link to correct it; release the hold once it is right",
+        },
+      },
+    ]);
+    expect(world.emails.filter((email) => email.template === "address-correction")).toEqual([
+      {
+        key: emailKeys.addressCorrection(orderId, "hold-1"),
+        orderId,
+        template: "address-correction",
+        args: ["Unknown street"],
+      },
+    ]);
+  });
+
+  it("a retry that finds its address hold already placed e-mails the customer, and alerts nothing more", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
+    await world.holdsPort.placeHold(orderId, "address", { note: "Unknown street", by: "address-check" });
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
+    expect(world.emailsTo(orderId)).toEqual(["address-correction"]);
+    expect(world.emails[0]?.key).toBe(emailKeys.addressCorrection(orderId, "hold-1"));
+    expect(world.notices.map((notice) => notice.title)).toEqual(["Order on hold for 50 days"]);
+    expect(world.timelineKinds(orderId)).not.toContain("address-undeliverable");
+    expect(world.order(orderId).attentionReason).toBeNull();
+  });
+
+  it("an order already on another hold is not asked for a new address; it waits for that hold", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
+    await world.holdsPort.placeHold(orderId, "customer_request", { by: "ops@shop.test" });
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "held" } });
+    expect(world.emailsTo(orderId)).toEqual([]);
+    expect(world.holdRows.get(orderId)).toMatchObject({ reason: "customer_request" });
+    expect(world.notices.map((notice) => notice.title)).toEqual(["Order on hold for 50 days"]);
+  });
+
+  it("the step: deliverable, or no verdict (no carrier check), goes on; undeliverable says why", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({ deliverable: true });
+    world.addressVerdicts.set(orderId, { deliverable: true });
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({ deliverable: true });
+    expect(world.holdChanges).toEqual([]);
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
+      deliverable: false,
+      message: "No such number",
+    });
+  });
+});
+
+describe("fulfill-order (fast tier): a capture answered after the cancel, Stripe having refunded some", () => {
+  it("refunds what is left, and records the whole capture refunded before the compensation runs", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }] });
+    const intentId = defined(order.paymentIntentId);
+    world.failNext("payments.capture", () => world.requestCancel(order.orderId));
+    // The admin refunded 1000 of the capture before the step looks; then return-payment looks.
+    world.failNext("payments.retrieve", () => world.refundPartly(intentId, 1000));
+    let recorded: unknown;
+    world.failNext("payments.retrieve", () => (recorded = { ...world.paymentRows.get(order.orderId) }));
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "cancelled" } });
+    expect(world.stripeCallsOf("refundInFull")).toHaveLength(1);
+    expect(world.intent(intentId)).toMatchObject({ amountCaptured: 5000, amountRefunded: 5000 });
+    expect(recorded).toMatchObject({ status: "refunded", amountCaptured: 5000, amountRefunded: 5000 });
+    expect(world.timelineEntry(order.orderId, "payment-captured-after-cancel")?.detail).toEqual({
+      amountCaptured: 5000,
+      refundId: "re_1",
+    });
+    expect(world.timelineEntry(order.orderId, "cancelled")?.detail).toMatchObject({
+      reason: "cancelled by request",
+    });
+  });
+
+  it("refunded in full already: asks Stripe for no second refund", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const intentId = defined(order.paymentIntentId);
+    world.failNext("payments.capture", () => world.requestCancel(order.orderId));
+    world.failNext("payments.retrieve", () => world.refundPartly(intentId, 2500));
+    let recorded: unknown;
+    world.failNext("payments.retrieve", () => (recorded = { ...world.paymentRows.get(order.orderId) }));
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "cancelled" } });
+    expect(world.stripeCallsOf("refundInFull")).toEqual([]);
+    expect(recorded).toMatchObject({ status: "refunded", amountCaptured: 2500, amountRefunded: 2500 });
+    expect(world.timelineEntry(order.orderId, "payment-captured-after-cancel")?.detail).toEqual({
+      amountCaptured: 2500,
+      refundId: null,
+    });
+  });
+});
+
+describe("fulfill-order (fast tier): re-driven after the parcel was booked", () => {
+  /** A shipped order whose run failed after the booking, and a re-drive let go of its claim. */
+  function bookedOrder(world: FakeWorkflowWorld, deliveredAt: Date | null) {
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }], status: "shipped" });
+    world.shipmentRows.set(order.orderId, {
+      carrier: "FakePost",
+      trackingNumber: "TRK9",
+      trackingUrl: "https://track.example/TRK9",
+      service: "Ground",
+      labelUrl: "https://labels.example/TRK9.pdf",
+      providerId: "shp_TRK9",
+      status: deliveredAt ? "delivered" : "booked",
+      deliveredAt,
+    });
+    return order;
+  }
+
+  it("resumes from the booking: e-mails the tracking link, waits for the delivery, asks for a review; charges and books nothing", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, null);
+
+    const run = await place(order, {
+      events: {
+        "wait-for-delivery": {
+          ...delivered(order.orderId),
+          data: { ...delivered(order.orderId).data, trackingNumber: "TRK9" },
+        },
+      },
+    });
+
+    expect(run).toMatchObject({
+      status: "completed",
+      result: { orderId: order.orderId, paymentId: null, trackingNumber: "TRK9" },
+    });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "find-booking",
+      "send-confirmation",
+      "wait-for-delivery",
+      "mark-delivered",
+      "wait-after-delivery",
+      "send-review-request",
+    ]);
+    expect(world.emails[0]?.args).toEqual([
+      { carrier: "FakePost", trackingNumber: "TRK9", trackingUrl: "https://track.example/TRK9" },
+    ]);
+    expect(world.emailsTo(order.orderId)).toEqual(["shipped", "review-request"]);
+    expect(world.stripeCalls).toEqual([]);
+    expect(world.carrierBookings.size).toBe(0);
+    expect(world.statusesOf(order.orderId)).toEqual(["delivered", "completed"]);
+  });
+
+  it("of a delivered order: takes the delivery from the record instead of waiting for an event it cannot hear again", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, new Date("2026-12-01T10:00:00.000Z"));
+    world.order(order.orderId).status = "delivered";
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK9" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "find-booking",
+      "send-confirmation",
+      "mark-delivered",
+      "wait-after-delivery",
+      "send-review-request",
+    ]);
+    expect(world.timelineEntry(order.orderId, "delivered")?.detail).toEqual({
+      deliveredAt: "2026-12-01T10:00:00.000Z",
+    });
+    expect(world.timelineEntry(order.orderId, "review-requested")?.detail).toMatchObject({
+      afterDelivery: true,
+    });
+  });
+});
