@@ -8,14 +8,23 @@ import type {
   VoidOutcome,
 } from "./shipping-provider";
 
+export interface Destination {
+  address: ShippingAddress | null;
+  digitalOnly: boolean;
+  /** One unit's weight in ounces per SKU, where the catalog has one. */
+  weightsOz?: Record<string, number | null>;
+}
+
 /** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
 export interface ShippingDestinations {
-  find(orderId: string): Promise<{
-    address: ShippingAddress | null;
-    digitalOnly: boolean;
-    /** One unit's weight in ounces per SKU, where the catalog has one. */
-    weightsOz?: Record<string, number | null>;
-  } | null>;
+  find(orderId: string): Promise<Destination | null>;
+  /**
+   * The destination and the booking already recorded for the order, in one read: what the
+   * shipment step asks before it books (a retried step finds its booking).
+   */
+  findWithBooking?(
+    orderId: string,
+  ): Promise<{ destination: Destination | null; booking: CarrierBooking | null }>;
 }
 
 /**
@@ -34,7 +43,9 @@ export function createShipmentBooking(deps: {
   /** The request with the order's address, or null when the order is digital-only. */
   const destine = async (request: ShipmentRequest): Promise<ShipmentRequest | null> => {
     if (!destinations) return request;
-    const destination = await destinations.find(request.orderId);
+    return destineTo(request, await destinations.find(request.orderId));
+  };
+  const destineTo = (request: ShipmentRequest, destination: Destination | null): ShipmentRequest | null => {
     if (destination?.digitalOnly) return null;
     const address = request.address ?? destination?.address ?? undefined;
     const weights = destination?.weightsOz ?? {};
@@ -60,6 +71,12 @@ export function createShipmentBooking(deps: {
      * that comes back after a cancel is voided rather than recorded as shipped.
      */
     async bookWithCarrier(request: ShipmentRequest): Promise<CarrierBooking | null> {
+      if (destinations?.findWithBooking) {
+        const found = await destinations.findWithBooking(request.orderId);
+        if (found.booking) return pickBooking(found.booking);
+        const destined = destineTo(request, found.destination);
+        return destined ? provider.createShipment(destined) : null;
+      }
       const recorded = await shipments.findByOrderId(request.orderId);
       if (recorded) return pickBooking(recorded);
       const destined = await destine(request);

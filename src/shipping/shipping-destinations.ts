@@ -37,6 +37,31 @@ export interface DestinationRow {
   weights: Record<string, number | null> | null;
 }
 
+/**
+ * destinationStatement with the booking recorded for the order beside it (null: none yet): the
+ * shipment step's one read before it books.
+ */
+export const destinationWithBookingStatement = `SELECT o.shipping_address,
+                COALESCE((SELECT bool_and(p.digital) FROM order_lines l JOIN products p ON p.sku = l.sku
+                          WHERE l.order_id = o.id), false) AS digital_only,
+                (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
+                 WHERE l.order_id = o.id) AS weights,
+                (SELECT json_build_object('carrier', s.carrier, 'trackingNumber', s.tracking_number,
+                                          'trackingUrl', s.tracking_url)
+                 FROM shipments s WHERE s.order_id = o.id) AS booking
+         FROM orders o WHERE o.id = $1::uuid`;
+
+/** A row of destinationWithBookingStatement. */
+export interface DestinationWithBookingRow extends DestinationRow {
+  booking: { carrier: string; trackingNumber: string; trackingUrl: string } | null;
+}
+
+const destinationOf = (row: DestinationRow) => ({
+  address: parseStoredAddress(row.shipping_address),
+  digitalOnly: row.digital_only,
+  weightsOz: row.weights ?? {},
+});
+
 export function createShippingDestinations(db: Database): ShippingDestinations {
   const sql = sqlPool(db);
   return {
@@ -44,12 +69,12 @@ export function createShippingDestinations(db: Database): ShippingDestinations {
       // One statement (Prisma's nested select takes three): asked on every order's shipment step.
       const { rows } = await sql.query<DestinationRow>(destinationStatement, [orderId]);
       const order = rows[0];
-      if (!order) return null;
-      return {
-        address: parseStoredAddress(order.shipping_address),
-        digitalOnly: order.digital_only,
-        weightsOz: order.weights ?? {},
-      };
+      return order ? destinationOf(order) : null;
+    },
+    async findWithBooking(orderId) {
+      const { rows } = await sql.query<DestinationWithBookingRow>(destinationWithBookingStatement, [orderId]);
+      const order = rows[0];
+      return { destination: order ? destinationOf(order) : null, booking: order?.booking ?? null };
     },
   };
 }
