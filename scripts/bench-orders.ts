@@ -100,6 +100,8 @@ if (modes.length === 0 || !modes.every((mode) => mode === "classic" || mode === 
   process.exit(2);
 }
 const root = path.resolve(__dirname, "..");
+/** No e-mail for this long: the run has stalled; it stops, saying how far it got. */
+const stallAfterMs = 180_000;
 const webhookSecret = "whsec_bench_secret";
 const easyPostWebhookSecret = "bench-easypost-webhook-secret-0123456789";
 
@@ -532,6 +534,8 @@ async function runMode(
     const watch = (async () => {
       let nextSample = 1000;
       let lastDatabaseLook = performance.now();
+      let lastMailed = 0;
+      let lastProgress = performance.now();
       for (;;) {
         // Two e-mails an order: the tracking link, then the review request.
         const mailed = Math.floor(smtp.received() / 2);
@@ -542,7 +546,19 @@ async function runMode(
             heapMb: answers.reduce((sum, a) => sum + Number(a.heapUsedAfterGc), 0) / 2 ** 20,
             rssMb: answers.reduce((sum, a) => sum + Number(a.rss), 0) / 2 ** 20,
           });
+          process.stdout.write(
+            `  memory at ${mailed} orders: heap after GC ${memory.at(-1)?.heapMb.toFixed(1)} MB, RSS ${memory.at(-1)?.rssMb.toFixed(1)} MB\n`,
+          );
           nextSample += 1000;
+        }
+        if (mailed !== lastMailed) {
+          lastMailed = mailed;
+          lastProgress = performance.now();
+        } else if (performance.now() - lastProgress > stallAfterMs) {
+          const { completed } = await countInDatabase();
+          throw new Error(
+            `no order progressed for ${stallAfterMs / 1000} s: ${completed} of ${orderCount} completed, ${mailed} reviews e-mailed (a stalled engine or app)`,
+          );
         }
         if (mailed >= orderCount || performance.now() - lastDatabaseLook > 5000) {
           lastDatabaseLook = performance.now();
