@@ -607,7 +607,10 @@ async function runMode(
         const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
           deliver: false,
         });
-        await deliverWebhooks(sandbox, completed.events, appUrl);
+        await deliverWebhooks(sandbox, completed.events, appUrl).catch((error: Error) => {
+          // The app logs the failure (at warn and above): its last lines say what went wrong.
+          throw new Error(`${error.message}\n${apps[i % apps.length]?.output.slice(-3000)}`);
+        });
       },
     ).catch((error: Error) => {
       failure = error;
