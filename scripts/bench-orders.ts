@@ -1,28 +1,38 @@
 /**
- * `npm run bench:orders [-- --orders 200 --app-processes 1,2 --modes classic,checkpointing
- * --cron-interval-ms 60000 --cpu-prof <dir> --database-url postgresql://...]` (default: an embedded
- * PostgreSQL started for the run)
+ * `npm run bench:orders [-- --orders 200,1000 --app-processes 1,2 --modes classic,checkpointing
+ * --cron-interval-ms 60000 --memory --tsx --cpu-prof <dir> --database-url postgresql://...]`
+ * (default: an embedded PostgreSQL started for the run)
  *
- * Orders fulfilled per second, end to end: checkout through our API, the customer completing it
- * in the Stripe stand-in, the signed webhook, shop/order.placed, and every fulfil-order step
- * driven by the local engine over HTTP against serve(), until each order is `completed`. The app
- * (`src/server.ts`) and the engine each run in a process of their own, so their CPU time is read
- * apart; the driver, the Stripe stand-in and the SMTP sink run here. The engine's clock runs a
- * billion times faster so the 14-day wait and 3-day sleep are skipped. Every order has its own
- * customer, so the per-customer concurrency limit does not serialise them.
+ * Orders fulfilled end to end: checkout through our API, the customer completing it in the Stripe
+ * stand-in, the signed webhook, shop/order.placed, and every fulfil-order step driven by the local
+ * engine over HTTP against serve(), until each order is `completed`. The app runs as production
+ * runs it, compiled (`npm run build`, then `node dist/server.js`; `--tsx` runs src/server.ts
+ * through tsx instead), and the engine in a process of its own, so their CPU time is read apart;
+ * the driver, the Stripe stand-in and the SMTP sink run here. The engine's clock runs a billion
+ * times faster so the 14-day wait and 3-day sleep are skipped. Every order has its own customer,
+ * so the per-customer concurrency limit does not serialise them.
  *
- * Both engine modes run in one invocation, one after the other on fresh databases: classic
- * (LOCAL_ENGINE_CHECKPOINTING=false) and checkpointing (the default, as on Inngest), each with
- * every count of app processes in `--app-processes` (default 1 and 2). With N > 1 the app runs
- * as N processes on one database, as stateless replicas do in production: the engine spreads its
- * serve() calls over them round-robin (what a load balancer in front of them does), and the
- * driver spreads checkouts and the Stripe webhooks likewise. Per-order figures of the app are
- * summed over its processes. Beside them: the load average, how busy the whole machine was, and
- * the CPU of PostgreSQL and of this driver process, so a slow run can be told from a starved one.
- * The last line is `orders/s: <n>` for the default mode (checkpointing), the best of its app-process
- * counts (on two cores a second process adds scheduling and no core, so it may well be the lower).
+ * Beside each app run, in the same process set-up, the floor reference (scripts/bench/floor-app.js):
+ * a minimal Inngest function with the same steps as the real run's fulfil-order (read from the
+ * engine), each doing one statement, served by the same compiled client and serve() set-up, as
+ * many processes as the app had, on the same engine. `app-floor-ratio: <app CPU per order / floor
+ * CPU per order>` is printed per mode and app-process count; the last line is the default mode's
+ * (checkpointing, one app process).
+ *
+ * `--orders` takes one or more sizes: each mode and process count runs once per size, on fresh
+ * databases, and prints PostgreSQL's table counters (sequential scans, rows read by them, rows
+ * fetched by index) per order for the main tables, which must stay flat from one size to the next.
+ * `--memory` runs one 5,000-order run (checkpointing, one app process, --expose-gc in the app)
+ * reporting the app's heap after a full GC and its RSS every 1,000 orders.
+ *
+ * With N > 1 app processes the app runs as N processes on one database, as stateless replicas do
+ * in production: the engine spreads its serve() calls over them round-robin (what a load balancer
+ * in front of them does), and the driver spreads checkouts and the Stripe webhooks likewise.
+ * Per-order figures of the app are summed over its processes. Beside them: the load average, how
+ * busy the whole machine was, and the CPU of PostgreSQL and of this driver process, so a slow run
+ * can be told from a starved one.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -33,6 +43,7 @@ import { SMTPServer } from "smtp-server";
 import { migrate } from "../src/db/migrator";
 import { benchDatabaseServer } from "./bench/database-server";
 import { coreCount, loadAverage, machineCpuMs, processTreeCpuMs } from "./bench/process-cpu";
+import { tableCounters, tableCounterDelta, type TableCounters } from "./bench/table-counters";
 import { createEasyPostSandbox } from "../src/dev/easypost-sandbox";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { PrismaClient } from "../src/generated/prisma/client";
@@ -40,7 +51,8 @@ import { createLogger } from "../src/logger";
 
 const { values: args } = parseArgs({
   options: {
-    orders: { type: "string", default: "200" },
+    // One size or several (comma-separated): each mode and process count runs once per size.
+    orders: { type: "string", default: "200,1000" },
     "database-url": { type: "string" },
     // Checkouts at a time; above the app's pool (10) they queue for a connection (503 past its timeout).
     concurrency: { type: "string", default: "10" },
@@ -53,19 +65,25 @@ const { values: args } = parseArgs({
     // At a billion times real time every cron is due at every instant; the engine fires each at
     // most once per this many real ms. Production's most frequent cron (drain-email-outbox)
     // fires once a minute, hence the default: cron runs then cost per order what they cost in
-    // production, instead of growing with the run's length (1000, the engine's own default, was
-    // this benchmark's setting before 30 Nov 2026: ~5 cron runs per real second).
+    // production, instead of growing with the run's length.
     "cron-interval-ms": { type: "string", default: "60000" },
+    // The app through tsx (src/server.ts) instead of the compiled dist/ production runs.
+    tsx: { type: "boolean", default: false },
+    // dist/ as it is, without `npm run build` first (it must be current).
+    "no-build": { type: "boolean", default: false },
+    // One run of 5,000 orders (or --orders): heap after GC and RSS every 1,000 orders.
+    memory: { type: "boolean", default: false },
+    // Statements of the app by text, per order, largest first (the probe records them).
+    "statement-texts": { type: "boolean", default: false },
   },
 });
-const orderCount = Number(args.orders);
+const sizes = (args.memory && args.orders === "200,1000" ? "5000" : args.orders).split(",").map(Number);
 const checkoutConcurrency = Number(args.concurrency);
 const cronIntervalMs = Number(args["cron-interval-ms"]);
-const appProcessCounts = args["app-processes"].split(",").map(Number);
-const modes = args.modes.split(",");
+const appProcessCounts = args.memory ? [1] : args["app-processes"].split(",").map(Number);
+const modes = args.memory ? ["checkpointing"] : args.modes.split(",");
 if (
-  !Number.isInteger(orderCount) ||
-  orderCount < 1 ||
+  !sizes.every((n) => Number.isInteger(n) && n >= 1) ||
   !Number.isInteger(checkoutConcurrency) ||
   checkoutConcurrency < 1 ||
   !Number.isInteger(cronIntervalMs) ||
@@ -73,7 +91,7 @@ if (
   !appProcessCounts.every((n) => Number.isInteger(n) && n >= 1)
 ) {
   process.stderr.write(
-    "bench:orders: --orders, --concurrency and --app-processes (comma-separated) take positive whole numbers, --cron-interval-ms a whole number\n",
+    "bench:orders: --orders and --app-processes (comma-separated) and --concurrency take positive whole numbers, --cron-interval-ms a whole number\n",
   );
   process.exit(2);
 }
@@ -81,8 +99,9 @@ if (modes.length === 0 || !modes.every((mode) => mode === "classic" || mode === 
   process.stderr.write("bench:orders: --modes takes classic, checkpointing or both (comma-separated)\n");
   process.exit(2);
 }
-
 const root = path.resolve(__dirname, "..");
+/** No e-mail for this long: the run has stalled; it stops, saying how far it got. */
+const stallAfterMs = 180_000;
 const webhookSecret = "whsec_bench_secret";
 const easyPostWebhookSecret = "bench-easypost-webhook-secret-0123456789";
 
@@ -110,6 +129,9 @@ async function startSmtpSink(): Promise<{ url: string; close(): Promise<void>; r
       });
     },
   });
+  // A client's connection reset (the app's SMTP pool closing an idle socket) is the client's
+  // business; unhandled, it ended the whole benchmark at 1,000 of 5,000 orders.
+  server.on("error", () => undefined);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.server.address() as AddressInfo;
   return {
@@ -179,6 +201,7 @@ function spawnNode(args: string[], env?: Record<string, string>): Child {
 interface Figures {
   mode: string;
   appProcesses: number;
+  orders: number;
   seconds: number;
   ordersPerSecond: number;
   serveCalls: number;
@@ -202,6 +225,28 @@ interface Figures {
   checkoutRetries: number;
   /** Engine statements per order by name, largest first. */
   engineStatementsByName: [string, number][];
+  /** App statements per order by text (--statement-texts), largest first. */
+  appStatementsByText: [string, number][];
+  /** pg_stat_user_tables per order over the run. */
+  tables: TableCounters;
+  /** fulfil-order's ops in one completed run, in order: what the floor mirrors. */
+  shape: Shape;
+  /** --memory: the app's heap after GC and RSS, MB, at every 1,000 orders completed. */
+  memory: { completed: number; heapMb: number; rssMb: number }[];
+  /** The driver's own reads of `orders` (one scan each) during the run. */
+  databasePolls: number;
+  floor?: FloorFigures;
+}
+
+type Shape = ("run" | "wait" | "sleep")[];
+
+interface FloorFigures {
+  seconds: number;
+  cpuMs: number;
+  statements: number;
+  serveCalls: number;
+  checkpoints: number;
+  engineCpuMs: number;
 }
 
 /** A checkout's Stripe events, signed as Stripe signs them, POSTed to one app process. */
@@ -222,18 +267,161 @@ async function deliverWebhooks(
   }
 }
 
+/** The app as production runs it (dist/), or through tsx with --tsx; the probe preloaded in both. */
+function appCommand(exposeGc: boolean): string[] {
+  const gc = exposeGc ? ["--expose-gc"] : [];
+  return args.tsx
+    ? [...gc, "--import", "tsx", "--require", "./scripts/bench/app-probe.js", "src/server.ts"]
+    : [...gc, "--require", "./scripts/bench/app-probe.js", "dist/server.js"];
+}
+
+async function startEngine(
+  databaseUrl: string,
+  checkpointing: boolean,
+  replicaOrigins: string[],
+  profileArgs: string[],
+): Promise<{ engine: Child; url: string }> {
+  const engine = spawnNode([
+    ...profileArgs,
+    "--import",
+    "tsx",
+    "scripts/bench/engine-process.ts",
+    JSON.stringify({
+      databaseUrl,
+      checkpointing,
+      timeScale: 1e9,
+      cronMinRealIntervalMs: cronIntervalMs,
+      appReplicaOrigins: replicaOrigins.length > 1 ? replicaOrigins : [],
+    }),
+  ]);
+  const ready = await engine.next();
+  return { engine, url: String(ready.url) };
+}
+
+async function scratchDatabase(adminUrl: string, tag: string): Promise<{ name: string; url: string }> {
+  const name = `of_bench_${tag}_${Date.now()}`;
+  await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${name}"`));
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+const statsOf = async (children: Child[]) => {
+  const answers = await Promise.all(children.map((child) => child.ask({ type: "stats" })));
+  const byText: Record<string, number> = {};
+  for (const answer of answers)
+    for (const [text, n] of Object.entries((answer.byText as Record<string, number> | undefined) ?? {}))
+      byText[text] = (byText[text] ?? 0) + n;
+  return {
+    statements: answers.reduce((sum, a) => sum + Number(a.statements), 0),
+    cpuMs: answers.reduce((sum, a) => sum + Number(a.cpuMs), 0),
+    byText,
+  };
+};
+
+const stat = (m: Record<string, unknown>, key: string): number =>
+  Number((m.stats as Record<string, number>)[key]);
+
+/**
+ * The floor: `count` runs of the minimal function with fulfil-order's shape, on a fresh database
+ * and a fresh engine of the same options, served by `processes` floor processes, driven with the
+ * same number of runs in flight as the app's checkouts.
+ */
+async function runFloor(
+  adminUrl: string,
+  checkpointing: boolean,
+  processes: number,
+  count: number,
+  shape: Shape,
+): Promise<FloorFigures> {
+  const database = await scratchDatabase(adminUrl, "floor");
+  const children: Child[] = [];
+  try {
+    await withAdmin(database.url, (c) =>
+      c.query(
+        "CREATE TABLE bench_floor_steps (key text NOT NULL, step int NOT NULL, PRIMARY KEY (key, step))",
+      ),
+    );
+    const ports: number[] = [];
+    for (let i = 0; i < processes; i++) ports.push(await freePort());
+    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+    const { engine, url: engineUrl } = await startEngine(database.url, checkpointing, urls, []);
+    children.push(engine);
+    const floors = ports.map((port) =>
+      spawnNode(
+        [
+          "--require",
+          "./scripts/bench/app-probe.js",
+          "scripts/bench/floor-app.js",
+          JSON.stringify({ port, databaseUrl: database.url, engineUrl, shape }),
+        ],
+        { NODE_ENV: "test" },
+      ),
+    );
+    children.push(...floors);
+    await Promise.all(floors.map((floor) => floor.next()));
+    await engine.ask({ type: "sync", url: `${urls[0]}/api/inngest` });
+
+    const completedRuns = () =>
+      withAdmin(database.url, async (c) => {
+        const { rows } = await c.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM inngest_local.runs WHERE function_id LIKE '%floor-order' AND status = 'Completed'",
+        );
+        return rows[0]?.n ?? 0;
+      });
+    const engineBefore = await engine.ask({ type: "stats" });
+    const before = await statsOf(floors);
+    const started = performance.now();
+    // As many runs in flight as the app's checkouts: one sent, one done.
+    let sent = 0;
+    let done = 0;
+    const send = async (n: number) => {
+      const res = await fetch(`${engineUrl}/e/local`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(
+          Array.from({ length: n }, () => ({ name: "bench/floor.order", data: { key: `floor-${sent++}` } })),
+        ),
+      });
+      if (res.status >= 300) throw new Error(`event API answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    await send(Math.min(checkoutConcurrency, count));
+    while (done < count) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      done = await completedRuns();
+      const room = Math.min(count - sent, done + checkoutConcurrency - sent);
+      if (room > 0) await send(room);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const after = await statsOf(floors);
+    const engineAfter = await engine.ask({ type: "stats" });
+    await engine.ask({ type: "close" }).catch(() => undefined);
+    return {
+      seconds,
+      cpuMs: (after.cpuMs - before.cpuMs) / count,
+      statements: (after.statements - before.statements) / count,
+      serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / count,
+      checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / count,
+      engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / count,
+    };
+  } finally {
+    for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
+    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${database.name}" WITH (FORCE)`));
+  }
+}
+
 async function runMode(
   database: { url: string; pid?: number },
   checkpointing: boolean,
   appProcesses: number,
+  orderCount: number,
+  withFloor: boolean,
 ): Promise<Figures> {
   const adminUrl = database.url;
   const mode = checkpointing ? "checkpointing" : "classic";
-  const dbName = `of_bench_${Date.now()}`;
-  await withAdmin(adminUrl, (c) => c.query(`CREATE DATABASE "${dbName}"`));
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  const databaseUrl = url.toString();
+  const scratch = await scratchDatabase(adminUrl, "app");
+  const databaseUrl = scratch.url;
   await migrate(databaseUrl);
   const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
   await db.product.create({
@@ -263,30 +451,21 @@ async function runMode(
       : [];
 
   const children: Child[] = [];
+  let figures: Figures;
   try {
     const ports: number[] = [];
     for (let i = 0; i < appProcesses; i++) ports.push(await freePort());
     const appUrls = ports.map((port) => `http://127.0.0.1:${port}`);
-    const engine = spawnNode([
-      ...profile("engine"),
-      "--import",
-      "tsx",
-      "scripts/bench/engine-process.ts",
-      JSON.stringify({
-        databaseUrl,
-        checkpointing,
-        timeScale: 1e9,
-        cronMinRealIntervalMs: cronIntervalMs,
-        appReplicaOrigins: appProcesses > 1 ? appUrls : [],
-      }),
-    ]);
+    const { engine, url: engineUrl } = await startEngine(
+      databaseUrl,
+      checkpointing,
+      appUrls,
+      profile("engine"),
+    );
     children.push(engine);
-    const ready = await engine.next();
-    const engineUrl = String(ready.url);
 
-    const appArgs = ["--import", "tsx", "--import", "./scripts/bench/app-probe.ts", "src/server.ts"];
     const apps = ports.map((port, i) => {
-      const app = spawnNode([...profile(`app${i}`), ...appArgs], {
+      const app = spawnNode([...profile(`app${i}`), ...appCommand(args.memory)], {
         NODE_ENV: "test",
         LOG_LEVEL: "warn",
         PORT: String(port),
@@ -302,6 +481,7 @@ async function runMode(
         EASYPOST_API_KEY: "EZTK_bench",
         EASYPOST_API_BASE: easyPost.apiBase ?? "",
         EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
+        ...(args["statement-texts"] ? { BENCH_STATEMENT_TEXTS: "1" } : {}),
       });
       children.push(app);
       return app;
@@ -323,13 +503,6 @@ async function runMode(
     // The engine syncs one address; with replicas it spreads the calls to it over all of them.
     await engine.ask({ type: "sync", url: `${appUrls[0]}/api/inngest` });
 
-    const appStats = async () => {
-      const answers = await Promise.all(apps.map((app) => app.ask({ type: "stats" })));
-      return {
-        statements: answers.reduce((sum, a) => sum + Number(a.statements), 0),
-        cpuMs: answers.reduce((sum, a) => sum + Number(a.cpuMs), 0),
-      };
-    };
     const driverCpuMs = (): number => {
       const cpu = process.cpuUsage();
       return (cpu.user + cpu.system) / 1000;
@@ -337,14 +510,70 @@ async function runMode(
     const postgresCpuMs = (): number | undefined =>
       database.pid === undefined ? undefined : processTreeCpuMs(database.pid);
 
+    const tablesBefore = await tableCounters(databaseUrl);
     const engineBefore = await engine.ask({ type: "stats" });
-    const appBefore = await appStats();
+    const appBefore = await statsOf(apps);
     const driverBefore = driverCpuMs();
     const postgresBefore = postgresCpuMs();
     const machineBefore = machineCpuMs();
     const loadBefore = loadAverage();
     const started = performance.now();
     let checkoutRetries = 0;
+    const memory: Figures["memory"] = [];
+    let finished = false;
+    let failure: Error | undefined;
+    // Completion is watched while the checkouts go on, by the e-mails the SMTP sink received (an
+    // order's review request is its last e-mail, sent in the step that completes it), and only then
+    // in the database: a count of `orders` polled every few ms was itself a sequential scan of the
+    // table each time, which the table counters below would have charged to the app.
+    let databasePolls = 0;
+    const countInDatabase = async () => {
+      databasePolls += 1;
+      const rows = await db.order.groupBy({ by: ["status"], _count: { _all: true } });
+      const of = (statuses: string[]) =>
+        rows.filter((r) => statuses.includes(r.status)).reduce((sum, r) => sum + r._count._all, 0);
+      return { completed: of(["completed"]), failed: of(["payment_failed", "cancelled"]) };
+    };
+    const watch = (async () => {
+      let nextSample = 1000;
+      let lastDatabaseLook = performance.now();
+      let lastMailed = 0;
+      let lastProgress = performance.now();
+      for (;;) {
+        // Two e-mails an order: the tracking link, then the review request.
+        const mailed = Math.floor(smtp.received() / 2);
+        if (args.memory && mailed >= nextSample) {
+          const answers = await Promise.all(apps.map((app) => app.ask({ type: "memory" })));
+          memory.push({
+            completed: mailed,
+            heapMb: answers.reduce((sum, a) => sum + Number(a.heapUsedAfterGc), 0) / 2 ** 20,
+            rssMb: answers.reduce((sum, a) => sum + Number(a.rss), 0) / 2 ** 20,
+          });
+          process.stdout.write(
+            `  memory at ${mailed} orders: heap after GC ${memory.at(-1)?.heapMb.toFixed(1)} MB, RSS ${memory.at(-1)?.rssMb.toFixed(1)} MB\n`,
+          );
+          nextSample += 1000;
+        }
+        if (mailed !== lastMailed) {
+          lastMailed = mailed;
+          lastProgress = performance.now();
+        } else if (performance.now() - lastProgress > stallAfterMs) {
+          const { completed } = await countInDatabase();
+          throw new Error(
+            `no order progressed for ${stallAfterMs / 1000} s: ${completed} of ${orderCount} completed, ${mailed} reviews e-mailed (a stalled engine or app)`,
+          );
+        }
+        if (mailed >= orderCount || performance.now() - lastDatabaseLook > 5000) {
+          lastDatabaseLook = performance.now();
+          const { completed, failed } = await countInDatabase();
+          if (failed > 0) throw new Error(`${failed} orders failed during the benchmark`);
+          if (completed === orderCount) break;
+        }
+        if (failure) break;
+        await new Promise((resolve) => setTimeout(resolve, mailed >= orderCount ? 50 : 10));
+      }
+      finished = true;
+    })();
     await pool(
       Array.from({ length: orderCount }, (_, i) => i),
       checkoutConcurrency,
@@ -381,35 +610,48 @@ async function runMode(
         const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
           deliver: false,
         });
-        await deliverWebhooks(sandbox, completed.events, appUrl);
+        await deliverWebhooks(sandbox, completed.events, appUrl).catch((error: Error) => {
+          // The app logs the failure (at warn and above): its last lines say what went wrong.
+          throw new Error(`${error.message}\n${apps[i % apps.length]?.output.slice(-3000)}`);
+        });
       },
-    );
-    for (;;) {
-      const completed = await db.order.count({ where: { status: "completed" } });
-      const failed = await db.order.count({ where: { status: { in: ["payment_failed", "cancelled"] } } });
-      if (failed > 0) throw new Error(`${failed} orders failed during the benchmark`);
-      if (completed === orderCount) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    ).catch((error: Error) => {
+      failure = error;
+    });
+    await watch;
+    if (failure) throw failure;
+    if (!finished) throw new Error("the completion watch ended early");
     const seconds = (performance.now() - started) / 1000;
     const engineAfter = await engine.ask({ type: "stats" });
-    const appAfter = await appStats();
+    const appAfter = await statsOf(apps);
     const driverAfter = driverCpuMs();
     const postgresAfter = postgresCpuMs();
     const machineAfter = machineCpuMs();
     const loadAfter = loadAverage();
-    const stat = (m: Record<string, unknown>, key: string): number =>
-      Number((m.stats as Record<string, number>)[key]);
-    const otherRuns = await withAdmin(databaseUrl, async (c) => {
-      const { rows } = await c.query<{ n: number }>(
+    const tablesAfter = await tableCounters(databaseUrl);
+    const { otherRuns, shape } = await withAdmin(databaseUrl, async (c) => {
+      const others = await c.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM inngest_local.runs WHERE function_id NOT LIKE '%-fulfill-order'",
       );
-      return rows[0]?.n ?? 0;
+      const steps = await c.query<{ op: string | null }>(
+        `SELECT s.op FROM inngest_local.steps s
+         WHERE s.run_id = (SELECT id FROM inngest_local.runs
+                           WHERE function_id LIKE '%-fulfill-order' AND status = 'Completed'
+                           ORDER BY started_at LIMIT 1)
+         ORDER BY s.seq`,
+      );
+      return {
+        otherRuns: others.rows[0]?.n ?? 0,
+        shape: steps.rows.map(({ op }): Shape[number] =>
+          /wait/i.test(op ?? "") ? "wait" : /sleep/i.test(op ?? "") ? "sleep" : "run",
+        ),
+      };
     });
 
-    const figures: Figures = {
+    figures = {
       mode,
       appProcesses,
+      orders: orderCount,
       seconds,
       ordersPerSecond: orderCount / seconds,
       serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / orderCount,
@@ -442,6 +684,14 @@ async function runMode(
         })
         .filter(([, perOrder]) => perOrder > 0)
         .sort((a, b) => b[1] - a[1]),
+      appStatementsByText: Object.entries(appAfter.byText)
+        .map(([text, n]): [string, number] => [text, (n - (appBefore.byText[text] ?? 0)) / orderCount])
+        .filter(([, perOrder]) => perOrder > 0)
+        .sort((a, b) => b[1] - a[1]),
+      tables: tableCounterDelta(tablesBefore, tablesAfter, orderCount),
+      shape,
+      memory,
+      databasePolls,
     };
     await engine.ask({ type: "close" }).catch(() => undefined);
     if (profileDir) {
@@ -454,32 +704,73 @@ async function runMode(
         }),
       );
     }
-    return figures;
   } finally {
     for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
     await db.$disconnect();
     await sandbox.close();
     await easyPost.close();
     await smtp.close();
-    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`));
+    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${scratch.name}" WITH (FORCE)`));
   }
+  // Right after the app's run, in the same process set-up: the SDK's own cost for the same steps.
+  if (withFloor)
+    figures.floor = await runFloor(adminUrl, checkpointing, appProcesses, orderCount, figures.shape);
+  return figures;
 }
 
+/** Tables whose counters are printed whether or not they moved: the order's and the engine's. */
+const mainTables = [
+  "orders",
+  "order_lines",
+  "payments",
+  "shipments",
+  "email_messages",
+  "order_timeline",
+  "products",
+  "stock_holds",
+  "stock_reservations",
+  "stock_movements",
+  "inngest_local.runs",
+  "inngest_local.steps",
+  "inngest_local.jobs",
+  "inngest_local.events",
+];
+
 async function main(): Promise<void> {
+  if (!args.tsx && !args["no-build"]) {
+    process.stdout.write("npm run build (the app runs dist/, as production does)...\n");
+    execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  }
   const databaseServer = await benchDatabaseServer(args["database-url"]);
   stopDatabaseServer = databaseServer.stop;
   const runs: Figures[] = [];
   for (const mode of modes)
     for (const appProcesses of appProcessCounts)
-      runs.push(await runMode(databaseServer, mode === "checkpointing", appProcesses));
+      for (const [i, size] of sizes.entries()) {
+        const figures = await runMode(
+          databaseServer,
+          mode === "checkpointing",
+          appProcesses,
+          size,
+          i === 0 && !args.memory,
+        );
+        process.stdout.write(
+          `  ran ${mode}, ${appProcesses} app process(es), ${size} orders: ${figures.seconds.toFixed(1)} s` +
+            (figures.floor ? `, floor ${figures.floor.seconds.toFixed(1)} s` : "") +
+            "\n",
+        );
+        runs.push(figures);
+      }
   const row = (label: string, value: (f: Figures) => string) =>
-    `${label.padEnd(40)}${runs.map((f) => value(f).padStart(18)).join("")}`;
+    `${label.padEnd(44)}${runs.map((f) => value(f).padStart(18)).join("")}`;
   const perOrder = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(1));
+  const floorValue = (f: Figures, value: (floor: FloorFigures) => string) => (f.floor ? value(f.floor) : "-");
   const cores = coreCount();
   const lines = [
-    `orders: ${orderCount} (one customer each, ${checkoutConcurrency} checkouts at a time), ${cores} cores, crons at most once per ${cronIntervalMs} real ms`,
+    `app: ${args.tsx ? "src/server.ts through tsx (--tsx)" : "dist/server.js (compiled, as production runs it)"}; ${cores} cores; ${checkoutConcurrency} checkouts at a time, one customer each; crons at most once per ${cronIntervalMs} real ms`,
     row("", (f) => f.mode),
     row("app processes", (f) => String(f.appProcesses)),
+    row("orders", (f) => String(f.orders)),
     row("all orders completed (s)", (f) => f.seconds.toFixed(2)),
     row("orders/s", (f) => f.ordersPerSecond.toFixed(1)),
     row("serve() calls / order", (f) => f.serveCalls.toFixed(1)),
@@ -491,36 +782,81 @@ async function main(): Promise<void> {
     row("CPU ms / order: app + engine", (f) => (f.appCpuMs + f.engineCpuMs).toFixed(1)),
     row("CPU ms / order: PostgreSQL", (f) => perOrder(f.postgresCpuMs)),
     row("CPU ms / order: driver + stand-ins", (f) => f.driverCpuMs.toFixed(1)),
+    row("floor: steps (ops) per run", (f) => floorValue(f, () => String(f.shape.length))),
+    row("floor: serve() calls / checkpoints per run", (f) =>
+      floorValue(f, (fl) => `${fl.serveCalls.toFixed(1)} / ${fl.checkpoints.toFixed(1)}`),
+    ),
+    row("floor: SQL statements / run", (f) => floorValue(f, (fl) => fl.statements.toFixed(1))),
+    row("floor: CPU ms / run: floor app", (f) => floorValue(f, (fl) => fl.cpuMs.toFixed(1))),
+    row("floor: CPU ms / run: engine", (f) => floorValue(f, (fl) => fl.engineCpuMs.toFixed(1))),
+    row("app / floor CPU per order", (f) => floorValue(f, (fl) => (f.appCpuMs / fl.cpuMs).toFixed(2))),
     row("other runs (crons etc.) during the run", (f) => String(f.otherRuns)),
     row("load average (1 min) start / end", (f) => `${f.loadBefore.toFixed(1)} / ${f.loadAfter.toFixed(1)}`),
     row(`machine busy (all processes, ${cores} cores)`, (f) =>
       f.machineBusy === undefined ? "n/a" : `${(f.machineBusy * 100).toFixed(0)} %`,
     ),
     row("our share of the machine's CPU", (f) => {
-      const ours = (f.appCpuMs + f.engineCpuMs + f.driverCpuMs + (f.postgresCpuMs ?? 0)) * orderCount;
+      const ours = (f.appCpuMs + f.engineCpuMs + f.driverCpuMs + (f.postgresCpuMs ?? 0)) * f.orders;
       return `${((ours / (f.seconds * 1000 * cores)) * 100).toFixed(0)} %`;
     }),
     row("e-mails sent", (f) => String(f.emails)),
     row("checkouts retried (503 busy, 409)", (f) => String(f.checkoutRetries)),
+    row("the driver's own scans of orders in the run", (f) => String(f.databasePolls)),
+    "tables, per order: sequential scans / rows read by them / rows fetched by index (pg_stat_user_tables)",
   ];
+  const tableNames = [
+    ...mainTables,
+    ...[...new Set(runs.flatMap((f) => [...f.tables.keys()]))]
+      .filter((name) => !mainTables.includes(name))
+      .sort(),
+  ];
+  for (const name of tableNames) {
+    lines.push(
+      row(`  ${name}`, (f) => {
+        const t = f.tables.get(name);
+        return t
+          ? `${t.seqScan.toFixed(2)} / ${t.seqTupRead.toFixed(0)} / ${t.idxTupFetch.toFixed(0)}`
+          : "0 / 0 / 0";
+      }),
+    );
+  }
+  lines.push(
+    row("  all tables: rows read (seq + index)", (f) =>
+      [...f.tables.values()].reduce((sum, t) => sum + t.seqTupRead + t.idxTupFetch, 0).toFixed(0),
+    ),
+  );
   lines.push("engine SQL statements / order, by statement:");
   for (const f of runs)
     lines.push(
-      `  ${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}: ${f.engineStatementsByName
-        .map(([name, perOrder]) => `${name} ${perOrder.toFixed(2)}`)
+      `  ${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}, ${f.orders} orders: ${f.engineStatementsByName
+        .map(([name, n]) => `${name} ${n.toFixed(2)}`)
         .join(", ")}`,
     );
-  const defaultMode = runs.filter((f) => f.mode === "checkpointing");
-  const headline = (defaultMode.length > 0 ? defaultMode : runs).reduce<(typeof runs)[number] | undefined>(
-    (best, f) => (best === undefined || f.ordersPerSecond > best.ordersPerSecond ? f : best),
-    undefined,
-  );
-  if (headline) {
-    lines.push(
-      `headline: ${headline.mode}, ${headline.appProcesses} app process${headline.appProcesses > 1 ? "es" : ""} (the best of the default mode)`,
-    );
-    lines.push(`orders/s: ${headline.ordersPerSecond.toFixed(1)}`);
+  if (args["statement-texts"]) {
+    lines.push("app SQL statements / order, by text:");
+    for (const f of runs) {
+      lines.push(`  ${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders:`);
+      for (const [text, n] of f.appStatementsByText) lines.push(`    ${n.toFixed(2).padStart(6)}  ${text}`);
+    }
   }
+  if (args.memory) {
+    lines.push("app memory after a full GC (heap used) and RSS, MB, by orders completed:");
+    for (const f of runs)
+      for (const sample of f.memory)
+        lines.push(
+          `  ${String(sample.completed).padStart(6)} orders: heap ${sample.heapMb.toFixed(1)}, RSS ${sample.rssMb.toFixed(1)}`,
+        );
+  }
+  // One ratio per mode and process count (the first size's runs), the default mode's last.
+  const withFloor = runs.filter((f) => f.floor);
+  const ordered = [
+    ...withFloor.filter((f) => !(f.mode === "checkpointing" && f.appProcesses === 1)),
+    ...withFloor.filter((f) => f.mode === "checkpointing" && f.appProcesses === 1),
+  ];
+  for (const f of ordered)
+    lines.push(
+      `app-floor-ratio: ${(f.appCpuMs / (f.floor as FloorFigures).cpuMs).toFixed(2)} (${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}, ${f.orders} orders: app ${f.appCpuMs.toFixed(1)} ms / floor ${(f.floor as FloorFigures).cpuMs.toFixed(1)} ms CPU per order)`,
+    );
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

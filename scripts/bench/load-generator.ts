@@ -105,3 +105,69 @@ export async function runLoad(options: {
     exhausted,
   };
 }
+
+/**
+ * Open-loop load: requests start at a fixed arrival rate whatever the answers do, as independent
+ * clients (Stripe's deliveries) arrive; each latency runs from the request's scheduled start, so a
+ * server that falls behind is charged the queue it built (no coordinated omission). Connections
+ * are kept alive and opened as needed, up to `maxConnections`; a warm-up runs first, unrecorded.
+ */
+export async function runOpenLoop(options: {
+  baseUrl: string;
+  requestsPerSecond: number;
+  warmupMs: number;
+  durationMs: number;
+  maxConnections?: number;
+  next: () => LoadRequest | undefined;
+}): Promise<LoadResult & { offeredPerSecond: number; late: number }> {
+  const url = new URL(options.baseUrl);
+  const agent = new Agent({ keepAlive: true, maxSockets: options.maxConnections ?? 512 });
+  const intervalMs = 1000 / options.requestsPerSecond;
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  let exhausted = false;
+  let totalRequests = 0;
+  let late = 0;
+  const startedAt = performance.now();
+  const warmupEnds = startedAt + options.warmupMs;
+  const ends = warmupEnds + options.durationMs;
+  const inFlight = new Set<Promise<void>>();
+  for (let i = 0; ; i++) {
+    const scheduled = startedAt + i * intervalMs;
+    if (scheduled >= ends) break;
+    const wait = scheduled - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    // More than one interval behind its slot: the generator itself could not keep the rate.
+    else if (wait < -intervalMs) late += 1;
+    const load = options.next();
+    if (!load) {
+      exhausted = true;
+      break;
+    }
+    const measured = scheduled >= warmupEnds;
+    const request: Promise<void> = post(agent, url, load).then((status) => {
+      totalRequests += 1;
+      if (measured) {
+        latencies.push(performance.now() - scheduled);
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
+      inFlight.delete(request);
+    });
+    inFlight.add(request);
+  }
+  await Promise.all(inFlight);
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: latencies.length,
+    totalRequests,
+    requestsPerSecond: latencies.length / (options.durationMs / 1000),
+    offeredPerSecond: options.requestsPerSecond,
+    late,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    maxMs: latencies.at(-1) ?? 0,
+    statuses,
+    exhausted,
+  };
+}

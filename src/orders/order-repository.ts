@@ -1,6 +1,7 @@
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import { orderLinesJsonSql } from "../db/order-lines-sql";
+import { timelineKindSql, type TimelineDetail, type TimelineKind } from "../timeline/kinds";
 
 export type { OrderStatus };
 
@@ -44,9 +45,19 @@ interface FulfilmentRow {
   has_shipment: boolean;
 }
 
+/** What a run needs of the order it just claimed: returned by the claim's own statement. */
+export interface ClaimedOrder {
+  paymentIntentId: string | null;
+  lines: OrderLineView[];
+}
+
 export type ClaimOutcome =
-  /** `booked`: a re-drive of an order whose parcel is booked: the run resumes after the booking. */
-  | { claimed: true; booked?: boolean }
+  /**
+   * `booked`: a re-drive of an order whose parcel is booked: the run resumes after the booking.
+   * `order`: only when the claim was asked for it (`runId`) and taken by this very statement; a
+   * retried claim that finds its own claim in place reads the order itself.
+   */
+  | { claimed: true; booked?: boolean; order?: ClaimedOrder }
   | {
       claimed: false;
       reason: "claimed-by-another-run" | "cancel-requested" | "not-paid-yet" | "not-payable" | "not-found";
@@ -64,15 +75,76 @@ export interface OrderRepository {
   /**
    * Gives the order to one fulfilment run: it takes `claimId` only when it has none (and is
    * payable and not being cancelled) or already has this one. One conditional UPDATE decides,
-   * so two runs racing for the same order cannot both win, whenever they run.
+   * so two runs racing for the same order cannot both win, whenever they run. With `runId`, the
+   * same statement writes the run's `claimed` timeline entry and returns the order's lines and
+   * PaymentIntent (`order`), so a first claim is one round trip.
    */
-  claim(orderId: string, claimId: string): Promise<ClaimOutcome>;
-  /** Moves the order to `to` only from one of `from`; returns whether it moved. */
-  transition(orderId: string, from: readonly OrderStatus[], to: OrderStatus): Promise<boolean>;
+  claim(orderId: string, claimId: string, options?: { runId?: string }): Promise<ClaimOutcome>;
+  /**
+   * Moves the order to `to` only from one of `from`; returns whether it moved. `entry`: a timeline
+   * entry written in the same statement whether or not the order moved (as a separate
+   * `timeline.record` after it would be), once per (order, kind, run).
+   */
+  transition(
+    orderId: string,
+    from: readonly OrderStatus[],
+    to: OrderStatus,
+    entry?: TransitionEntry,
+  ): Promise<boolean>;
   flagForOps(orderId: string, reason: string): Promise<void>;
   /** Marks a cancellation request; false when the order is past the point of cancelling. */
   requestCancellation(orderId: string, cancellableFrom: readonly OrderStatus[]): Promise<boolean>;
 }
+
+/** A timeline entry that rides in a transition's statement. */
+export interface TransitionEntry {
+  kind: TimelineKind;
+  detail: TimelineDetail;
+  runId: string;
+}
+
+export interface ClaimTakenRow {
+  payment_intent_id: string | null;
+  lines: OrderLineView[];
+}
+
+/**
+ * The claim, one statement: the conditional UPDATE that gives the order to the run, the run's
+ * `claimed` entry when a run id is given, and the order's lines and PaymentIntent, which the run
+ * keeps (a row only when this statement took the order).
+ */
+export const claimStatement = `
+  WITH taken AS (
+    UPDATE orders SET claim_id = $2, status = 'fulfilling', updated_at = now()
+    WHERE id = $1::uuid AND claim_id IS NULL AND cancel_requested_at IS NULL
+      AND status = ANY($3::order_status[])
+    RETURNING id, payment_intent_id
+  ),
+  entry AS (
+    INSERT INTO order_timeline (order_id, kind, detail, run_id)
+    SELECT id, ${timelineKindSql("claimed")}, jsonb_build_object('claimId', $2::text), $4 FROM taken
+    WHERE $4::text IS NOT NULL
+    ON CONFLICT DO NOTHING
+  )
+  SELECT t.payment_intent_id, ${orderLinesJsonSql("t")} AS lines FROM taken t`;
+
+/**
+ * A transition and its timeline entry in one statement: the entry does not depend on the move
+ * (a retried step whose move landed still finds its entry, once per order, kind and run). A row
+ * comes back only when the order moved.
+ */
+export const transitionWithEntryStatement = `
+  WITH moved AS (
+    UPDATE orders SET status = $3::order_status, updated_at = now()
+    WHERE id = $1::uuid AND status = ANY($2::order_status[])
+    RETURNING 1
+  ),
+  entry AS (
+    INSERT INTO order_timeline (order_id, kind, detail, run_id)
+    VALUES ($1::uuid, $4, $5::jsonb, $6)
+    ON CONFLICT DO NOTHING
+  )
+  SELECT 1 AS moved FROM moved`;
 
 /**
  * `onTransition` hears of every status change this repository makes (for metrics), once: only the
@@ -119,17 +191,21 @@ export function createOrderRepository(
       };
     },
 
-    async claim(orderId, claimId) {
-      const taken = await sql.query(
-        `UPDATE orders SET claim_id = $2, status = 'fulfilling', updated_at = now()
-         WHERE id = $1::uuid AND claim_id IS NULL AND cancel_requested_at IS NULL
-           AND status = ANY($3::order_status[])`,
-        [orderId, claimId, claimableStatuses],
-      );
-      if ((taken.rowCount ?? 0) > 0) {
+    async claim(orderId, claimId, options = {}) {
+      const { rows: taken } = await sql.query<ClaimTakenRow>(claimStatement, [
+        orderId,
+        claimId,
+        claimableStatuses,
+        options.runId ?? null,
+      ]);
+      const first = taken[0];
+      if (first) {
         moved("fulfilling");
-        return { claimed: true };
+        if (options.runId === undefined) return { claimed: true };
+        return { claimed: true, order: { paymentIntentId: first.payment_intent_id, lines: first.lines } };
       }
+      // Not taken: what stands in the way is read in a statement of its own, whose snapshot is
+      // newer than the claim's (a race lost to another run's commit shows that run's claim).
       const { rows } = await sql.query<{
         claim_id: string | null;
         cancel_requested_at: Date | null;
@@ -160,13 +236,22 @@ export function createOrderRepository(
       return { claimed: false, reason: "not-payable" };
     },
 
-    async transition(orderId, from, to) {
-      const updated = await sql.query(
-        `UPDATE orders SET status = $3::order_status, updated_at = now()
-         WHERE id = $1::uuid AND status = ANY($2::order_status[])`,
-        [orderId, from, to],
-      );
-      const movedNow = (updated.rowCount ?? 0) > 0;
+    async transition(orderId, from, to, entry) {
+      const updated = entry
+        ? await sql.query(transitionWithEntryStatement, [
+            orderId,
+            from,
+            to,
+            entry.kind,
+            JSON.stringify(entry.detail),
+            entry.runId,
+          ])
+        : await sql.query(
+            `UPDATE orders SET status = $3::order_status, updated_at = now()
+             WHERE id = $1::uuid AND status = ANY($2::order_status[])`,
+            [orderId, from, to],
+          );
+      const movedNow = entry ? updated.rows.length > 0 : (updated.rowCount ?? 0) > 0;
       if (movedNow) moved(to);
       return movedNow;
     },

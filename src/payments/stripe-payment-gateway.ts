@@ -89,30 +89,14 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
   return {
     retrieve,
 
+    // No look at the PaymentIntent first: Stripe's capture answers every state the look told
+    // apart, in one call instead of two. Ours again (the same idempotency key): Stripe replays the
+    // first answer, marked `Idempotent-Replayed`. Captured by someone else, canceled, or in any
+    // state but requires_capture: payment_intent_unexpected_state with the PaymentIntent as it is.
+    // An expired authorization: charge_expired_for_capture (or, before Stripe's expiry run,
+    // capture_charge_authorization_expired). test/payments/stripe-payment-gateway.test.ts holds each.
     async capture(paymentIntentId, idempotencyKey, amountToCapture) {
-      const current = await retrieve(paymentIntentId);
-      if (current.state === "succeeded") {
-        return {
-          paymentIntentId,
-          amountCaptured: current.amountCaptured,
-          currency: current.currency,
-          alreadyCaptured: true,
-        };
-      }
-      if (current.state === "canceled") {
-        const lapsed = isLapsedAuthorization(current.cancellationReason);
-        throw new PaymentRejectedError(
-          lapsed ? "authorization_expired" : "unexpected_state",
-          `PaymentIntent ${paymentIntentId} was canceled before capture (cancellation_reason ${current.cancellationReason ?? "none"})`,
-        );
-      }
-      if (current.state !== "requires_capture") {
-        throw new PaymentRejectedError(
-          "unexpected_state",
-          `PaymentIntent ${paymentIntentId} cannot be captured (${current.state})`,
-        );
-      }
-      let captured: Stripe.PaymentIntent;
+      let captured: Stripe.Response<Stripe.PaymentIntent>;
       try {
         captured = await stripe.paymentIntents.capture(
           paymentIntentId,
@@ -120,14 +104,27 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
           { idempotencyKey },
         );
       } catch (error) {
-        // Captured in between (another attempt without our key): the money is taken, not lost.
         const intent = error instanceof Stripe.errors.StripeError ? error.payment_intent : undefined;
         if (
           error instanceof Stripe.errors.StripeError &&
           error.code === "payment_intent_unexpected_state" &&
-          intent?.status === "succeeded"
+          intent
         ) {
-          return alreadyCaptured(intent);
+          // Captured before this call (another attempt without our key): the money is taken, not lost.
+          if (intent.status === "succeeded") return alreadyCaptured(intent);
+          if (intent.status === "canceled") {
+            const lapsed = isLapsedAuthorization(intent.cancellation_reason);
+            throw new PaymentRejectedError(
+              lapsed ? "authorization_expired" : "unexpected_state",
+              `PaymentIntent ${paymentIntentId} was canceled before capture (cancellation_reason ${intent.cancellation_reason ?? "none"})`,
+              { cause: error },
+            );
+          }
+          throw new PaymentRejectedError(
+            "unexpected_state",
+            `PaymentIntent ${paymentIntentId} cannot be captured (${intent.status})`,
+            { cause: error },
+          );
         }
         throw rejectionOf(error) ?? error;
       }
@@ -135,7 +132,8 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
         paymentIntentId,
         amountCaptured: captured.amount_received,
         currency: captured.currency,
-        alreadyCaptured: false,
+        // A retried capture of ours: Stripe's replay of the capture that took the money.
+        alreadyCaptured: captured.lastResponse?.headers?.["idempotent-replayed"] === "true",
       };
     },
 

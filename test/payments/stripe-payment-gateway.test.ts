@@ -46,6 +46,11 @@ describe("issue 15: the Stripe payment gateway classifies capture failures", () 
     return error as PaymentRejectedError;
   }
 
+  const retrievesOf = (paymentIntentId: string) =>
+    sandbox.requests.filter(
+      (request) => request.endpoint === "payment_intents.retrieve" && request.path.includes(paymentIntentId),
+    );
+
   const capturesOf = (paymentIntentId: string) =>
     sandbox.requests.filter(
       (request) => request.endpoint === "payment_intents.capture" && request.path.includes(paymentIntentId),
@@ -72,14 +77,16 @@ describe("issue 15: the Stripe payment gateway classifies capture failures", () 
     expect(capturesOf(id)).toHaveLength(1);
   });
 
-  it("a PaymentIntent Stripe canceled as expired is not even sent to capture", async () => {
+  it("a PaymentIntent Stripe canceled as expired is answered by the capture itself: expired", async () => {
     const id = await authorized();
     await sandbox.advanceClock(8 * day);
     expect(sandbox.paymentIntent(id)?.cancellation_reason).toBe("expired");
     const error = await rejection(id);
     expect(error).toMatchObject({ reason: "authorization_expired", label: "authorization expired" });
-    expect(error.message).toContain("cancellation_reason expired");
-    expect(capturesOf(id)).toHaveLength(0);
+    expect(error.message).toContain("charge_expired_for_capture");
+    // One call: no look at the PaymentIntent before the capture.
+    expect(capturesOf(id)).toHaveLength(1);
+    expect(retrievesOf(id)).toHaveLength(0);
   });
 
   it("the older API's cancellation_reason automatic means the same", async () => {
@@ -129,21 +136,56 @@ describe("issue 15: the Stripe payment gateway classifies capture failures", () 
     await expect(gateway.capture(id, `capture-${id}`)).resolves.toMatchObject({ alreadyCaptured: false });
   });
 
-  it("a PaymentIntent captured between our look and our capture counts as captured, not failed", async () => {
+  it("requires_capture: captured in one call, not already captured", async () => {
     const id = await authorized();
-    // Our retrieve is answered late, after someone else captured: our capture then meets
-    // payment_intent_unexpected_state with the PaymentIntent succeeded.
-    sandbox.injectFailure("payment_intents.retrieve", { kind: "hang", ms: 1_500, afterProcessing: true });
-    const ours = gateway.capture(id, `capture-race-${id}`);
-    const retrieved = () =>
-      sandbox.requests.some((r) => r.endpoint === "payment_intents.retrieve" && r.path.includes(id));
-    while (!retrieved()) await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect(gateway.capture(id, `capture-${id}`)).resolves.toEqual({
+      paymentIntentId: id,
+      amountCaptured: 3490,
+      currency: "eur",
+      alreadyCaptured: false,
+    });
+    expect(capturesOf(id)).toHaveLength(1);
+    expect(retrievesOf(id)).toHaveLength(0);
+  });
+
+  it("our capture retried (same key) is Stripe's replay: already captured, the same amount", async () => {
+    const id = await authorized();
+    await gateway.capture(id, `capture-${id}`);
+    await expect(gateway.capture(id, `capture-${id}`)).resolves.toEqual({
+      paymentIntentId: id,
+      amountCaptured: 3490,
+      currency: "eur",
+      alreadyCaptured: true,
+    });
+    expect(sandbox.paymentIntent(id)?.amount_received).toBe(3490);
+  });
+
+  it("a PaymentIntent captured by someone else before our capture counts as captured, not failed", async () => {
+    const id = await authorized();
     await stripe.paymentIntents.capture(id, {}, { idempotencyKey: `someone-else-${id}` });
-    await expect(ours).resolves.toMatchObject({
+    await expect(gateway.capture(id, `capture-${id}`)).resolves.toEqual({
       paymentIntentId: id,
       alreadyCaptured: true,
       amountCaptured: 3490,
+      currency: "eur",
     });
+  });
+
+  it("someone else's partial capture: the amount Stripe took, not the amount authorized", async () => {
+    const id = await authorized();
+    await stripe.paymentIntents.capture(id, { amount_to_capture: 1000 }, { idempotencyKey: `partial-${id}` });
+    await expect(gateway.capture(id, `capture-${id}`)).resolves.toMatchObject({
+      alreadyCaptured: true,
+      amountCaptured: 1000,
+    });
+  });
+
+  it("a PaymentIntent in another state (processing) is not capturable, naming the state", async () => {
+    const id = await authorized();
+    Object.assign(defined(sandbox.paymentIntent(id)), { status: "processing" });
+    const error = await rejection(id);
+    expect(error).toMatchObject({ reason: "unexpected_state", label: "payment not capturable" });
+    expect(error.message).toContain("cannot be captured (processing)");
   });
 });
 

@@ -194,7 +194,7 @@ describe("issue 11.1: a cancel that lands while a step is in flight", () => {
       outcome: "paid",
     });
     // The money was taken at checkout (automatic capture); the run then waits out a Stripe error.
-    h.sandbox.injectFailure("payment_intents.retrieve", { kind: "server_error" });
+    h.sandbox.injectFailure("payment_intents.capture", { kind: "server_error" });
     const eventId = await h.placeOrder(orderId);
     await h.engine.drain();
     expect(await kindsOf(orderId)).toContain("stock-reserved");

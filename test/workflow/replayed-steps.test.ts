@@ -62,7 +62,10 @@ describe("fulfill-order: every step run twice, as a retry after a crash would", 
     expect(order.status).toBe("completed");
     expect(await h.stockOf("TWICE-1")).toBe(7);
     expect(order.reservations).toHaveLength(1);
-    expect(h.stripeCalls("payment_intents.capture").filter((c) => c.status === 200)).toHaveLength(1);
+    // The repeated step's capture is Stripe's idempotent replay of the first (same key): money taken once.
+    const captures = h.stripeCalls("payment_intents.capture").filter((c) => c.status === 200);
+    expect(captures.filter((c) => !c.replayed)).toHaveLength(1);
+    expect(new Set(captures.map((c) => c.idempotencyKey)).size).toBe(1);
     expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
     expect(h.mailsTo(/on its way/)).toHaveLength(1);
     expect(h.mailsTo(/How was your order/)).toHaveLength(1);

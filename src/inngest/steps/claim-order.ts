@@ -34,7 +34,7 @@ export const claimOrder = createStep({
   invoke: async ({ step, deps, orderId, runId }) => {
     const claimId = await step.run(claimIdStepId, () => randomUUID());
     return step.run(claimOrderStepId, async (): Promise<({ claimed: true } & Claim) | Lost> => {
-      const outcome = await deps.orders.claim(orderId, claimId);
+      const outcome = await deps.orders.claim(orderId, claimId, { runId });
       if (!outcome.claimed && outcome.reason === "not-paid-yet") {
         // The event can overtake the commit that records the payment; retrying lets it land.
         throw new OrderNotPaidYetError(orderId);
@@ -44,9 +44,11 @@ export const claimOrder = createStep({
           await deps.timeline.record(orderId, "claim-lost", { reason: outcome.reason }, runId);
         return outcome;
       }
-      const order = await deps.orders.findForFulfilment(orderId);
+      // A first claim came back with the order and wrote its `claimed` entry in the same
+      // statement; a retry that found its own claim reads the order and records (once) here.
+      const order = outcome.order ?? (await deps.orders.findForFulfilment(orderId));
       if (!order) throw new OrderVanishedError(orderId);
-      await deps.timeline.record(orderId, "claimed", { claimId }, runId);
+      if (!outcome.order) await deps.timeline.record(orderId, "claimed", { claimId }, runId);
       // Memoised with the step, so later steps need not load the order again.
       return {
         claimed: true,

@@ -8,7 +8,10 @@ export const markDelivered = createStep({
   id: markDeliveredStepId,
   invoke: ({ step, deps, orderId, runId }, delivery: ShipmentDeliveredData) =>
     step.run(markDeliveredStepId, async () => {
-      await deps.orders.transition(orderId, ["shipped"], "delivered");
-      await deps.timeline.record(orderId, "delivered", { deliveredAt: delivery.deliveredAt }, runId);
+      await deps.orders.transition(orderId, ["shipped"], "delivered", {
+        kind: "delivered",
+        detail: { deliveredAt: delivery.deliveredAt },
+        runId,
+      });
     }),
 });

@@ -8,8 +8,11 @@ export const sendReviewRequest = createStep({
   invoke: ({ step, deps, orderId, runId }, afterDelivery: boolean) =>
     step.run(sendReviewRequestStepId, async () => {
       const sent = await deps.messages.reviewRequest(orderId);
-      await deps.orders.transition(orderId, ["shipped", "delivered"], "completed");
-      await deps.timeline.record(orderId, "review-requested", { ...sent, afterDelivery }, runId);
+      await deps.orders.transition(orderId, ["shipped", "delivered"], "completed", {
+        kind: "review-requested",
+        detail: { ...sent, afterDelivery },
+        runId,
+      });
       return sent;
     }),
 });

@@ -377,8 +377,10 @@ export class FakeWorkflowWorld {
       if (awaitingPaymentStatuses.includes(order.status)) return { claimed: false, reason: "not-paid-yet" };
       return { claimed: false, reason: "not-payable" };
     },
-    transition: async (orderId, from, to) => {
+    transition: async (orderId, from, to, entry) => {
       const order = this.orders.get(orderId);
+      // The entry rides in the transition's statement, whether or not the order moves.
+      if (entry) this.recordEntry(orderId, entry.kind, entry.detail, entry.runId);
       if (!order || !from.includes(order.status)) return false;
       this.moveTo(order, to);
       return true;
