@@ -345,6 +345,63 @@ describe("fulfill-order (fast tier): the address check", () => {
     expect(world.notices.map((notice) => notice.title)).toEqual(["Order on hold for 50 days"]);
   });
 
+  it("an undeliverable order under an ops hold: once ops release theirs, the address hold lands, ops are told and the customer e-mailed once, and it ships only after the correction", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
+    await world.holdsPort.placeHold(orderId, "customer_request", { by: "ops@shop.test" });
+    let bookedWhileHeld = false;
+    // Each look at the hold: ops release theirs on the run's second look while waiting on it; the
+    // customer corrects the address once the link for the address hold has been e-mailed.
+    let opsLooks = 0;
+    const onLook = () => {
+      const hold = world.holdRows.get(orderId);
+      if (world.carrierBookings.has(orderId) && hold) bookedWhileHeld = true;
+      if (hold?.reason === "customer_request" && ++opsLooks === 3) {
+        void world.holdsPort.releaseHold(orderId, { by: "ops@shop.test" });
+      }
+      const mailed = world.emails.some(
+        (email) => email.key === emailKeys.addressCorrection(orderId, hold?.holdId ?? ""),
+      );
+      if (hold?.reason === "address" && mailed) {
+        world.addressVerdicts.set(orderId, { deliverable: true });
+        void world.holdsPort.releaseHold(orderId, { by: "customer", onlyReason: "address" });
+      }
+    };
+    world.failNext("holds.current", onLook, 50);
+
+    const run = await place(order, { events: { "wait-for-delivery": delivered(orderId) } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(bookedWhileHeld).toBe(false);
+    expect(world.holdChanges).toEqual([
+      { orderId, change: "placed", reason: "customer_request", by: "ops@shop.test" },
+      { orderId, change: "released", reason: "customer_request", by: "ops@shop.test" },
+      { orderId, change: "placed", reason: "address", by: "address-check" },
+      { orderId, change: "released", reason: "address", by: "customer" },
+    ]);
+    expect(world.emails.filter((email) => email.template === "address-correction")).toEqual([
+      {
+        key: emailKeys.addressCorrection(orderId, "hold-2"),
+        orderId,
+        template: "address-correction",
+        args: ["Unknown street"],
+      },
+    ]);
+    expect(world.notices.map((notice) => notice.title)).toEqual([
+      "Order held: the carrier cannot deliver to its address",
+    ]);
+    expect(world.order(orderId).attentionReason).toBe(
+      "the carrier cannot deliver to the address: Unknown street",
+    );
+    expect(world.timelineKinds(orderId).filter((kind) => kind === "address-undeliverable")).toHaveLength(1);
+    // The shipment is booked after the address hold's release (the corrected address), never before.
+    const booking = stepIds(run).indexOf("create-shipment");
+    expect(booking).toBeGreaterThan(stepIds(run).lastIndexOf("wait-hold-release-1"));
+  });
+
   it("the step: deliverable, or no verdict (no carrier check), goes on; undeliverable says why", async () => {
     const world = new FakeWorkflowWorld();
     world.addProduct("MUG", 5);
