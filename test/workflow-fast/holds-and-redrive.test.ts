@@ -415,7 +415,44 @@ describe("fulfill-order (fast tier): the address check", () => {
     await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
       deliverable: false,
       message: "No such number",
+      held: true,
     });
+    // Another hold in the way: the address hold is still owed.
+    const other = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(other.orderId, "high_risk", { by: "ops@shop.test" });
+    world.addressVerdicts.set(other.orderId, { deliverable: false, message: "No such number" });
+    await expect(checkAddress.invoke(stepContext(world, other.orderId))).resolves.toEqual({
+      deliverable: false,
+      message: "No such number",
+      held: false,
+    });
+  });
+
+  it("await-hold-release: an address corrected while another hold stood needs no address hold; a run begun before `held` counts a seen address hold", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    // The other hold is gone by the first look, and the carrier now takes the address.
+    world.addressVerdicts.set(orderId, { deliverable: true });
+    await expect(
+      awaitHoldRelease.invoke(stepContext(world, orderId), {
+        deliverable: false,
+        message: "No such number",
+        held: false,
+      }),
+    ).resolves.toEqual({ held: false });
+    expect(world.holdChanges).toEqual([]);
+    expect(world.emailsTo(orderId)).toEqual([]);
+
+    // Memoised before `held` existed, the address hold in place: the customer's correction ends it.
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    await world.holdsPort.placeHold(orderId, "address", { note: "No such number", by: "address-check" });
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+    await expect(
+      awaitHoldRelease.invoke(stepContext(world, orderId), { deliverable: false, message: "No such number" }),
+    ).resolves.toEqual({ held: true, released: true });
+    expect(world.holdChanges.map((change) => change.change)).toEqual(["placed"]);
   });
 });
 
