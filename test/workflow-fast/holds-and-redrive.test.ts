@@ -345,6 +345,63 @@ describe("fulfill-order (fast tier): the address check", () => {
     expect(world.notices.map((notice) => notice.title)).toEqual(["Order on hold for 50 days"]);
   });
 
+  it("an undeliverable order under an ops hold: once ops release theirs, the address hold lands, ops are told and the customer e-mailed once, and it ships only after the correction", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
+    await world.holdsPort.placeHold(orderId, "customer_request", { by: "ops@shop.test" });
+    let bookedWhileHeld = false;
+    // Each look at the hold: ops release theirs on the run's second look while waiting on it; the
+    // customer corrects the address once the link for the address hold has been e-mailed.
+    let opsLooks = 0;
+    const onLook = () => {
+      const hold = world.holdRows.get(orderId);
+      if (world.carrierBookings.has(orderId) && hold) bookedWhileHeld = true;
+      if (hold?.reason === "customer_request" && ++opsLooks === 3) {
+        void world.holdsPort.releaseHold(orderId, { by: "ops@shop.test" });
+      }
+      const mailed = world.emails.some(
+        (email) => email.key === emailKeys.addressCorrection(orderId, hold?.holdId ?? ""),
+      );
+      if (hold?.reason === "address" && mailed) {
+        world.addressVerdicts.set(orderId, { deliverable: true });
+        void world.holdsPort.releaseHold(orderId, { by: "customer", onlyReason: "address" });
+      }
+    };
+    world.failNext("holds.current", onLook, 50);
+
+    const run = await place(order, { events: { "wait-for-delivery": delivered(orderId) } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(bookedWhileHeld).toBe(false);
+    expect(world.holdChanges).toEqual([
+      { orderId, change: "placed", reason: "customer_request", by: "ops@shop.test" },
+      { orderId, change: "released", reason: "customer_request", by: "ops@shop.test" },
+      { orderId, change: "placed", reason: "address", by: "address-check" },
+      { orderId, change: "released", reason: "address", by: "customer" },
+    ]);
+    expect(world.emails.filter((email) => email.template === "address-correction")).toEqual([
+      {
+        key: emailKeys.addressCorrection(orderId, "hold-2"),
+        orderId,
+        template: "address-correction",
+        args: ["Unknown street"],
+      },
+    ]);
+    expect(world.notices.map((notice) => notice.title)).toEqual([
+      "Order held: the carrier cannot deliver to its address",
+    ]);
+    expect(world.order(orderId).attentionReason).toBe(
+      "the carrier cannot deliver to the address: Unknown street",
+    );
+    expect(world.timelineKinds(orderId).filter((kind) => kind === "address-undeliverable")).toHaveLength(1);
+    // The shipment is booked after the address hold's release (the corrected address), never before.
+    const booking = stepIds(run).indexOf("create-shipment");
+    expect(booking).toBeGreaterThan(stepIds(run).lastIndexOf("wait-hold-release-1"));
+  });
+
   it("the step: deliverable, or no verdict (no carrier check), goes on; undeliverable says why", async () => {
     const world = new FakeWorkflowWorld();
     world.addProduct("MUG", 5);
@@ -358,7 +415,44 @@ describe("fulfill-order (fast tier): the address check", () => {
     await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
       deliverable: false,
       message: "No such number",
+      held: true,
     });
+    // Another hold in the way: the address hold is still owed.
+    const other = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(other.orderId, "high_risk", { by: "ops@shop.test" });
+    world.addressVerdicts.set(other.orderId, { deliverable: false, message: "No such number" });
+    await expect(checkAddress.invoke(stepContext(world, other.orderId))).resolves.toEqual({
+      deliverable: false,
+      message: "No such number",
+      held: false,
+    });
+  });
+
+  it("await-hold-release: an address corrected while another hold stood needs no address hold; a run begun before `held` counts a seen address hold", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    // The other hold is gone by the first look, and the carrier now takes the address.
+    world.addressVerdicts.set(orderId, { deliverable: true });
+    await expect(
+      awaitHoldRelease.invoke(stepContext(world, orderId), {
+        deliverable: false,
+        message: "No such number",
+        held: false,
+      }),
+    ).resolves.toEqual({ held: false });
+    expect(world.holdChanges).toEqual([]);
+    expect(world.emailsTo(orderId)).toEqual([]);
+
+    // Memoised before `held` existed, the address hold in place: the customer's correction ends it.
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    await world.holdsPort.placeHold(orderId, "address", { note: "No such number", by: "address-check" });
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+    await expect(
+      awaitHoldRelease.invoke(stepContext(world, orderId), { deliverable: false, message: "No such number" }),
+    ).resolves.toEqual({ held: true, released: true });
+    expect(world.holdChanges.map((change) => change.change)).toEqual(["placed"]);
   });
 });
 

@@ -1,6 +1,6 @@
 import request from "supertest";
 import { defined } from "../support/defined";
-import { testShippingAddress, WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, testShippingAddress, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(90_000);
 
@@ -95,6 +95,61 @@ describe("address check before buying the label", () => {
       .type("form")
       .send({ line1: "x", city: "y", postalCode: "1", country: "US" })
       .expect(409);
+  });
+
+  it("an undeliverable order under an ops hold is not shipped when ops release it: the address hold follows, the customer's correction ships it", async () => {
+    await h.addProduct("ADDR-3", 5);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_addr_ops",
+      items: [{ sku: "ADDR-3", quantity: 1 }],
+    });
+    await h.db.order.update({
+      where: { id: orderId },
+      data: { shippingAddress: { ...testShippingAddress, line1: "1 Undeliverable Lane" } },
+    });
+    const api = (path: string) =>
+      request(h.appUrl).post(path).set("Authorization", `Bearer ${adminToken}`).send({ reason: "high_risk" });
+    const addressMails = () =>
+      h.mailsTo(/check the delivery address/).filter((m) => m.text?.includes(orderId));
+    await api(`/api/orders/${orderId}/hold`).expect(200);
+    const slackBefore = h.slack.bodies.length;
+    await h.placeOrder(orderId);
+    await h.settle(3);
+
+    // Ops' hold stands: the carrier's verdict waits behind it, nobody is asked yet.
+    expect((await h.order(orderId)).holdReason).toBe("high_risk");
+    expect(labelsFor(orderId)).toHaveLength(0);
+    expect(addressMails()).toHaveLength(0);
+
+    await api(`/api/orders/${orderId}/release-hold`).expect(200);
+    await h.settle(3);
+
+    const held = await h.order(orderId);
+    expect(held.status).toBe("fulfilling");
+    expect(held.holdReason).toBe("address");
+    expect(held.holdNote).toBe("Address not found");
+    expect(labelsFor(orderId)).toHaveLength(0);
+    const alerts = h.slack.bodies.slice(slackBefore).map((body) => JSON.stringify(body));
+    expect(alerts.filter((body) => body.includes("cannot deliver to its address"))).toHaveLength(1);
+    const mails = addressMails();
+    expect(mails).toHaveLength(1);
+    const link = defined(/https?:\/\/\S+\/address\?sig=\S+/.exec(mails[0]?.text ?? "")?.[0]);
+    const path = new URL(link).pathname + new URL(link).search;
+
+    await request(h.appUrl)
+      .post(path)
+      .type("form")
+      .send({ line1: "12 Analytical Row", city: "Portland", state: "OR", postalCode: "97201", country: "US" })
+      .expect(200);
+    await h.settle(3);
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("shipped");
+    expect(order.holdReason).toBeNull();
+    const [label, ...others] = labelsFor(orderId);
+    expect(others).toHaveLength(0);
+    expect(label?.to_address).toMatchObject({ street1: "12 Analytical Row", country: "US" });
+    expect(addressMails()).toHaveLength(1);
   });
 
   it("a deliverable address ships without a hold", async () => {

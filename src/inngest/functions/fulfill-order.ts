@@ -197,9 +197,10 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       const shipping = reservation.short ? { ...claim, lines: reservation.reserved } : claim;
 
       // An address the carrier cannot deliver to puts the order on hold, and the customer is asked.
-      await saga.run(checkAddress);
-      // On hold (ops, the address check, a dispute): no label until released.
-      const hold = await saga.run(awaitHoldRelease);
+      const address = await saga.run(checkAddress);
+      // On hold (ops, the address check, a dispute): no label until released; an address the
+      // carrier rejected under another hold is held once that one is released.
+      const hold = await saga.run(awaitHoldRelease, address);
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
       const shipment = await saga.run(createShipment, shipping);

@@ -1,5 +1,6 @@
 import { holdReleased } from "../../events/contracts";
 import { durationMs } from "../../shared/duration";
+import { holdForAddress, type AddressCheckOutcome, type AddressHoldOutcome } from "./check-address";
 import type { StepContext } from "./context";
 import { createStep, defineUndo } from "./saga";
 
@@ -7,6 +8,8 @@ import { createStep, defineUndo } from "./saga";
 export const fulfilmentHoldStepId = "end-fulfilment-hold";
 export const awaitHoldReleaseStepId = "await-hold-release";
 export const liftHoldStepId = "lift-hold";
+/** `hold-address-<look>`: the address hold placed once the hold in its way is released. */
+export const holdAddressStepId = (look: number) => `hold-address-${look}`;
 
 /**
  * How long one wait for a release lasts before the hold is read again. A release sent in the
@@ -75,16 +78,40 @@ export type HoldReleaseOutcome = { held: false } | { held: true; released: boole
  * The last look before the label is bought: while the order is on hold (ops, the address check,
  * a dispute), the run waits for the release, re-reading the hold every 6 hours, holding no
  * concurrency slot. After 50 days on hold it stops and tells ops (a re-drive picks it up).
+ *
+ * An address the carrier rejected while another hold stood (one hold per order) did not get its
+ * address hold: once that hold is released the carrier is asked again about the order's address
+ * (ops may have corrected it meanwhile) and, still undeliverable, the address hold is placed (ops
+ * told, the customer e-mailed the link) and waited for, so the parcel never goes to that address.
+ * Runs begun before `held` was in the check's outcome count the address hold placed when a look
+ * saw it.
  */
 export const awaitHoldRelease = createStep({
   id: awaitHoldReleaseStepId,
-  invoke: async (ctx: StepContext): Promise<HoldReleaseOutcome> => {
+  invoke: async (ctx: StepContext, address?: AddressCheckOutcome): Promise<HoldReleaseOutcome> => {
     const { step, deps, orderId, runId } = ctx;
+    let addressOwed = address?.deliverable === false && address.held !== true;
     for (let look = 0; look < maxHoldWaits; look++) {
       const hold = await step.run(`check-hold-${look}`, async () => {
         const held = await deps.holds.current(orderId);
         return held ? { reason: held.reason, holdId: held.holdId } : null;
       });
+      if (hold?.reason === "address") addressOwed = false;
+      if (!hold && addressOwed) {
+        const placed = await step.run(
+          holdAddressStepId(look),
+          async (): Promise<AddressHoldOutcome | "clear"> => {
+            const verdict = await deps.shipments.verifyDestination(orderId);
+            if (!verdict || verdict.deliverable) return "clear";
+            return holdForAddress(deps, orderId, verdict.message, runId);
+          },
+        );
+        if (placed === "held") addressOwed = false;
+        if (placed === "held" || placed === "blocked") {
+          await waitForRelease(ctx, `wait-hold-release-${look}`, holdRecheckEvery);
+          continue;
+        }
+      }
       if (!hold) return look === 0 ? { held: false } : { held: true, released: true };
       await waitForRelease(ctx, `wait-hold-release-${look}`, holdRecheckEvery);
     }
