@@ -85,6 +85,53 @@ export function createReturnRecords(db: Database) {
     return rows[0] ?? null;
   };
 
+  /**
+   * A return carries two labels, the return label (`label_*`) and the exchange's (`exchange_*`), with
+   * the same columns under each prefix. The prefix comes from this fixed table, never from input.
+   */
+  const labelColumns = {
+    label: {
+      booking: "label_carrier, label_tracking_number, label_tracking_url, label_url, label_provider_id",
+      tracking: "label_tracking_number",
+      sent: "label_sent_at",
+    },
+    exchange: {
+      booking:
+        "exchange_carrier, exchange_tracking_number, exchange_tracking_url, exchange_label_url, exchange_provider_id",
+      tracking: "exchange_tracking_number",
+      sent: "exchange_sent_at",
+    },
+  } as const;
+
+  /** Records a bought label once: a retried step that finds one recorded keeps it. */
+  const recordBooking = async (
+    which: keyof typeof labelColumns,
+    returnId: string,
+    booking: CarrierBooking,
+  ): Promise<void> => {
+    const columns = labelColumns[which];
+    await sql.query(
+      `UPDATE returns SET (${columns.booking}) = ($2, $3, $4, $5, $6), updated_at = now()
+       WHERE id = $1::uuid AND ${columns.tracking} IS NULL`,
+      [
+        returnId,
+        booking.carrier,
+        booking.trackingNumber,
+        booking.trackingUrl,
+        booking.labelUrl ?? null,
+        booking.providerId ?? null,
+      ],
+    );
+  };
+
+  const markSent = async (which: keyof typeof labelColumns, returnId: string): Promise<void> => {
+    const { sent } = labelColumns[which];
+    await sql.query(
+      `UPDATE returns SET ${sent} = COALESCE(${sent}, now()), updated_at = now() WHERE id = $1::uuid`,
+      [returnId],
+    );
+  };
+
   return {
     get,
 
@@ -348,28 +395,8 @@ export function createReturnRecords(db: Database) {
     },
 
     /** The bought return label, once: a retried step that finds one recorded keeps it. */
-    async recordLabel(returnId: string, booking: CarrierBooking): Promise<void> {
-      await sql.query(
-        `UPDATE returns SET label_carrier = $2, label_tracking_number = $3, label_tracking_url = $4,
-                label_url = $5, label_provider_id = $6, updated_at = now()
-         WHERE id = $1::uuid AND label_tracking_number IS NULL`,
-        [
-          returnId,
-          booking.carrier,
-          booking.trackingNumber,
-          booking.trackingUrl,
-          booking.labelUrl ?? null,
-          booking.providerId ?? null,
-        ],
-      );
-    },
-
-    async markLabelSent(returnId: string): Promise<void> {
-      await sql.query(
-        `UPDATE returns SET label_sent_at = COALESCE(label_sent_at, now()), updated_at = now() WHERE id = $1::uuid`,
-        [returnId],
-      );
-    },
+    recordLabel: (returnId: string, booking: CarrierBooking) => recordBooking("label", returnId, booking),
+    markLabelSent: (returnId: string) => markSent("label", returnId),
 
     async recordLabelRefund(returnId: string, status: string): Promise<void> {
       await sql.query(`UPDATE returns SET label_refund_status = $2, updated_at = now() WHERE id = $1::uuid`, [
@@ -522,28 +549,10 @@ export function createReturnRecords(db: Database) {
       return rows;
     },
 
-    async recordExchangeShipment(returnId: string, booking: CarrierBooking): Promise<void> {
-      await sql.query(
-        `UPDATE returns SET exchange_carrier = $2, exchange_tracking_number = $3, exchange_tracking_url = $4,
-                exchange_label_url = $5, exchange_provider_id = $6, updated_at = now()
-         WHERE id = $1::uuid AND exchange_tracking_number IS NULL`,
-        [
-          returnId,
-          booking.carrier,
-          booking.trackingNumber,
-          booking.trackingUrl,
-          booking.labelUrl ?? null,
-          booking.providerId ?? null,
-        ],
-      );
-    },
-
-    async markExchangeSent(returnId: string): Promise<void> {
-      await sql.query(
-        `UPDATE returns SET exchange_sent_at = COALESCE(exchange_sent_at, now()), updated_at = now() WHERE id = $1::uuid`,
-        [returnId],
-      );
-    },
+    /** The exchange's label, once, as the return label is. */
+    recordExchangeShipment: (returnId: string, booking: CarrierBooking) =>
+      recordBooking("exchange", returnId, booking),
+    markExchangeSent: (returnId: string) => markSent("exchange", returnId),
 
     /** What the returned lines weigh, one unit each, for the return parcel (null: the default). */
     async destination(returnId: string) {

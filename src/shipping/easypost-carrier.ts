@@ -114,6 +114,35 @@ export function toEasyPostAddress(address: ShippingAddress) {
 type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
 
 /**
+ * The Shipment with this reference (EasyPost takes a reference in place of the id), or null: how
+ * every label, outbound or return, is found again before anything is created or bought.
+ */
+export async function findShipmentByReference(client: EasyPost, reference: string): Promise<Shipment | null> {
+  try {
+    return await client.Shipment.retrieve(reference);
+  } catch (error) {
+    if (apiError(error).statusCode === 404) return null;
+    throw error;
+  }
+}
+
+/** A bought Shipment as we record it (outbound parcel, return label or exchange alike). */
+export function bookingOfShipment(shipment: Shipment): CarrierBooking {
+  if (!shipment.postage_label || !shipment.tracking_code) {
+    throw new Error(`EasyPost shipment ${shipment.id} has no label yet`);
+  }
+  return {
+    carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
+    service: shipment.selected_rate?.service ?? null,
+    trackingNumber: shipment.tracking_code,
+    trackingUrl:
+      shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
+    labelUrl: shipment.postage_label.label_url,
+    providerId: shipment.id,
+  };
+}
+
+/**
  * Books parcels through EasyPost: one Shipment per parcel of an order (its reference says which), from the warehouse to the customer,
  * bought at the cheapest rate among the configured service levels.
  *
@@ -136,30 +165,6 @@ export function createEasyPostCarrier(options: {
 }): ShippingProvider {
   const { warehouse, serviceLevels, itemWeightOz, box } = options;
 
-  const findByReference = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
-    try {
-      return await client.Shipment.retrieve(reference);
-    } catch (error) {
-      if (apiError(error).statusCode === 404) return null;
-      throw error;
-    }
-  };
-
-  const bookingOf = (shipment: Shipment): CarrierBooking => {
-    if (!shipment.postage_label || !shipment.tracking_code) {
-      throw new Error(`EasyPost shipment ${shipment.id} has no label yet`);
-    }
-    return {
-      carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
-      service: shipment.selected_rate?.service ?? null,
-      trackingNumber: shipment.tracking_code,
-      trackingUrl:
-        shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
-      labelUrl: shipment.postage_label.label_url,
-      providerId: shipment.id,
-    };
-  };
-
   const buy = async (client: EasyPost, shipment: Shipment): Promise<Shipment> => {
     const candidates = (shipment.rates ?? []).filter((rate) => serviceLevels.includes(rate.service));
     const cheapest = candidates.sort((a, b) => Number(a.rate) - Number(b.rate))[0];
@@ -181,8 +186,8 @@ export function createEasyPostCarrier(options: {
     async createShipment(request: ShipmentRequest) {
       const client = await options.client();
       const reference = easyPostReference(request.orderId, request.parcel);
-      let shipment = await findByReference(client, reference);
-      if (shipment?.postage_label) return bookingOf(shipment);
+      let shipment = await findShipmentByReference(client, reference);
+      if (shipment?.postage_label) return bookingOfShipment(shipment);
       if (!shipment) {
         if (!request.address) {
           throw new ShippingUnavailableError(`order ${request.orderId} has no shipping address`);
@@ -204,7 +209,7 @@ export function createEasyPostCarrier(options: {
           options: { label_format: "PNG", print_custom_1: reference },
         });
       }
-      return bookingOf(await buy(client, shipment));
+      return bookingOfShipment(await buy(client, shipment));
     },
 
     /**
@@ -216,7 +221,7 @@ export function createEasyPostCarrier(options: {
      */
     async voidShipment(orderId: string, _trackingNumber: string, parcel?: ParcelKey): Promise<VoidOutcome> {
       const client = await options.client();
-      const shipment = await findByReference(client, easyPostReference(orderId, parcel));
+      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
       if (known === "submitted" || known === "refunded") return known;
@@ -251,7 +256,7 @@ export function createEasyPostCarrier(options: {
 
     async labelRefundStatus(orderId: string, parcel?: ParcelKey): Promise<LabelRefundStatus | null> {
       const client = await options.client();
-      const shipment = await findByReference(client, easyPostReference(orderId, parcel));
+      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
       return shipment ? refundStatusOf(shipment) : null;
     },
   };

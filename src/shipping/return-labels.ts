@@ -1,6 +1,7 @@
 import {
   apiError,
-  easyPostCarrierName,
+  bookingOfShipment,
+  findShipmentByReference,
   ShippingUnavailableError,
   toEasyPostAddress,
   type EasyPost,
@@ -29,8 +30,6 @@ export interface ReturnLabels {
   handBack(returnId: string): Promise<LabelRefundStatus | "not-found" | "not-voidable">;
 }
 
-type Shipment = Awaited<ReturnType<EasyPost["Shipment"]["retrieve"]>>;
-
 /**
  * Return labels through EasyPost, as its docs describe them: the outbound shipment's own
  * addresses (to: the customer, from: the warehouse) with `is_return: true`, and EasyPost swaps
@@ -47,35 +46,11 @@ export function createEasyPostReturnLabels(options: {
 }): ReturnLabels {
   const { warehouse, serviceLevels, itemWeightOz } = options;
 
-  const find = async (client: EasyPost, reference: string): Promise<Shipment | null> => {
-    try {
-      return await client.Shipment.retrieve(reference);
-    } catch (error) {
-      if (apiError(error).statusCode === 404) return null;
-      throw error;
-    }
-  };
-
-  const bookingOf = (shipment: Shipment): CarrierBooking => {
-    if (!shipment.postage_label || !shipment.tracking_code) {
-      throw new Error(`EasyPost return shipment ${shipment.id} has no label yet`);
-    }
-    return {
-      carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
-      service: shipment.selected_rate?.service ?? null,
-      trackingNumber: shipment.tracking_code,
-      trackingUrl:
-        shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
-      labelUrl: shipment.postage_label.label_url,
-      providerId: shipment.id,
-    };
-  };
-
   /** Finds the shipment by its reference, or creates it; buys it unless bought already. */
   const purchase = async (reference: string, isReturn: boolean, request: ReturnLabelRequest) => {
     const client = await options.client();
-    let shipment = await find(client, reference);
-    if (shipment?.postage_label) return bookingOf(shipment);
+    let shipment = await findShipmentByReference(client, reference);
+    if (shipment?.postage_label) return bookingOfShipment(shipment);
     if (!shipment) {
       shipment = await client.Shipment.create({
         reference,
@@ -100,10 +75,10 @@ export function createEasyPostReturnLabels(options: {
       );
     }
     try {
-      return bookingOf(await client.Shipment.buy(shipment.id, cheapest.id));
+      return bookingOfShipment(await client.Shipment.buy(shipment.id, cheapest.id));
     } catch (error) {
       if (apiError(error).code === "SHIPMENT.POSTAGE.EXISTS")
-        return bookingOf(await client.Shipment.retrieve(shipment.id));
+        return bookingOfShipment(await client.Shipment.retrieve(shipment.id));
       throw error;
     }
   };
@@ -114,7 +89,7 @@ export function createEasyPostReturnLabels(options: {
 
     async handBack(returnId) {
       const client = await options.client();
-      const shipment = await find(client, returnLabelReference(returnId));
+      const shipment = await findShipmentByReference(client, returnLabelReference(returnId));
       if (!shipment?.postage_label) return "not-found";
       const known = shipment.refund_status;
       if (known === "submitted" || known === "refunded") return known;
