@@ -53,7 +53,7 @@ describe("issue 15: fulfil-order when the authorization expired before capture",
     expect(order.timeline.filter((entry) => entry.kind === "stock-released")).toHaveLength(1);
   }
 
-  it("Stripe already expired it (canceled, cancellation_reason expired): no capture is attempted", async () => {
+  it("Stripe already expired it (canceled, cancellation_reason expired): Stripe refuses the one capture, nothing is taken", async () => {
     await h.addProduct("LAPSED-1", 5);
     const slackBefore = h.slack.bodies.length;
     const { orderId, paymentIntentId } = await h.createPaidOrder({
@@ -68,9 +68,10 @@ describe("issue 15: fulfil-order when the authorization expired before capture",
     await h.settle();
 
     await expectCompensatedAsExpired(orderId, paymentIntentId, eventId, "LAPSED-1", slackBefore);
-    expect(h.stripeCalls("payment_intents.capture").filter((c) => c.path.includes(paymentIntentId))).toEqual(
-      [],
-    );
+    // No look first (decision 0120): the capture itself is Stripe's answer, a 400 that moves no money.
+    const captures = h.stripeCalls("payment_intents.capture").filter((c) => c.path.includes(paymentIntentId));
+    expect(captures.map((c) => c.status)).toEqual([400]);
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.amount_received ?? 0).toBe(0);
   });
 
   it("the window passed but Stripe has not expired it yet: capture_charge_authorization_expired, not retried", async () => {

@@ -86,10 +86,13 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-alert-expiring-authorizations",
       "shop-check-stock-ledger",
       "shop-cleanup-cancelled-order",
+      "shop-cleanup-cancelled-return",
       "shop-deliver-ops-alerts",
       "shop-drain-email-outbox",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
+      "shop-process-return",
+      "shop-process-return-failure",
       "shop-reconcile-daily",
       "shop-recover-stalled-orders",
       "shop-sweep-missed-webhooks",
@@ -108,6 +111,16 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect((fulfil.steps as { step: { retries: { attempts: number } } }).step.retries).toEqual({
       attempts: 5,
     });
+
+    const processReturn = byId["shop-process-return"] as Record<string, unknown>;
+    expect(processReturn.triggers).toEqual([{ event: "shop/return.requested" }]);
+    expect(processReturn.idempotency).toBe("event.data.returnId");
+    expect(processReturn.cancel).toEqual([
+      { event: "shop/return.cancelled", if: "async.data.returnId == event.data.returnId" },
+    ]);
+    expect(byId["shop-cleanup-cancelled-return"]?.triggers).toEqual([
+      { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-process-return'" },
+    ]);
 
     const failure = byId["shop-fulfill-order-failure"] as Record<string, unknown>;
     expect(failure.triggers).toEqual([
