@@ -27,6 +27,8 @@ export class AppClient {
   private readonly inFlight = new Set<http.ClientRequest>();
   /** Requests sent since start. */
   calls = 0;
+  /** Requests per function (`fnId` in the call's query), so a test can count one function's calls. */
+  readonly callsByFunction = new Map<string, number>();
   private readonly replicas: string[];
   private nextReplica = 0;
 
@@ -60,6 +62,8 @@ export class AppClient {
     extraHeaders: Record<string, string> = {},
   ): Promise<AppResponse> {
     this.calls++;
+    const fnId = url.includes("fnId=") ? new URL(url).searchParams.get("fnId") : null;
+    if (fnId) this.callsByFunction.set(fnId, (this.callsByFunction.get(fnId) ?? 0) + 1);
     // Canonical JSON only matters for the signature; plain stringify is much cheaper.
     const payload = this.options.signingKey ? canonicalJson(body) : JSON.stringify(body);
     const target = this.route(url, method);

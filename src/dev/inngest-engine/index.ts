@@ -77,6 +77,8 @@ export interface LocalEngineOptions {
 export interface EngineStats {
   /** HTTP calls to serve() (including unreachable retries). */
   calls: number;
+  /** The same, per function id (crons firing meanwhile are counted apart). */
+  callsByFunction: Record<string, number>;
   /** Checkpoint POSTs accepted. */
   checkpoints: number;
   /** SQL statements run by the engine. */
@@ -281,6 +283,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     checkpointing,
     stats: () => ({
       calls: app.calls,
+      callsByFunction: Object.fromEntries(app.callsByFunction),
       checkpoints: core?.checkpoints.accepted ?? 0,
       statements: core?.sql.statements ?? 0,
       statementsByName: Object.fromEntries(core?.sql.statementsByName ?? []),
