@@ -3,7 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { adminToken } from "../e2e/e2e-harness";
 
 /** Debian's Chromium (`apt-get install chromium`; .ci/run installs it when missing). */
 export const chromiumPath = "/usr/bin/chromium";
@@ -84,3 +85,14 @@ export const screenshotDir =
     ? // eslint-disable-next-line no-restricted-properties -- see above
       path.resolve(process.env.SCREENSHOT_DIR)
     : path.join(os.tmpdir(), "order-fulfillment-screenshots");
+
+/** A fresh browser context logged in to the ops console with the admin token, on its start page. */
+export async function logInToConsole(browser: Browser, publicUrl: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`${publicUrl}/ops/login`);
+  await page.fill('input[name="token"]', adminToken);
+  await page.getByRole("button", { name: "Log in" }).click();
+  await page.waitForURL(`${publicUrl}/ops`);
+  return page;
+}

@@ -1,7 +1,13 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
+import { E2eHarness } from "../e2e/e2e-harness";
+import {
+  launchChromium,
+  logInToConsole,
+  screenshotDir,
+  startPublicEntrance,
+  type PublicEntrance,
+} from "./browser";
 
 /**
  * The console's hold, release and label void in Chromium, against the service as users run it
@@ -31,15 +37,7 @@ describe("ops console: hold, release, and a cancel that hands the label back", (
     await entrance?.close();
   });
 
-  async function loggedIn(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${publicUrl}/ops/login`);
-    await page.fill('input[name="token"]', adminToken);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL(`${publicUrl}/ops`);
-    return page;
-  }
+  const loggedIn = (): Promise<Page> => logInToConsole(browser, publicUrl);
 
   it("holds an order in its window with a reason, shows why and since when, releases it, and it ships; a cancel then hands the label back", async () => {
     const { orderId, checkoutSessionId } = await harness.checkout("cus_browser_hold", [

@@ -1,7 +1,13 @@
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
+import { E2eHarness } from "../e2e/e2e-harness";
+import {
+  launchChromium,
+  logInToConsole,
+  screenshotDir,
+  startPublicEntrance,
+  type PublicEntrance,
+} from "./browser";
 
 /**
  * The console's order page with several parcels, and its Re-ship action, in Chromium against the
@@ -32,15 +38,7 @@ describe("ops console: an order in two parcels, and a re-ship", () => {
     await entrance?.close();
   });
 
-  async function loggedIn(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${publicUrl}/ops/login`);
-    await page.fill('input[name="token"]', adminToken);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL(`${publicUrl}/ops`);
-    return page;
-  }
+  const loggedIn = (): Promise<Page> => logInToConsole(browser, publicUrl);
 
   it("lists both parcels with tracking, and re-ships one: a new label, the old refund asked, one e-mail", async () => {
     const { orderId, checkoutSessionId } = await harness.checkout("cus_browser_reship", [

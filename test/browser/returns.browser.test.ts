@@ -2,7 +2,13 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { createCustomerLinks, deriveLinkSecret } from "../../src/pages";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
-import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
+import {
+  launchChromium,
+  logInToConsole,
+  screenshotDir,
+  startPublicEntrance,
+  type PublicEntrance,
+} from "./browser";
 
 /**
  * Returns in Chromium, against the service as users run it (src/server.ts in a child process,
@@ -105,15 +111,7 @@ describe("returns: the customer's form and the console", () => {
     ).toHaveLength(1);
   }, 120_000);
 
-  async function loggedIn(): Promise<Page> {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 900 } });
-    const page = await context.newPage();
-    await page.goto(`${publicUrl}/ops/login`);
-    await page.fill('input[name="token"]', adminToken);
-    await page.getByRole("button", { name: "Log in" }).click();
-    await page.waitForURL(`${publicUrl}/ops`);
-    return page;
-  }
+  const loggedIn = (): Promise<Page> => logInToConsole(browser, publicUrl);
 
   it("ops create a return, mark it received damaged (written off, refunded), and reject another", async () => {
     const orderId = await deliveredOrder("cus_browser_ops_return", [
