@@ -22,6 +22,9 @@ export const exchangeChargeRefundKey = (returnId: string) => `exchange-charge-re
 /** The e-mail telling the customer the difference was refused. */
 export const exchangeChargeFailedEmailKey = (returnId: string) => `exchange-charge-failed-${returnId}`;
 
+/** A return ops ended (or that expired): nothing more is charged or shipped for it. */
+const endedStatuses: readonly string[] = ["rejected", "closed", "cancelled"];
+
 /** Tracker statuses before the carrier has the parcel: an unused label can still be handed back. */
 const unscanned = new Set([null, "unknown", "pre_transit"]);
 
@@ -51,6 +54,32 @@ export function createReturnWork(deps: {
     const row = await records.get(returnId);
     if (!row) throw new Error(`Return ${returnId} does not exist`);
     return row;
+  };
+
+  /** The undo of the exchange charge (see refundExchangeCharge below). */
+  const refundCharge = async (returnId: string, runId: string) => {
+    const row = await load(returnId);
+    if (row.exchange_charge_status !== "charged" || !row.exchange_charge_intent_id)
+      return { outcome: "not-charged" as const };
+    if (row.exchange_tracking_number) return { outcome: "shipped" as const };
+    const refund = await deps.payments.refundInFull(
+      row.exchange_charge_intent_id,
+      exchangeChargeRefundKey(returnId),
+    );
+    if (await records.recordExchangeChargeRefund(returnId, refund.refundId)) {
+      await timeline.record(
+        row.order_id,
+        "exchange-charge-refunded",
+        {
+          returnId,
+          amount: refund.amountRefunded,
+          paymentIntentId: row.exchange_charge_intent_id,
+          refundId: refund.refundId,
+        },
+        runId,
+      );
+    }
+    return { outcome: "refunded" as const, amount: refund.amountRefunded, refundId: refund.refundId };
   };
 
   /** What a refused exchange charge tells: the timeline, ops, and the customer once. */
@@ -306,6 +335,8 @@ export function createReturnWork(deps: {
         };
       const amount = exchangeCharge(row.lines);
       if (amount <= 0) return { outcome: "none" as const, amount: 0 };
+      // Ended by ops already (the run's cancel may not have reached this attempt): nothing to charge.
+      if (endedStatuses.includes(row.status)) return { outcome: "none" as const, amount: 0 };
       const card = await records.savedCard(returnId);
       let charged;
       try {
@@ -350,6 +381,13 @@ export function createReturnWork(deps: {
         },
         runId,
       );
+      // A reject or close that landed while Stripe was answering cancelled the run, and its
+      // cleanup may have looked before this charge was recorded: the step gives it back itself
+      // (the same refund key as the undo's, so the two together refund once).
+      if (endedStatuses.includes((await load(returnId)).status)) {
+        const refund = await refundCharge(returnId, runId);
+        return { outcome: "refunded" as const, amount: charged.amount, refund };
+      }
       return {
         outcome: "charged" as const,
         amount: charged.amount,
@@ -362,30 +400,7 @@ export function createReturnWork(deps: {
      * `exchange-charge-refund-<returnId>`) when the exchange ends before its parcel was booked.
      * A shipped exchange keeps its charge: the customer has the item.
      */
-    async refundExchangeCharge(returnId: string, runId: string) {
-      const row = await load(returnId);
-      if (row.exchange_charge_status !== "charged" || !row.exchange_charge_intent_id)
-        return { outcome: "not-charged" as const };
-      if (row.exchange_tracking_number) return { outcome: "shipped" as const };
-      const refund = await deps.payments.refundInFull(
-        row.exchange_charge_intent_id,
-        exchangeChargeRefundKey(returnId),
-      );
-      if (await records.recordExchangeChargeRefund(returnId, refund.refundId)) {
-        await timeline.record(
-          row.order_id,
-          "exchange-charge-refunded",
-          {
-            returnId,
-            amount: refund.amountRefunded,
-            paymentIntentId: row.exchange_charge_intent_id,
-            refundId: refund.refundId,
-          },
-          runId,
-        );
-      }
-      return { outcome: "refunded" as const, amount: refund.amountRefunded, refundId: refund.refundId };
-    },
+    refundExchangeCharge: (returnId: string, runId: string) => refundCharge(returnId, runId),
 
     /** The new items to the customer, on a label of their own, once (reference `exchange-<returnId>`). */
     async shipExchange(returnId: string, runId: string) {

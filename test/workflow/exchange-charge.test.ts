@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
+import { eventually, gate } from "../support/eventually";
 import { createResponseChecker } from "../support/openapi";
 
 jest.setTimeout(120_000);
@@ -52,7 +53,10 @@ describe("exchanges that cost more", () => {
     };
     const completed = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
     expect(completed.deliveries.every((d) => d.status === 200)).toBe(true);
-    await h.settle();
+    await eventually("shipped", async () => {
+      await h.settle(1);
+      return (await h.order(orderId)).status === "shipped";
+    });
     await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
     await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
     await h.settle(2);
@@ -218,6 +222,54 @@ describe("exchanges that cost more", () => {
     expect(executedCharges(returnId)).toHaveLength(1);
     expect(exchangeParcels(returnId)).toHaveLength(0);
     expect(h.mailsTo(/exchange for order .* is on hold/i)).toHaveLength(1);
+  });
+
+  it("EXCHANGE_SHIPS=at_once, a reject landing while Stripe answers the charge: refunded once, nothing shipped", async () => {
+    await h.restartService({ EXCHANGE_SHIPS: "at_once" });
+    try {
+      const { order } = await deliveredOrder("cus_exc_inflight");
+      const orderId = order.id;
+      const stockBefore = await h.stockOf("EXC-1XL");
+      const answer = gate();
+      // Stripe charges, then holds its answer: the money is taken, the step has not heard yet.
+      h.sandbox.injectFailure("payment_intents.create", {
+        kind: "hang",
+        afterProcessing: true,
+        until: answer.promise,
+      });
+      const created = await api(`/api/orders/${orderId}/returns`, {
+        body: { lines: [{ sku: "EXC-1", quantity: 1, exchangeSku: "EXC-1XL" }], reason: "wrong_item" },
+      });
+      const { returnId } = (await created.json()) as { returnId: string };
+      await eventually("charged at Stripe", () => executedCharges(returnId).length === 1);
+
+      const rejected = await api(`/api/returns/${returnId}/reject`, {
+        body: { note: "sent the wrong size back" },
+      });
+      expect(rejected.status).toBe(200);
+      // The cleanup ran its undos (the label handed back last) before the charge was recorded.
+      await eventually("cleanup done", async () =>
+        (await timelineOf(orderId)).includes("return-label-refund-requested"),
+      );
+      answer.open();
+      await h.settle();
+
+      const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+      expect(row.status).toBe("rejected");
+      expect(row.exchangeChargeStatus).toBe("refunded");
+      const refunds = await h.services.stripe.refunds.list({
+        payment_intent: row.exchangeChargeIntentId ?? "-",
+      });
+      expect(refunds.data.map((r) => r.amount)).toEqual([500]);
+      expect(executedCharges(returnId)).toHaveLength(1);
+      expect(exchangeParcels(returnId)).toHaveLength(0);
+      expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+      const kinds = await timelineOf(orderId);
+      expect(kinds.filter((k) => k === "exchange-charge-refunded")).toHaveLength(1);
+      expect(kinds).not.toContain("exchange-shipped");
+    } finally {
+      await h.restartService({});
+    }
   });
 
   it("an order paid before checkout saved cards: a dearer exchange is refused, nothing recorded", async () => {
