@@ -233,7 +233,8 @@ export function createReturnRecords(db: Database) {
           shipped: number;
           returned: number;
         }>(
-          `SELECT l.sku, l.unit_price, l.quantity AS shipped,
+          // Units the fulfilment could not reserve (short_quantity) never shipped: not returnable.
+          `SELECT l.sku, l.unit_price, l.quantity - l.short_quantity AS shipped,
                   COALESCE((SELECT sum(rl.quantity)::int FROM return_lines rl JOIN returns r ON r.id = rl.return_id
                             WHERE r.order_id = l.order_id AND rl.sku = l.sku AND r.status IN ${holdingStatuses}), 0)
                     AS returned

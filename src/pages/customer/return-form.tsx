@@ -95,7 +95,7 @@ function ReturnForm(props: {
                       name={`qty_${line.sku}`}
                       type="number"
                       min="0"
-                      max={String(line.quantity)}
+                      max={String(line.quantity - line.shortQuantity)}
                       value="0"
                       size={3}
                     />
