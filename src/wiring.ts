@@ -508,7 +508,7 @@ export async function createServices(options: {
         alerts,
         tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
       }),
-      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions }),
+      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions, timeline }),
     }),
     returnsAdmin: returnAdminRoutes({
       adminToken: endpoints.adminToken,

@@ -53,6 +53,8 @@ export interface ReturnRow {
   exchange_charge_error: string | null;
   exchange_charged_at: Date | null;
   exchange_charge_refund_id: string | null;
+  exchange_tracker_status: string | null;
+  exchange_delivered_at: Date | null;
   lines: {
     sku: string;
     quantity: number;
@@ -69,6 +71,7 @@ const returnColumns = `r.id, r.order_id, r.status, r.reason, r.note, r.requested
   r.exchange_carrier, r.exchange_tracking_number, r.exchange_tracking_url, r.exchange_sent_at,
   r.exchange_charge_amount, r.exchange_charge_status, r.exchange_charge_intent_id,
   r.exchange_charge_error, r.exchange_charged_at, r.exchange_charge_refund_id,
+  r.exchange_tracker_status, r.exchange_delivered_at,
   COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'quantity', l.quantity, 'unitPrice', l.unit_price,
                                               'exchangeSku', l.exchange_sku, 'exchangeUnitPrice', l.exchange_unit_price)
                             ORDER BY l.sku)
@@ -179,6 +182,31 @@ export function createReturnRecords(db: Database) {
         [trackingNumber],
       );
       return rows[0] ?? null;
+    },
+
+    /** The return whose exchange parcel has this tracking number. */
+    async byExchangeTrackingNumber(trackingNumber: string): Promise<ReturnRow | null> {
+      const { rows } = await sql.query<ReturnRow>(
+        `SELECT ${returnColumns} FROM returns r WHERE r.exchange_tracking_number = $1`,
+        [trackingNumber],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * The exchange parcel's tracker status, and its delivery once: a late scan after delivery does
+     * not move it back, and a repeated delivery event finds it delivered (false: nothing new).
+     */
+    async recordExchangeTrackerStatus(returnId: string, status: string): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_tracker_status = $2,
+                exchange_delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE exchange_delivered_at END,
+                updated_at = now()
+         WHERE id = $1::uuid AND exchange_tracker_status IS DISTINCT FROM 'delivered'
+           AND exchange_tracker_status IS DISTINCT FROM $2`,
+        [returnId, status],
+      );
+      return (rowCount ?? 0) > 0;
     },
 
     /**

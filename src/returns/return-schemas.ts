@@ -62,6 +62,8 @@ export const returnSchema = z.object({
       trackingUrl: z.string().nullable(),
       reservedAt: when,
       sentAt: when,
+      trackerStatus: z.string().nullable(),
+      deliveredAt: when,
       charge: z
         .object({
           amount: z.number().int().nullable(),

@@ -25,6 +25,9 @@ export interface ReturnView {
     trackingUrl: string | null;
     reservedAt: string | null;
     sentAt: string | null;
+    /** The exchange parcel's tracker: its latest status, and when it was delivered. */
+    trackerStatus: string | null;
+    deliveredAt: string | null;
     /** A dearer exchange's off-session charge of the difference; null when none is owed or asked yet. */
     charge: {
       amount: number | null;
@@ -69,6 +72,8 @@ export function toReturnView(row: ReturnRow): ReturnView {
           trackingUrl: row.exchange_tracking_url,
           reservedAt: iso(row.exchange_reserved_at),
           sentAt: iso(row.exchange_sent_at),
+          trackerStatus: row.exchange_tracker_status,
+          deliveredAt: iso(row.exchange_delivered_at),
           charge: row.exchange_charge_status
             ? {
                 amount: row.exchange_charge_amount,

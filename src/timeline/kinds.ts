@@ -93,6 +93,7 @@ export const timelineKinds = [
   "exchange-released",
   "exchange-shipped",
   "exchange-sent",
+  "exchange-delivered",
   // A dearer exchange's difference, charged off-session once (or refused by the bank), and the
   // undo's refund of it when the exchange ended before it shipped.
   "exchange-charged",

@@ -150,16 +150,33 @@ describe("exchanges that cost more", () => {
         .mailsTo(/exchange .* is on its way/i)
         .filter((m) => m.text?.includes(done.exchangeTrackingNumber ?? "-")),
     ).toHaveLength(1);
+    // The exchange parcel's own tracker: its delivery recorded once, though EasyPost repeats it.
+    const exchangeTracking = done.exchangeTrackingNumber ?? "-";
+    await h.easyPost.advanceTracker(exchangeTracking, "in_transit");
+    const exchangeDelivered = await h.easyPost.advanceTracker(exchangeTracking, "delivered");
+    const signed = h.easyPost.signedDelivery(exchangeDelivered.event.id);
+    const again = await fetch(`${h.appUrl}/api/carrier/webhook`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-hmac-signature": signed.signature },
+      body: signed.body,
+    });
+    expect(again.status).toBe(200);
+    const tracked = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(tracked.exchangeTrackerStatus).toBe("delivered");
+    expect(tracked.exchangeDeliveredAt).not.toBeNull();
+    expect((await timelineOf(orderId)).filter((k) => k === "exchange-delivered")).toHaveLength(1);
     const view = (await (await api(`/api/returns/${returnId}`)).json()) as {
-      exchange: { charge: { status: string; amount: number } };
+      exchange: { charge: { status: string; amount: number }; trackerStatus: string };
     };
     expect(view.exchange.charge).toMatchObject({ status: "charged", amount: 500 });
+    expect(view.exchange.trackerStatus).toBe("delivered");
 
     // The reconciliation counts the exchange's charge as ours, not as a charge without an order.
     const run = await fetch(`${h.appUrl}/api/reconciliation/runs`, {
       method: "POST",
       headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ date: new Date().toISOString().slice(0, 10) }),
+      // The shop day the Stripe stand-in's clock is in (the reconciliation's default zone is UTC).
+      body: JSON.stringify({ date: new Date(h.sandbox.clock().now).toISOString().slice(0, 10) }),
     });
     expect(run.status).toBe(201);
     const report = (await run.json()) as {

@@ -21,3 +21,9 @@ ALTER TABLE "returns" ADD CONSTRAINT "returns_exchange_charge_status_check"
 
 -- CreateIndex
 CREATE UNIQUE INDEX "returns_exchange_charge_intent_id_key" ON "returns"("exchange_charge_intent_id");
+
+-- The exchange parcel's own tracker (its tracking number is the return's exchange_tracking_number):
+-- the latest status, and when the carrier delivered it.
+-- AlterTable
+ALTER TABLE "returns" ADD COLUMN "exchange_tracker_status" TEXT,
+ADD COLUMN "exchange_delivered_at" TIMESTAMPTZ(3);
