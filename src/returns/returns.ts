@@ -307,6 +307,7 @@ export function isReturnRefusal(error: unknown): error is AppError {
       "return_line_invalid",
       "return_quantity_exceeded",
       "validation_failed",
+      "exchange_needs_saved_card",
     ].includes(error.code)
   );
 }

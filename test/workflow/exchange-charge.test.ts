@@ -101,6 +101,11 @@ describe("exchanges that cost more", () => {
     expect(paymentIntent.customer).toMatch(/^cus_/);
     expect(order.stripeCustomerId).toBe(paymentIntent.customer);
     expect(order.paymentMethodId).toBe(paymentIntent.payment_method);
+    // The customer's return form offers the dearer item, saying what more will be charged.
+    const sig = h.services.links.sign("order", order.id);
+    const form = await (await fetch(`${h.appUrl}/orders/${order.id}/return?sig=${sig}`)).text();
+    expect(form).toContain('value="EXC-1XL"');
+    expect(form).toContain("$5.00 more charged to your card");
   });
 
   it("a dearer exchange: the difference charged once, the new item shipped once, though the carrier's delivery comes twice", async () => {
@@ -306,5 +311,10 @@ describe("exchanges that cost more", () => {
     const { error } = (await refused.json()) as { error: { code: string; message: string } };
     expect(error.code).toBe("exchange_needs_saved_card");
     expect(await h.db.return.count({ where: { orderId } })).toBe(0);
+    // Nor does its customer's form offer it.
+    const sig = h.services.links.sign("order", orderId);
+    const form = await (await fetch(`${h.appUrl}/orders/${orderId}/return?sig=${sig}`)).text();
+    expect(form).toContain("Ask for a return label");
+    expect(form).not.toContain('value="EXC-1XL"');
   });
 });
