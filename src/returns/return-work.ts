@@ -336,7 +336,7 @@ export function createReturnWork(deps: {
       const amount = exchangeCharge(row.lines);
       if (amount <= 0) return { outcome: "none" as const, amount: 0 };
       // Ended by ops already (the run's cancel may not have reached this attempt): nothing to charge.
-      if (endedStatuses.includes(row.status)) return { outcome: "none" as const, amount: 0 };
+      if (endedStatuses.includes(row.status)) return { outcome: "ended" as const, amount: 0 };
       const card = await records.savedCard(returnId);
       let charged;
       try {

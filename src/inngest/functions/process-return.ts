@@ -107,15 +107,17 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
 
       /**
        * The exchange's new items: a dearer one's difference charged first, then reserved, shipped
-       * on their own label and the tracking e-mailed (once a run). False when the bank refused the
-       * difference: nothing is reserved or shipped, and the return waits for ops.
+       * on their own label and the tracking e-mailed (once a run). `refused` when the bank refused
+       * the difference: nothing is reserved or shipped, and the return waits for ops; `ended` when
+       * ops ended the return meanwhile (the charge, if taken, given back by the step).
        */
-      let exchangeSent: boolean | null = null;
-      async function sendExchange(): Promise<boolean> {
-        if (exchangeSent !== null) return exchangeSent;
+      let exchangeOutcome: "sent" | "refused" | "ended" | null = null;
+      async function sendExchange(): Promise<"sent" | "refused" | "ended"> {
+        if (exchangeOutcome) return exchangeOutcome;
         const charge = await saga.run(chargeExchange);
-        exchangeSent = charge.outcome !== "failed";
-        if (!exchangeSent) return false;
+        if (charge.outcome === "failed") return (exchangeOutcome = "refused");
+        if (charge.outcome === "ended" || charge.outcome === "refunded") return (exchangeOutcome = "ended");
+        exchangeOutcome = "sent";
         try {
           await saga.run(reserveExchange);
           await saga.run(shipExchange);
@@ -127,9 +129,12 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
           throw error;
         }
         await saga.run(emailExchange);
-        return true;
+        return "sent";
       }
-      const chargeRefused = { returnId, outcome: "exchange-charge-failed" as const };
+      const stopped = (outcome: "refused" | "ended") => ({
+        returnId,
+        outcome: outcome === "refused" ? ("exchange-charge-failed" as const) : ("ended" as const),
+      });
       const shipsAtOnce = approval.exchange && returns.exchangeShips === "at_once";
 
       let received = approval.status === "received" ? approval : null;
@@ -137,7 +142,10 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         await saga.run(createReturnLabel);
         await saga.run(emailReturnLabel);
         // A shop that trusts its customers sends the exchange before the return is back.
-        if (shipsAtOnce && !(await sendExchange())) return chargeRefused;
+        if (shipsAtOnce) {
+          const sent = await sendExchange();
+          if (sent !== "sent") return stopped(sent);
+        }
         const parcel = await waitFor("parcel", returnReceived, (status) => status === "received");
         if (!parcel || parcel.status !== "received") {
           // No parcel in time (or ended by ops meanwhile): the unused label goes back to the carrier.
@@ -152,7 +160,10 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
       if (received.condition === "damaged") await saga.run(writeOffReturn);
       else await saga.run(restockReturn);
       // Sent already (at once) is not sent again.
-      if (approval.exchange && !(await sendExchange())) return chargeRefused;
+      if (approval.exchange) {
+        const sent = await sendExchange();
+        if (sent !== "sent") return stopped(sent);
+      }
       await saga.run(closeReturn);
       return { returnId, outcome: "closed" as const, refunded: refund.amount, condition: received.condition };
     },
