@@ -34,7 +34,7 @@ export const httpStatusByCode = {
   order_not_returnable: 409,
   return_window_closed: 409,
   return_not_actionable: 409,
-  exchange_costs_more: 409,
+  exchange_needs_saved_card: 409,
   conflict: 409,
   product_exists: 409,
   version_conflict: 409,

@@ -307,6 +307,7 @@ export async function createServices(options: {
     approval: config.RETURN_APPROVAL,
     listForOrder: (orderId) => returnRecords.listForOrder(orderId),
   });
+  const payments = createStripePaymentGateway(stripe);
   const returnWork = endpoints.easyPost
     ? createReturnWork({
         db,
@@ -318,6 +319,7 @@ export async function createServices(options: {
           itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
         }),
         refunds,
+        payments,
         sender,
         timeline,
         alerts,
@@ -335,7 +337,7 @@ export async function createServices(options: {
     timeline,
     // Reserve converts the checkout's stock hold; see src/inventory/holding-inventory.ts.
     inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
-    payments: createStripePaymentGateway(stripe),
+    payments,
     paymentRecords: createPaymentRepository(db),
     shipments: createShipmentBooking({
       provider: shippingProvider,
@@ -506,7 +508,7 @@ export async function createServices(options: {
         alerts,
         tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
       }),
-      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions }),
+      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions, timeline }),
     }),
     returnsAdmin: returnAdminRoutes({
       adminToken: endpoints.adminToken,

@@ -162,6 +162,15 @@ export function createEmailRenderer(deps: {
               typeof detail.trackingUrl === "string" ? detail.trackingUrl : deps.links.track(trackingNumber),
           });
         }
+        case "exchangeChargeFailed": {
+          const detail = detailOf(timeline, "exchange-charge-failed");
+          return emailTemplates.exchangeChargeFailed({
+            order: summary,
+            lines: Array.isArray(detail.lines) ? (detail.lines as { name: string; quantity: number }[]) : [],
+            amount: typeof detail.amount === "number" ? detail.amount : 0,
+            reason: detail.reason === "authentication_required" ? "authentication_required" : "declined",
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

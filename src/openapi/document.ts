@@ -336,7 +336,7 @@ function buildDocument(): JsonSchema {
             "order_not_returnable",
             "return_window_closed",
             "exchange_sku_invalid",
-            "exchange_costs_more",
+            "exchange_needs_saved_card",
             "insufficient_stock",
             "upstream_unavailable",
           ]),

@@ -54,6 +54,23 @@ export interface RefundResult {
   amountRefunded: number;
 }
 
+/** A charge of a card saved at checkout, made while the customer is not there (off-session). */
+export interface OffSessionCharge {
+  customerId: string;
+  paymentMethodId: string;
+  amount: number;
+  currency: string;
+  metadata: Record<string, string>;
+}
+
+export interface OffSessionChargeResult {
+  paymentIntentId: string;
+  amount: number;
+  currency: string;
+  /** True when Stripe replayed the first answer to this key (a retried step). */
+  replayed: boolean;
+}
+
 export interface PaymentGateway {
   retrieve(paymentIntentId: string): Promise<PaymentIntentView>;
   /**
@@ -65,6 +82,13 @@ export interface PaymentGateway {
   refundInFull(paymentIntentId: string, idempotencyKey: string): Promise<RefundResult>;
   /** Refunds `amount` of the captured money (part of it), once per key. */
   refundAmount(paymentIntentId: string, amount: number, idempotencyKey: string): Promise<RefundResult>;
+  /**
+   * Charges a saved card off-session, once per key: the same key again (a retried step, a
+   * re-driven run) gets Stripe's first answer, success or refusal, and never a second charge.
+   * A refusal (authentication required, a decline) is a PaymentRejectedError carrying Stripe's
+   * PaymentIntent id (`paymentIntentId`).
+   */
+  chargeOffSession(charge: OffSessionCharge, idempotencyKey: string): Promise<OffSessionChargeResult>;
 }
 
 export type PaymentRejectionReason =
@@ -87,14 +111,18 @@ export const rejectionLabels: Record<PaymentRejectionReason, string> = {
 export class PaymentRejectedError extends Error {
   readonly label: string;
 
+  /** The PaymentIntent Stripe made for a refused off-session charge, when it names one. */
+  readonly paymentIntentId: string | null;
+
   constructor(
     readonly reason: PaymentRejectionReason,
     detail: string,
-    options: { cause?: unknown; code?: string } = {},
+    options: { cause?: unknown; code?: string; paymentIntentId?: string | null } = {},
   ) {
     super(`${rejectionLabels[reason]}${options.code ? ` (${options.code})` : ""}: ${detail}`, options);
     this.name = "PaymentRejectedError";
     this.label = rejectionLabels[reason];
+    this.paymentIntentId = options.paymentIntentId ?? null;
   }
 }
 

@@ -60,8 +60,15 @@ export function createStripeCheckoutSessions(
           })),
           client_reference_id: request.orderId,
           customer_email: request.email,
+          // The card is saved to a Customer of its own, so a later difference (a dearer exchange)
+          // can be charged off-session without the customer at the page (src/returns).
+          customer_creation: "always",
           metadata,
-          payment_intent_data: { capture_method: options.captureMethod, metadata },
+          payment_intent_data: {
+            capture_method: options.captureMethod,
+            metadata,
+            setup_future_usage: "off_session",
+          },
           ...(request.shipping
             ? {
                 shipping_address_collection: {

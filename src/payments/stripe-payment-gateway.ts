@@ -156,6 +156,52 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
       return { paymentIntentId, refundId: refund.id, amountRefunded: refund.amount };
     },
 
+    // Stripe's way to charge a card saved at checkout while the customer is away: confirm at
+    // once, off_session. A bank that wants the customer present answers 402
+    // authentication_required with the PaymentIntent attached (requires_payment_method); that,
+    // like a decline, is saved under the key, so a retry is told the same and charges nothing.
+    async chargeOffSession(charge, idempotencyKey) {
+      let intent: Stripe.Response<Stripe.PaymentIntent>;
+      try {
+        intent = await stripe.paymentIntents.create(
+          {
+            amount: charge.amount,
+            currency: charge.currency.toLowerCase(),
+            customer: charge.customerId,
+            payment_method: charge.paymentMethodId,
+            off_session: true,
+            confirm: true,
+            metadata: charge.metadata,
+          },
+          { idempotencyKey },
+        );
+      } catch (error) {
+        if (error instanceof Stripe.errors.StripeCardError) {
+          const reason = error.code === "authentication_required" ? "authentication_required" : "declined";
+          throw new PaymentRejectedError(reason, error.message, {
+            cause: error,
+            code: error.decline_code ?? error.code,
+            paymentIntentId: error.payment_intent?.id ?? null,
+          });
+        }
+        throw error;
+      }
+      if (intent.status !== "succeeded") {
+        // Off-session, nothing can act on a next_action: the charge did not happen.
+        throw new PaymentRejectedError(
+          "authentication_required",
+          `PaymentIntent ${intent.id} is ${intent.status} after an off-session confirmation`,
+          { paymentIntentId: intent.id },
+        );
+      }
+      return {
+        paymentIntentId: intent.id,
+        amount: intent.amount_received,
+        currency: intent.currency,
+        replayed: intent.lastResponse?.headers?.["idempotent-replayed"] === "true",
+      };
+    },
+
     async refundAmount(paymentIntentId, amount, idempotencyKey) {
       const refund = await stripe.refunds.create(
         { payment_intent: paymentIntentId, amount },

@@ -147,7 +147,7 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
     if (source.object === "refund") refundIds.push(source.id);
   }
   const intentIds = [...intents];
-  const [payments, orders, refunds] = await Promise.all([
+  const [payments, orders, refunds, exchangeCharges] = await Promise.all([
     db.payment.findMany({
       where: { providerId: { in: intentIds } },
       select: {
@@ -166,6 +166,22 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
     db.refund.findMany({
       where: { providerId: { in: refundIds } },
       select: { providerId: true, amount: true, currency: true, status: true, orderId: true },
+    }),
+    // A dearer exchange's difference is its own PaymentIntent (src/returns), kept on the return,
+    // as is the refund of it when the exchange ended before it shipped.
+    db.return.findMany({
+      where: {
+        OR: [{ exchangeChargeIntentId: { in: intentIds } }, { exchangeChargeRefundId: { in: refundIds } }],
+      },
+      select: {
+        id: true,
+        orderId: true,
+        exchangeChargeIntentId: true,
+        exchangeChargeAmount: true,
+        exchangeChargeStatus: true,
+        exchangeChargeRefundId: true,
+        order: { select: { currency: true } },
+      },
     }),
   ]);
   const paymentByIntent = new Map<string, PaymentRef>(payments.map((p) => [p.providerId, p]));
@@ -204,9 +220,21 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
         timelineRefunds.set(refundId, typeof amount === "number" ? amount : null);
     }
   }
+  const exchangeByIntent = new Map(
+    exchangeCharges.flatMap((r) =>
+      r.exchangeChargeIntentId ? [[r.exchangeChargeIntentId, r] as const] : [],
+    ),
+  );
+  const exchangeByRefund = new Map(
+    exchangeCharges.flatMap((r) =>
+      r.exchangeChargeRefundId ? [[r.exchangeChargeRefundId, r] as const] : [],
+    ),
+  );
   return {
     paymentByIntent,
     orderByIntent,
+    exchangeByIntent,
+    exchangeByRefund,
     refundById: new Map(refunds.flatMap((r) => (r.providerId ? [[r.providerId, r] as const] : []))),
     timelineRefunds,
   };
@@ -245,7 +273,23 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
           const order = intent ? ours.orderByIntent.get(intent) : undefined;
           const payment = intent ? ours.paymentByIntent.get(intent) : undefined;
           const theirs = { charge: charge.id, amount: charge.amount_captured, currency: charge.currency };
-          if (!order) {
+          const exchange = intent ? ours.exchangeByIntent.get(intent) : undefined;
+          if (exchange) {
+            // A dearer exchange's difference: ours as the return recorded it.
+            const amount = exchange.exchangeChargeAmount ?? 0;
+            sum.ours.captured += amount;
+            const currency = exchange.order.currency.trim().toLowerCase();
+            if (amount !== charge.amount_captured || currency !== charge.currency.toLowerCase()) {
+              found.push({
+                kind: "capture_differs",
+                orderId: exchange.orderId,
+                reference: charge.id,
+                ours: { amount, currency, returnId: exchange.id },
+                theirs,
+                detail: `We recorded ${amount} ${currency} charged for the exchange of return ${exchange.id}, Stripe ${charge.amount_captured} ${charge.currency}`,
+              });
+            }
+          } else if (!order) {
             found.push({
               kind: "charge_without_order",
               orderId: null,
@@ -300,7 +344,8 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
                 detail: `We recorded ${recorded.amount} ${recorded.currency} (${recorded.status}), Stripe refunded ${refund.amount} ${refund.currency}`,
               });
             }
-          } else if (ours.timelineRefunds.has(refund.id)) {
+          } else if (ours.timelineRefunds.has(refund.id) || ours.exchangeByRefund.has(refund.id)) {
+            // The fulfilment's own refunds, and an exchange charge's refund (its undo): in full.
             sum.ours.refunded += refund.amount;
           } else {
             const payment = intent ? ours.paymentByIntent.get(intent) : undefined;

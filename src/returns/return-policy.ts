@@ -28,29 +28,40 @@ export interface ReturnRefund {
   linesTotal: number;
   /** The restocking fee, kept of linesTotal (exchanged lines pay none: the shop sells again). */
   fee: number;
-  /** What exchanged lines cost more than their replacements: refunded too. */
+  /** What the exchanged lines cost more, together, than their replacements: refunded too. */
   exchangeCredit: number;
   /** linesTotal − fee + exchangeCredit: what goes back to the card. */
   amount: number;
 }
 
-export function returnRefund(
-  lines: readonly {
-    unitPrice: number;
-    quantity: number;
-    exchangeSku?: string | null;
-    exchangeUnitPrice?: number | null;
-  }[],
-  fee: RestockingFee,
-): ReturnRefund {
+type PricedLine = {
+  unitPrice: number;
+  quantity: number;
+  exchangeSku?: string | null;
+  exchangeUnitPrice?: number | null;
+};
+
+/**
+ * The exchanged lines' difference, all lines of the return together: the new items' price less
+ * what the returned ones cost. Positive: the customer owes it (charged off-session, once);
+ * negative: the shop owes it (part of the return's one refund). Netted, so an exchange of one
+ * line up and another down moves money once, one way.
+ */
+export function exchangeDifference(lines: readonly PricedLine[]): number {
+  return lines
+    .filter((line) => line.exchangeSku)
+    .reduce((sum, line) => sum + ((line.exchangeUnitPrice ?? 0) - line.unitPrice) * line.quantity, 0);
+}
+
+/** What a dearer exchange charges (0 when the new items cost no more). */
+export function exchangeCharge(lines: readonly PricedLine[]): number {
+  return Math.max(0, exchangeDifference(lines));
+}
+
+export function returnRefund(lines: readonly PricedLine[], fee: RestockingFee): ReturnRefund {
   const forMoney = lines.filter((line) => !line.exchangeSku);
   const linesTotal = forMoney.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
-  const exchangeCredit = lines
-    .filter((line) => line.exchangeSku)
-    .reduce(
-      (sum, line) => sum + Math.max(0, line.unitPrice - (line.exchangeUnitPrice ?? 0)) * line.quantity,
-      0,
-    );
+  const exchangeCredit = Math.max(0, -exchangeDifference(lines));
   const kept =
     fee.kind === "percent" ? Math.round((linesTotal * fee.percent) / 100) : Math.min(fee.amount, linesTotal);
   return { linesTotal, fee: kept, exchangeCredit, amount: linesTotal - kept + exchangeCredit };

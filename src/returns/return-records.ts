@@ -2,7 +2,7 @@ import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import { timelineKindSql } from "../timeline/kinds";
 import type { CarrierBooking } from "../shipping/shipping-provider";
-import type { ReturnActor, ReturnCondition } from "./return-policy";
+import { exchangeCharge, type ReturnActor, type ReturnCondition } from "./return-policy";
 
 /**
  * The returns' writes, raw pg: each needs what Prisma's model API cannot say in one statement (the
@@ -10,6 +10,12 @@ import type { ReturnActor, ReturnCondition } from "./return-policy";
  * return once, the restock that writes its stock movements in the statement that moves the stock,
  * as decision 0070 asks of every writer of stock).
  */
+
+/**
+ * charged: the difference was taken; failed: Stripe refused it (the exchange does not ship, the
+ * return waits for ops); refunded: charged, then given back (the exchange ended before it shipped).
+ */
+export type ExchangeChargeStatus = "charged" | "failed" | "refunded";
 
 export type ReturnStatus = "requested" | "approved" | "received" | "closed" | "rejected" | "cancelled";
 
@@ -40,6 +46,15 @@ export interface ReturnRow {
   exchange_tracking_number: string | null;
   exchange_tracking_url: string | null;
   exchange_sent_at: Date | null;
+  /** A dearer exchange's one off-session charge (null: none asked yet, or none owed). */
+  exchange_charge_amount: number | null;
+  exchange_charge_status: ExchangeChargeStatus | null;
+  exchange_charge_intent_id: string | null;
+  exchange_charge_error: string | null;
+  exchange_charged_at: Date | null;
+  exchange_charge_refund_id: string | null;
+  exchange_tracker_status: string | null;
+  exchange_delivered_at: Date | null;
   lines: {
     sku: string;
     quantity: number;
@@ -54,6 +69,9 @@ const returnColumns = `r.id, r.order_id, r.status, r.reason, r.note, r.requested
   r.label_refund_status, r.label_sent_at, r.condition, r.received_at, r.refund_amount, r.refunded_at,
   r.restocked_at, r.written_off_at, r.closed_at, r.exchange_reserved_at, r.exchange_released_at,
   r.exchange_carrier, r.exchange_tracking_number, r.exchange_tracking_url, r.exchange_sent_at,
+  r.exchange_charge_amount, r.exchange_charge_status, r.exchange_charge_intent_id,
+  r.exchange_charge_error, r.exchange_charged_at, r.exchange_charge_refund_id,
+  r.exchange_tracker_status, r.exchange_delivered_at,
   COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'quantity', l.quantity, 'unitPrice', l.unit_price,
                                               'exchangeSku', l.exchange_sku, 'exchangeUnitPrice', l.exchange_unit_price)
                             ORDER BY l.sku)
@@ -166,6 +184,31 @@ export function createReturnRecords(db: Database) {
       return rows[0] ?? null;
     },
 
+    /** The return whose exchange parcel has this tracking number. */
+    async byExchangeTrackingNumber(trackingNumber: string): Promise<ReturnRow | null> {
+      const { rows } = await sql.query<ReturnRow>(
+        `SELECT ${returnColumns} FROM returns r WHERE r.exchange_tracking_number = $1`,
+        [trackingNumber],
+      );
+      return rows[0] ?? null;
+    },
+
+    /**
+     * The exchange parcel's tracker status, and its delivery once: a late scan after delivery does
+     * not move it back, and a repeated delivery event finds it delivered (false: nothing new).
+     */
+    async recordExchangeTrackerStatus(returnId: string, status: string): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_tracker_status = $2,
+                exchange_delivered_at = CASE WHEN $2 = 'delivered' THEN now() ELSE exchange_delivered_at END,
+                updated_at = now()
+         WHERE id = $1::uuid AND exchange_tracker_status IS DISTINCT FROM 'delivered'
+           AND exchange_tracker_status IS DISTINCT FROM $2`,
+        [returnId, status],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
     /**
      * Checks the request against the order under the order's row lock (two requests at once take
      * turns, so together they cannot return more than was shipped) and records it, with its
@@ -218,7 +261,8 @@ export function createReturnRecords(db: Database) {
           shipped: number;
           returned: number;
         }>(
-          `SELECT l.sku, l.unit_price, l.quantity AS shipped,
+          // Units the fulfilment could not reserve (short_quantity) never shipped: not returnable.
+          `SELECT l.sku, l.unit_price, l.quantity - l.short_quantity AS shipped,
                   COALESCE((SELECT sum(rl.quantity)::int FROM return_lines rl JOIN returns r ON r.id = rl.return_id
                             WHERE r.order_id = l.order_id AND rl.sku = l.sku AND r.status IN ${holdingStatuses}), 0)
                     AS returned
@@ -253,8 +297,8 @@ export function createReturnRecords(db: Database) {
             { details: { lines: over } },
           );
         }
-        // An exchange asks for a product on sale, in the order's currency, that costs no more
-        // than the line it replaces (charging a difference is not supported: see docs/returns.md).
+        // An exchange asks for a product on sale, in the order's currency; one that costs more
+        // is charged the difference off-session, on the card checkout saved (see docs/returns.md).
         const wanted = [
           ...new Set(request.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : []))),
         ];
@@ -271,11 +315,15 @@ export function createReturnRecords(db: Database) {
               [wanted],
             )
           : { rows: [] };
-        const { rows: currencies } = await client.query<{ currency: string }>(
-          `SELECT currency FROM orders WHERE id = $1::uuid`,
-          [request.orderId],
-        );
-        const currency = currencies[0]?.currency.trim().toLowerCase();
+        const { rows: payers } = await client.query<{
+          currency: string;
+          stripe_customer_id: string | null;
+          payment_method_id: string | null;
+        }>(`SELECT currency, stripe_customer_id, payment_method_id FROM orders WHERE id = $1::uuid`, [
+          request.orderId,
+        ]);
+        const payer = payers[0];
+        const currency = payer?.currency.trim().toLowerCase();
         const productOf = new Map(products.map((product) => [product.sku, product]));
         const exchangePrices = new Map<string, number>();
         for (const line of request.lines) {
@@ -293,20 +341,6 @@ export function createReturnRecords(db: Database) {
               { details: { sku: line.sku, exchangeSku: line.exchangeSku } },
             );
           }
-          const replaced = bySku.get(line.sku) as { unit_price: number };
-          if (product.unit_price > replaced.unit_price) {
-            throw new AppError(
-              "exchange_costs_more",
-              `${line.exchangeSku} costs ${product.unit_price}, more than ${line.sku} (${replaced.unit_price}): an exchange that costs more cannot be charged here; return ${line.sku} for a refund and order ${line.exchangeSku}`,
-              {
-                details: {
-                  sku: line.sku,
-                  exchangeSku: line.exchangeSku,
-                  difference: product.unit_price - replaced.unit_price,
-                },
-              },
-            );
-          }
           const asked = request.lines
             .filter((other) => other.exchangeSku === line.exchangeSku)
             .reduce((sum, other) => sum + other.quantity, 0);
@@ -320,6 +354,23 @@ export function createReturnRecords(db: Database) {
             );
           }
           exchangePrices.set(line.sku, product.unit_price);
+        }
+        const owed = exchangeCharge(
+          request.lines.map((line) => ({
+            unitPrice: bySku.get(line.sku)?.unit_price ?? 0,
+            quantity: line.quantity,
+            exchangeSku: line.exchangeSku ?? null,
+            exchangeUnitPrice: exchangePrices.get(line.sku) ?? null,
+          })),
+        );
+        if (owed > 0 && !(payer?.stripe_customer_id && payer.payment_method_id)) {
+          // Paid before checkout saved cards (or with a method that cannot be saved): nothing
+          // to charge the difference to without the customer at a payment page.
+          throw new AppError(
+            "exchange_needs_saved_card",
+            `The exchange costs ${owed} more than the returned lines, and order ${request.orderId} has no saved card to charge it to: return the lines for a refund and order the new items`,
+            { details: { difference: owed } },
+          );
         }
         const { rows: created } = await client.query<{ id: string }>(
           `INSERT INTO returns (id, order_id, status, reason, note, requested_by, updated_at)
@@ -547,6 +598,54 @@ export function createReturnRecords(db: Database) {
         [returnId, runId],
       );
       return rows;
+    },
+
+    /**
+     * The exchange charge's outcome, once: a retried step that finds one recorded keeps it (and
+     * Stripe, asked again with the same key, would answer the same). Returns whether it wrote.
+     */
+    async recordExchangeCharge(
+      returnId: string,
+      charge: {
+        amount: number;
+        status: "charged" | "failed";
+        paymentIntentId: string | null;
+        error?: string | undefined;
+      },
+    ): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_charge_amount = $2, exchange_charge_status = $3,
+                exchange_charge_intent_id = $4, exchange_charge_error = $5,
+                exchange_charged_at = CASE WHEN $3 = 'charged' THEN now() END, updated_at = now()
+         WHERE id = $1::uuid AND exchange_charge_status IS NULL`,
+        [returnId, charge.amount, charge.status, charge.paymentIntentId, charge.error ?? null],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /** The undo's refund of the charge, once (only a charge not refunded already). */
+    async recordExchangeChargeRefund(returnId: string, refundId: string): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_charge_status = 'refunded', exchange_charge_refund_id = $2, updated_at = now()
+         WHERE id = $1::uuid AND exchange_charge_status = 'charged'`,
+        [returnId, refundId],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /** The card checkout saved on the return's order, for the exchange's charge. */
+    async savedCard(returnId: string) {
+      const { rows } = await sql.query<{
+        email: string;
+        currency: string;
+        stripe_customer_id: string | null;
+        payment_method_id: string | null;
+      }>(
+        `SELECT o.email, o.currency, o.stripe_customer_id, o.payment_method_id
+         FROM returns r JOIN orders o ON o.id = r.order_id WHERE r.id = $1::uuid`,
+        [returnId],
+      );
+      return rows[0] ?? null;
     },
 
     /** The exchange's label, once, as the return label is. */

@@ -10,7 +10,10 @@ export const createReturnBody = z
           .object({
             sku: z.string().min(1).max(100),
             quantity: z.number().int().positive().max(10_000),
-            /** Another product instead of the money (an exchange); it may cost less, not more. */
+            /**
+             * Another product instead of the money (an exchange). Cheaper: the difference is
+             * refunded; dearer: charged off-session on the card saved at checkout.
+             */
             exchangeSku: z.string().min(1).max(100).optional(),
           })
           .strict(),
@@ -59,6 +62,17 @@ export const returnSchema = z.object({
       trackingUrl: z.string().nullable(),
       reservedAt: when,
       sentAt: when,
+      trackerStatus: z.string().nullable(),
+      deliveredAt: when,
+      charge: z
+        .object({
+          amount: z.number().int().nullable(),
+          status: z.enum(["charged", "failed", "refunded"]),
+          paymentIntentId: z.string().nullable(),
+          error: z.string().nullable(),
+          chargedAt: when,
+        })
+        .nullable(),
     })
     .nullable(),
   label: z

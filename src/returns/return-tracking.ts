@@ -1,3 +1,4 @@
+import type { Timeline } from "../timeline/timeline";
 import type { ReturnRecords } from "./return-records";
 import type { ReturnActions } from "./returns";
 
@@ -6,6 +7,8 @@ export interface ReturnTrackerOutcome {
   orderId: string;
   status: string;
   received?: boolean;
+  /** The exchange's parcel to the customer, not the return parcel. */
+  exchange?: boolean;
 }
 
 /**
@@ -16,13 +19,31 @@ export interface ReturnTrackerOutcome {
  * carrier's repeated event change nothing more.
  */
 export function createReturnTracking(deps: {
-  records: Pick<ReturnRecords, "byTrackingNumber" | "recordTrackerStatus">;
+  records: Pick<
+    ReturnRecords,
+    "byTrackingNumber" | "recordTrackerStatus" | "byExchangeTrackingNumber" | "recordExchangeTrackerStatus"
+  >;
   actions: Pick<ReturnActions, "receive">;
+  timeline: Pick<Timeline, "record">;
 }) {
+  /** The exchange's parcel on its way to the customer: its status kept, its delivery on the timeline once. */
+  async function exchangeTracked(event: { trackingNumber: string; status: string }) {
+    const found = await deps.records.byExchangeTrackingNumber(event.trackingNumber);
+    if (!found) return null;
+    const moved = await deps.records.recordExchangeTrackerStatus(found.id, event.status);
+    if (moved && event.status === "delivered") {
+      await deps.timeline.record(found.order_id, "exchange-delivered", {
+        returnId: found.id,
+        trackingNumber: event.trackingNumber,
+      });
+    }
+    return { returnId: found.id, orderId: found.order_id, status: event.status, exchange: true };
+  }
+
   return {
     async tracked(event: { trackingNumber: string; status: string }): Promise<ReturnTrackerOutcome | null> {
       const found = await deps.records.byTrackingNumber(event.trackingNumber);
-      if (!found) return null;
+      if (!found) return exchangeTracked(event);
       await deps.records.recordTrackerStatus(found.id, event.status);
       const outcome = { returnId: found.id, orderId: found.order_id, status: event.status };
       if (event.status !== "delivered") return outcome;

@@ -1,5 +1,6 @@
 import type { Alerter } from "../alerts";
 import { isAppError } from "../errors";
+import { PaymentRejectedError, type PaymentGateway } from "../payments/payment-gateway";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import type { Refunds } from "../orders/refund-order";
@@ -7,13 +8,22 @@ import { parseStoredAddress } from "../shipping/shipping-destinations";
 import type { ReturnLabels } from "../shipping/return-labels";
 import type { Timeline } from "../timeline/timeline";
 import type { Database } from "../db/client";
-import { returnRefund, type RestockingFee } from "./return-policy";
+import { exchangeCharge, returnRefund, type RestockingFee } from "./return-policy";
 import type { ReturnRecords, ReturnRow } from "./return-records";
 
 /** The return label e-mail's key: one per return, whatever retries. */
 export const returnLabelEmailKey = (returnId: string) => `return-label-${returnId}`;
 /** The exchange's tracking e-mail's key. */
 export const exchangeEmailKey = (returnId: string) => `exchange-shipped-${returnId}`;
+/** The Stripe idempotency key of a dearer exchange's one off-session charge, whatever retries or re-drives. */
+export const exchangeChargeKey = (returnId: string) => `exchange-charge-${returnId}`;
+/** The Stripe idempotency key of the undo's refund of that charge. */
+export const exchangeChargeRefundKey = (returnId: string) => `exchange-charge-refund-${returnId}`;
+/** The e-mail telling the customer the difference was refused. */
+export const exchangeChargeFailedEmailKey = (returnId: string) => `exchange-charge-failed-${returnId}`;
+
+/** A return ops ended (or that expired): nothing more is charged or shipped for it. */
+const endedStatuses: readonly string[] = ["rejected", "closed", "cancelled"];
 
 /** Tracker statuses before the carrier has the parcel: an unused label can still be handed back. */
 const unscanned = new Set([null, "unknown", "pre_transit"]);
@@ -29,6 +39,8 @@ export function createReturnWork(deps: {
   records: ReturnRecords;
   labels: ReturnLabels;
   refunds: Pick<Refunds, "refund">;
+  /** The exchange's off-session charge of the difference, and its refund. */
+  payments: Pick<PaymentGateway, "chargeOffSession" | "refundInFull">;
   sender: EmailSender;
   timeline: Pick<Timeline, "record">;
   alerts: Pick<Alerter, "notify">;
@@ -42,6 +54,85 @@ export function createReturnWork(deps: {
     const row = await records.get(returnId);
     if (!row) throw new Error(`Return ${returnId} does not exist`);
     return row;
+  };
+
+  /** The undo of the exchange charge (see refundExchangeCharge below). */
+  const refundCharge = async (returnId: string, runId: string) => {
+    const row = await load(returnId);
+    if (row.exchange_charge_status !== "charged" || !row.exchange_charge_intent_id)
+      return { outcome: "not-charged" as const };
+    if (row.exchange_tracking_number) return { outcome: "shipped" as const };
+    const refund = await deps.payments.refundInFull(
+      row.exchange_charge_intent_id,
+      exchangeChargeRefundKey(returnId),
+    );
+    if (await records.recordExchangeChargeRefund(returnId, refund.refundId)) {
+      await timeline.record(
+        row.order_id,
+        "exchange-charge-refunded",
+        {
+          returnId,
+          amount: refund.amountRefunded,
+          paymentIntentId: row.exchange_charge_intent_id,
+          refundId: refund.refundId,
+        },
+        runId,
+      );
+    }
+    return { outcome: "refunded" as const, amount: refund.amountRefunded, refundId: refund.refundId };
+  };
+
+  /** What a refused exchange charge tells: the timeline, ops, and the customer once. */
+  const chargeFailed = async (row: ReturnRow, amount: number, error: PaymentRejectedError, runId: string) => {
+    const order = await deps.db.order.findUniqueOrThrow({
+      where: { id: row.order_id },
+      include: { lines: { orderBy: { sku: "asc" } } },
+    });
+    const wanted = row.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : []));
+    const products = await deps.db.product.findMany({
+      where: { sku: { in: wanted } },
+      select: { sku: true, name: true },
+    });
+    const names = new Map(products.map((product) => [product.sku, product.name]));
+    const lines = row.lines.flatMap((line) =>
+      line.exchangeSku
+        ? [{ name: names.get(line.exchangeSku) ?? line.exchangeSku, quantity: line.quantity }]
+        : [],
+    );
+    const reason = error.reason === "authentication_required" ? "authentication_required" : "declined";
+    const detail = {
+      returnId: row.id,
+      amount,
+      reason,
+      message: error.message,
+      paymentIntentId: error.paymentIntentId,
+      lines,
+    };
+    await timeline.record(row.order_id, "exchange-charge-failed", detail, runId);
+    await deps.alerts.notify({
+      title: "Exchange not shipped: the difference could not be charged",
+      fields: {
+        orderId: row.order_id,
+        returnId: row.id,
+        amount,
+        reason: error.message,
+        action:
+          "The customer was e-mailed; settle with them (another card, or a refund instead), then close the return",
+      },
+    });
+    const sent = await deps.sender.send({
+      idempotencyKey: exchangeChargeFailedEmailKey(row.id),
+      orderId: row.order_id,
+      template: "exchangeChargeFailed",
+      to: order.email,
+      content: emailTemplates.exchangeChargeFailed({
+        order: toOrderSummary(order, deps.orderUrl(order.id)),
+        lines,
+        amount,
+        reason,
+      }),
+    });
+    return sent.status;
   };
 
   return {
@@ -223,6 +314,93 @@ export function createReturnWork(deps: {
     async releaseExchange(returnId: string, runId: string) {
       return { movements: await records.releaseExchange(returnId, runId) };
     },
+
+    /**
+     * A dearer exchange's difference, charged once off-session on the card checkout saved (Stripe
+     * key `exchange-charge-<returnId>`), before anything is reserved or shipped. Recorded on the
+     * return (a retried step finds it there; one that crashed before recording asks Stripe again
+     * with the same key and gets the same answer). A refusal (the bank wants the customer
+     * present, or declines) is an outcome, not an error: recorded, told to ops and, once, to
+     * the customer; the run stops there, and the return waits for ops.
+     */
+    async chargeExchange(returnId: string, runId: string) {
+      const row = await load(returnId);
+      if (row.exchange_charge_status === "failed")
+        return { outcome: "failed" as const, amount: row.exchange_charge_amount ?? 0 };
+      if (row.exchange_charge_status)
+        return {
+          outcome: "charged" as const,
+          amount: row.exchange_charge_amount ?? 0,
+          paymentIntentId: row.exchange_charge_intent_id,
+        };
+      const amount = exchangeCharge(row.lines);
+      if (amount <= 0) return { outcome: "none" as const, amount: 0 };
+      // Ended by ops already (the run's cancel may not have reached this attempt): nothing to charge.
+      if (endedStatuses.includes(row.status)) return { outcome: "ended" as const, amount: 0 };
+      const card = await records.savedCard(returnId);
+      let charged;
+      try {
+        if (!card?.stripe_customer_id || !card.payment_method_id)
+          throw new PaymentRejectedError("declined", `order ${row.order_id} has no saved card`, {
+            code: "no_saved_card",
+          });
+        charged = await deps.payments.chargeOffSession(
+          {
+            customerId: card.stripe_customer_id,
+            paymentMethodId: card.payment_method_id,
+            amount,
+            currency: card.currency.trim().toLowerCase(),
+            metadata: { orderId: row.order_id, returnId, purpose: "exchange-difference" },
+          },
+          exchangeChargeKey(returnId),
+        );
+      } catch (error) {
+        if (!(error instanceof PaymentRejectedError)) throw error;
+        await records.recordExchangeCharge(returnId, {
+          amount,
+          status: "failed",
+          paymentIntentId: error.paymentIntentId,
+          error: error.message,
+        });
+        await chargeFailed(row, amount, error, runId);
+        return { outcome: "failed" as const, amount };
+      }
+      await records.recordExchangeCharge(returnId, {
+        amount: charged.amount,
+        status: "charged",
+        paymentIntentId: charged.paymentIntentId,
+      });
+      await timeline.record(
+        row.order_id,
+        "exchange-charged",
+        {
+          returnId,
+          amount: charged.amount,
+          currency: charged.currency,
+          paymentIntentId: charged.paymentIntentId,
+        },
+        runId,
+      );
+      // A reject or close that landed while Stripe was answering cancelled the run, and its
+      // cleanup may have looked before this charge was recorded: the step gives it back itself
+      // (the same refund key as the undo's, so the two together refund once).
+      if (endedStatuses.includes((await load(returnId)).status)) {
+        const refund = await refundCharge(returnId, runId);
+        return { outcome: "refunded" as const, amount: charged.amount, refund };
+      }
+      return {
+        outcome: "charged" as const,
+        amount: charged.amount,
+        paymentIntentId: charged.paymentIntentId,
+      };
+    },
+
+    /**
+     * The undo of the charge: the difference given back in full (key
+     * `exchange-charge-refund-<returnId>`) when the exchange ends before its parcel was booked.
+     * A shipped exchange keeps its charge: the customer has the item.
+     */
+    refundExchangeCharge: (returnId: string, runId: string) => refundCharge(returnId, runId),
 
     /** The new items to the customer, on a label of their own, once (reference `exchange-<returnId>`). */
     async shipExchange(returnId: string, runId: string) {

@@ -25,6 +25,17 @@ export interface ReturnView {
     trackingUrl: string | null;
     reservedAt: string | null;
     sentAt: string | null;
+    /** The exchange parcel's tracker: its latest status, and when it was delivered. */
+    trackerStatus: string | null;
+    deliveredAt: string | null;
+    /** A dearer exchange's off-session charge of the difference; null when none is owed or asked yet. */
+    charge: {
+      amount: number | null;
+      status: "charged" | "failed" | "refunded";
+      paymentIntentId: string | null;
+      error: string | null;
+      chargedAt: string | null;
+    } | null;
   } | null;
   label: {
     carrier: string | null;
@@ -61,6 +72,17 @@ export function toReturnView(row: ReturnRow): ReturnView {
           trackingUrl: row.exchange_tracking_url,
           reservedAt: iso(row.exchange_reserved_at),
           sentAt: iso(row.exchange_sent_at),
+          trackerStatus: row.exchange_tracker_status,
+          deliveredAt: iso(row.exchange_delivered_at),
+          charge: row.exchange_charge_status
+            ? {
+                amount: row.exchange_charge_amount,
+                status: row.exchange_charge_status,
+                paymentIntentId: row.exchange_charge_intent_id,
+                error: row.exchange_charge_error,
+                chargedAt: iso(row.exchange_charged_at),
+              }
+            : null,
         }
       : null,
     label: row.label_tracking_number
@@ -110,7 +132,10 @@ export interface ReturnActions {
   reject(decision: ReturnDecision): Promise<ReturnView>;
   /** The parcel is back: by ops (with the goods' condition) or the carrier's tracker (resellable). */
   receive(decision: ReturnDecision & { condition: ReturnCondition }): Promise<ReturnView>;
-  /** Ends a return whose parcel is not coming: its unused label is handed back. */
+  /**
+   * Ends a return whose parcel is not coming (its unused label is handed back), or one whose
+   * exchange the bank refused to pay the difference for (received, waiting for ops).
+   */
   close(decision: ReturnDecision): Promise<ReturnView>;
   list(orderId: string): Promise<ReturnView[]>;
   /** Returns still open across orders, oldest first (at most `limit`). */
@@ -240,7 +265,12 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async close(decision) {
       const row = await load(decision.returnId);
-      const moved = await records.transition(row.id, ["requested", "approved"], "closed", decision);
+      // A refused exchange charge stopped the run: the return is ops' to end, even received.
+      const from: ReturnStatus[] =
+        row.exchange_charge_status === "failed"
+          ? ["requested", "approved", "received"]
+          : ["requested", "approved"];
+      const moved = await records.transition(row.id, from, "closed", decision);
       if (!moved) return refuse(row, "closed");
       await timeline.record(row.order_id, "return-closed", {
         returnId: row.id,
@@ -277,6 +307,7 @@ export function isReturnRefusal(error: unknown): error is AppError {
       "return_line_invalid",
       "return_quantity_exceeded",
       "validation_failed",
+      "exchange_needs_saved_card",
     ].includes(error.code)
   );
 }

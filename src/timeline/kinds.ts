@@ -93,6 +93,12 @@ export const timelineKinds = [
   "exchange-released",
   "exchange-shipped",
   "exchange-sent",
+  "exchange-delivered",
+  // A dearer exchange's difference, charged off-session once (or refused by the bank), and the
+  // undo's refund of it when the exchange ended before it shipped.
+  "exchange-charged",
+  "exchange-charge-failed",
+  "exchange-charge-refunded",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

@@ -162,8 +162,30 @@ describe("templates", () => {
         "shortLines",
         "returnLabel",
         "exchangeShipped",
+        "exchangeChargeFailed",
       ].sort(),
     );
+  });
+
+  it("the refused exchange charge e-mail says what, why and that nothing was sent or charged, escaped", () => {
+    const mail = emailTemplates.exchangeChargeFailed({
+      order,
+      lines: [{ name: "Mug <XL>", quantity: 1 }],
+      amount: 500,
+      reason: "authentication_required",
+    });
+    expect(mail.subject).toMatch(/exchange .* is on hold/);
+    expect(mail.text).toContain("difference of $5.00");
+    expect(mail.text).toContain("asked to confirm the payment");
+    expect(mail.text).toContain("have not sent the new items and have not charged you");
+    expect(mail.html).toContain("Mug &lt;XL&gt;");
+    const declined = emailTemplates.exchangeChargeFailed({
+      order,
+      lines: [],
+      amount: 500,
+      reason: "declined",
+    });
+    expect(declined.text).toContain("Your bank declined it.");
   });
 
   it("the return label e-mail links the label and the tracking, escaped, and says the refund", () => {

@@ -211,3 +211,72 @@ describe("issue 15: a lapsed authorization is labelled the same wherever it is r
     expect(isLapsedAuthorization(reason)).toBe(lapsed);
   });
 });
+
+describe("the Stripe payment gateway charges a card saved at checkout off-session", () => {
+  let sandbox: StripeSandbox;
+  let stripe: Stripe;
+  let gateway: PaymentGateway;
+
+  beforeAll(async () => {
+    ({ sandbox, stripe } = await startSandbox());
+    gateway = createStripePaymentGateway(stripe);
+  });
+  afterAll(() => sandbox.close());
+  afterEach(() => sandbox.clearFailures());
+
+  /** A checkout paid as src/payments/stripe-checkout.ts asks for it: a Customer, the card saved. */
+  async function savedCard() {
+    const session = await stripe.checkout.sessions.create(
+      sessionParams({
+        customer_creation: "always",
+        payment_intent_data: { capture_method: "manual", setup_future_usage: "off_session" },
+      }),
+    );
+    const { paymentIntent } = await sandbox.completeCheckoutSession(session.id, "authorized", {
+      deliver: false,
+    });
+    const intent = defined(paymentIntent);
+    return { customerId: intent.customer as string, paymentMethodId: intent.payment_method as string };
+  }
+
+  const creates = (key: string) =>
+    sandbox.requests.filter((r) => r.endpoint === "payment_intents.create" && r.idempotencyKey === key);
+
+  it("charges once per key: the retried call is Stripe's replay of the same PaymentIntent", async () => {
+    const card = await savedCard();
+    const charge = { ...card, amount: 1000, currency: "EUR", metadata: { returnId: "r-a" } };
+    const first = await gateway.chargeOffSession(charge, "exchange-charge-r-a");
+    expect(first).toMatchObject({ amount: 1000, currency: "eur", replayed: false });
+    const again = await gateway.chargeOffSession(charge, "exchange-charge-r-a");
+    expect(again).toEqual({ ...first, replayed: true });
+    expect(creates("exchange-charge-r-a").map((r) => r.replayed)).toEqual([false, true]);
+    const intent = await stripe.paymentIntents.retrieve(first.paymentIntentId);
+    expect(intent).toMatchObject({ status: "succeeded", customer: card.customerId, amount_received: 1000 });
+  });
+
+  it("authentication required is a rejection naming Stripe's PaymentIntent, the same on every retry", async () => {
+    const card = await savedCard();
+    sandbox.injectFailure("payment_intents.create", { kind: "decline", code: "authentication_required" });
+    const charge = { ...card, amount: 700, currency: "eur", metadata: {} };
+    const first = await gateway.chargeOffSession(charge, "exchange-charge-r-b").catch((e: unknown) => e);
+    expect(first).toBeInstanceOf(PaymentRejectedError);
+    const rejected = first as PaymentRejectedError;
+    expect(rejected.reason).toBe("authentication_required");
+    expect(rejected.message).toMatch(/^authentication required/);
+    expect(rejected.paymentIntentId).toMatch(/^pi_/);
+    const again = await gateway.chargeOffSession(charge, "exchange-charge-r-b").catch((e: unknown) => e);
+    expect((again as PaymentRejectedError).paymentIntentId).toBe(rejected.paymentIntentId);
+    expect((await stripe.paymentIntents.retrieve(defined(rejected.paymentIntentId))).status).toBe(
+      "requires_payment_method",
+    );
+  });
+
+  it("a plain decline is a decline", async () => {
+    const card = await savedCard();
+    sandbox.injectFailure("payment_intents.create", { kind: "decline", code: "insufficient_funds" });
+    const error = await gateway
+      .chargeOffSession({ ...card, amount: 700, currency: "eur", metadata: {} }, "exchange-charge-r-c")
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ reason: "declined" });
+  });
+});

@@ -1,5 +1,5 @@
 import { isAppError } from "../../src/errors";
-import { parseRestockingFee, returnRefund } from "../../src/returns/return-policy";
+import { exchangeCharge, parseRestockingFee, returnRefund } from "../../src/returns/return-policy";
 
 describe("a return's refund (RETURN_RESTOCKING_FEE)", () => {
   const lines = [
@@ -35,6 +35,27 @@ describe("a return's refund (RETURN_RESTOCKING_FEE)", () => {
       parseRestockingFee("10%"),
     );
     expect(refund).toEqual({ linesTotal: 1000, fee: 100, exchangeCredit: 500, amount: 1400 });
+  });
+
+  it("charges a dearer exchange's difference, and refunds none of it", () => {
+    const dearer = [{ unitPrice: 2500, quantity: 2, exchangeSku: "XL", exchangeUnitPrice: 3000 }];
+    expect(exchangeCharge(dearer)).toBe(1000);
+    expect(returnRefund(dearer, parseRestockingFee("10%"))).toEqual({
+      linesTotal: 0,
+      fee: 0,
+      exchangeCredit: 0,
+      amount: 0,
+    });
+  });
+
+  it("nets exchanges up and down: the money moves once, one way", () => {
+    const up = { unitPrice: 2500, quantity: 1, exchangeSku: "XL", exchangeUnitPrice: 3000 };
+    const down = { unitPrice: 1000, quantity: 1, exchangeSku: "S", exchangeUnitPrice: 800 };
+    expect(exchangeCharge([up, down])).toBe(300);
+    expect(returnRefund([up, down], parseRestockingFee("0")).exchangeCredit).toBe(0);
+    const bigDown = { ...down, exchangeUnitPrice: 200 };
+    expect(exchangeCharge([up, bigDown])).toBe(0);
+    expect(returnRefund([up, bigDown], parseRestockingFee("0")).exchangeCredit).toBe(300);
   });
 
   it("refuses a fee that is no percentage or amount", () => {

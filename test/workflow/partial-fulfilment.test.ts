@@ -333,6 +333,35 @@ describe("partial fulfilment, PARTIAL_FULFILMENT=ship_available", () => {
     ).toEqual([]);
   });
 
+  it("units that never shipped cannot be returned: a return counts the line less its short units", async () => {
+    await h.addProduct("PART-BOWL", 1, 1500);
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_part_return",
+      items: [{ sku: "PART-BOWL", quantity: 3 }],
+    });
+    await h.placeOrder(orderId);
+    await h.settle();
+    const line = await h.db.orderLine.findFirstOrThrow({ where: { orderId, sku: "PART-BOWL" } });
+    expect(line.shortQuantity).toBe(2);
+    await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
+    await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
+    await h.settle(2);
+    expect((await h.order(orderId)).status).toBe("delivered");
+
+    const ask = (quantity: number) =>
+      fetch(`${h.appUrl}/api/orders/${orderId}/returns`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: JSON.stringify({ lines: [{ sku: "PART-BOWL", quantity }], reason: "no_longer_needed" }),
+      });
+    const tooMany = await ask(2);
+    expect(tooMany.status).toBe(400);
+    const { error } = (await tooMany.json()) as { error: { code: string; details?: unknown } };
+    expect(error.code).toBe("return_quantity_exceeded");
+    expect(await h.db.return.count({ where: { orderId } })).toBe(0);
+    expect((await ask(1)).status).toBe(201);
+  });
+
   it("cancels as today when no line can be reserved at all", async () => {
     await h.addProduct("PART-NONE-1", 0);
     await h.addProduct("PART-NONE-2", 0);

@@ -253,8 +253,11 @@ describe("returns", () => {
     const dearer = await api(`/api/orders/${orderId}/returns`, {
       body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "RET-1XL" }], reason: "wrong_item" },
     });
+    // Paid before checkout saved cards: a dearer item's difference has nothing to be charged to.
     expect(dearer.status).toBe(409);
-    expect(((await dearer.json()) as { error: { code: string } }).error.code).toBe("exchange_costs_more");
+    expect(((await dearer.json()) as { error: { code: string } }).error.code).toBe(
+      "exchange_needs_saved_card",
+    );
     const unknown = await api(`/api/orders/${orderId}/returns`, {
       body: { lines: [{ sku: "RET-1", quantity: 1, exchangeSku: "NOPE" }], reason: "wrong_item" },
     });

@@ -16,9 +16,11 @@ import type { Params } from "./form";
 import { parseStripeParams } from "./form";
 import type { IdempotencyKeys } from "./idempotency";
 import { stripeId } from "./ids";
+import type { DeclineCode } from "./errors";
 import {
   cancelPaymentIntent,
   capturePaymentIntent,
+  createPaymentIntent,
   renderPaymentIntent,
   retrievePaymentIntent,
 } from "./payment-intents";
@@ -40,9 +42,15 @@ interface Call {
   id?: string;
   params: Params;
   origin: Origin;
+  /** An injected decline the handler models itself (a create whose payment fails). */
+  decline?: DeclineCode;
 }
 
-type Handler = (ctx: SandboxContext, call: Call) => Outcome<unknown>;
+/** `error`: the request executed (its events happened) and Stripe answers with this error. */
+type Handler = (ctx: SandboxContext, call: Call) => Outcome<unknown> & { error?: StripeApiError };
+
+/** Endpoints whose injected decline happens inside the request (the object exists, the payment fails). */
+const declinedInside: readonly SandboxEndpoint[] = ["payment_intents.create"];
 
 interface Route {
   endpoint: SandboxEndpoint;
@@ -95,6 +103,17 @@ const routes: Route[] = [
     handle: (ctx, call) => {
       const outcome = expireCheckoutSession(ctx, idOf(call), call.origin);
       return { result: renderCheckoutSession(ctx, outcome.result, call.params), events: outcome.events };
+    },
+  },
+  {
+    endpoint: "payment_intents.create",
+    method: "post",
+    path: "/payment_intents",
+    handle: (ctx, call) => {
+      const outcome = createPaymentIntent(ctx, withoutExpand(call.params), call.origin, call.decline);
+      return "error" in outcome
+        ? { result: null, events: outcome.events, error: outcome.error }
+        : rendered(ctx, call, outcome);
     },
   },
   {
@@ -262,7 +281,8 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
         let body: unknown;
         let events: Stripe.Event[] = [];
         try {
-          if (failure?.kind === "decline" || failure?.kind === "capture_failure") {
+          const inside = declinedInside.includes(route.endpoint);
+          if ((failure?.kind === "decline" && !inside) || failure?.kind === "capture_failure") {
             const paymentIntent = pathId?.startsWith("pi_")
               ? deps.ctx.store.data.paymentIntents[pathId]
               : undefined;
@@ -274,9 +294,13 @@ export function createApiRouter(deps: ApiRouterDeps): Router {
             id: pathId,
             params: entry.params,
             origin: { requestId, idempotencyKey },
+            ...(failure?.kind === "decline" && inside ? { decline: failure.code ?? "card_declined" } : {}),
           });
-          body = outcome.result;
           events = outcome.events;
+          if (outcome.error) {
+            status = outcome.error.status;
+            body = { error: outcome.error.body };
+          } else body = outcome.result;
         } catch (error) {
           if (!(error instanceof StripeApiError)) throw error;
           status = error.status;

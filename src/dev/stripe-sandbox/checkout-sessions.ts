@@ -38,6 +38,7 @@ const knownParams = new Set([
   "client_reference_id",
   "metadata",
   "customer",
+  "customer_creation",
   "customer_email",
   "payment_intent_data",
   "payment_method_types",
@@ -171,6 +172,37 @@ function captureMethodFrom(paymentIntentData: Params | undefined): Stripe.Paymen
   return value;
 }
 
+function setupFutureUsageFrom(paymentIntentData: Params | undefined): PaymentSettings["setupFutureUsage"] {
+  const value = paymentIntentData ? optionalString(paymentIntentData, "setup_future_usage") : undefined;
+  if (value === undefined) return null;
+  if (value !== "on_session" && value !== "off_session") {
+    throw stripeErrors.invalidParam(
+      "payment_intent_data[setup_future_usage]",
+      "Invalid payment_intent_data[setup_future_usage]: must be one of on_session or off_session",
+    );
+  }
+  return value;
+}
+
+/** Stripe: `customer_creation` is `always` or `if_required`, and cannot be set with `customer`. */
+function customerCreationFrom(params: Params): PaymentSettings["customerCreation"] {
+  const value = optionalString(params, "customer_creation");
+  if (value === undefined) return null;
+  if (value !== "always" && value !== "if_required") {
+    throw stripeErrors.invalidParam(
+      "customer_creation",
+      "Invalid customer_creation: must be one of always or if_required",
+    );
+  }
+  if (optionalString(params, "customer") !== undefined) {
+    throw stripeErrors.invalidParam(
+      "customer_creation",
+      "You may only specify one of these parameters: customer, customer_creation.",
+    );
+  }
+  return value;
+}
+
 function expiresAtFrom(params: Params, createdSeconds: number): number {
   const expiresAt = optionalInteger(params, "expires_at");
   if (expiresAt === undefined) return createdSeconds + maximumLifetimeSeconds;
@@ -265,6 +297,8 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
     captureMethod: captureMethodFrom(paymentIntentData),
     metadata: paymentIntentData ? stringMap(paymentIntentData, "metadata") : {},
     description: (paymentIntentData && optionalString(paymentIntentData, "description")) ?? null,
+    setupFutureUsage: setupFutureUsageFrom(paymentIntentData),
+    customerCreation: customerCreationFrom(params),
   };
   ctx.store.data.checkoutSessions[id] = session;
   ctx.store.data.lineItems[id] = lineItems;
@@ -372,6 +406,37 @@ function paymentIntentFor(
 export class OutcomeNotPossible extends Error {}
 
 /**
+ * What Checkout does with a Customer once the customer pays: `customer_creation: always` makes
+ * one (a session given `customer` uses that one), the PaymentIntent names it, and with
+ * `setup_future_usage` the card (the PaymentIntent's `payment_method`) is attached to it, so it
+ * can be charged later, off-session (POST /v1/payment_intents with `off_session: true`).
+ */
+function saveCard(
+  ctx: SandboxContext,
+  session: Stripe.Checkout.Session,
+  paymentIntent: Stripe.PaymentIntent,
+  email: string,
+): void {
+  const settings = settingsOf(ctx, session);
+  let customerId = typeof session.customer === "string" ? session.customer : null;
+  if (!customerId && settings.customerCreation === "always") customerId = stripeId("cus");
+  if (!customerId) return;
+  const customer = (ctx.store.data.customers[customerId] ??= {
+    id: customerId,
+    email,
+    created: unixSeconds(ctx.now()),
+    paymentMethods: [],
+  });
+  session.customer = customerId;
+  paymentIntent.customer = customerId;
+  paymentIntent.setup_future_usage = settings.setupFutureUsage ?? null;
+  const paymentMethod = paymentIntent.payment_method;
+  if (settings.setupFutureUsage && typeof paymentMethod === "string") {
+    if (!customer.paymentMethods.includes(paymentMethod)) customer.paymentMethods.push(paymentMethod);
+  }
+}
+
+/**
  * What a customer does on the hosted page. Mirrors the events Stripe sends for each case:
  * card payments (`paid`, or `authorized` when the session asked for manual capture), an issuer
  * decline (the session stays open for another try) and delayed methods (`async_pending`, settled
@@ -441,6 +506,7 @@ export function completeCheckoutSession(
       shipping_details: { name: shipping.name, address },
     } as Stripe.Checkout.Session.CollectedInformation;
   }
+  saveCard(ctx, session, paymentIntent, email);
   const charge = newCharge(ctx, paymentIntent, email);
   if (outcome === "async_pending") {
     charge.status = "pending";

@@ -5,6 +5,7 @@ export const sandboxEndpoints = [
   "checkout.sessions.retrieve",
   "checkout.sessions.expire",
   "checkout.sessions.line_items",
+  "payment_intents.create",
   "payment_intents.retrieve",
   "payment_intents.capture",
   "payment_intents.cancel",
@@ -24,7 +25,9 @@ export type SandboxEndpoint = (typeof sandboxEndpoints)[number];
  * - `server_error`: 500 `api_error` before anything executes (like a failing Stripe edge), nothing saved;
  * - `rate_limited`: 429 before anything executes;
  * - `decline`: 402 `card_error` (`card_declined`, `authentication_required`, ...), saved under the
- *   idempotency key like any executed request; at capture only `card_declined` (see inject);
+ *   idempotency key like any executed request; at capture only `card_declined` (see inject). On
+ *   `payment_intents.create` (an off-session charge) the PaymentIntent is created and its payment
+ *   fails as Stripe's does: the error carries it, `requires_payment_method`, with its failed charge;
  * - `capture_failure` (capture only): 400 `invalid_request_error` with the code Stripe gives a
  *   capture that cannot happen (`charge_expired_for_capture`, ...; see CaptureFailureCode), saved
  *   like `decline`. The PaymentIntent's state is left alone: to model the lapse itself, move the

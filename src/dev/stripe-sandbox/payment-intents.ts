@@ -6,7 +6,7 @@ import { stripeErrors, type StripeApiError } from "./errors";
 import { recordEvent } from "./events";
 import { fromFixture } from "./fixtures";
 import type { Params } from "./form";
-import { optionalInteger, optionalList, optionalString } from "./form";
+import { optionalInteger, optionalList, optionalString, stringMap } from "./form";
 import { stripeId } from "./ids";
 import { bookCharge } from "./ledger";
 
@@ -370,4 +370,115 @@ export function expireLapsedAuthorizations(
   );
   const events = lapsed.flatMap((paymentIntent) => expireAuthorization(ctx, paymentIntent.id, origin).events);
   return { result: lapsed, events };
+}
+
+/** The parameters of POST /v1/payment_intents the sandbox models: an off-session charge of a saved card. */
+const createParams = new Set([
+  "amount",
+  "currency",
+  "customer",
+  "payment_method",
+  "off_session",
+  "confirm",
+  "metadata",
+  "description",
+  "receipt_email",
+  "expand",
+]);
+
+/** The outcome of a create whose payment failed: the PaymentIntent exists, the answer is Stripe's 402. */
+export interface FailedCreate extends Outcome<Stripe.PaymentIntent> {
+  error: StripeApiError;
+}
+
+/**
+ * POST /v1/payment_intents as a merchant charges a card saved at checkout while the customer is
+ * away: `customer`, `payment_method` (attached to that customer), `off_session: true`,
+ * `confirm: true`. Stripe confirms at once: the charge succeeds (automatic capture, booked on the
+ * balance, `payment_intent.succeeded`), or the issuer refuses it (`decline`, an injected failure:
+ * `authentication_required` when the bank wants the customer present, `card_declined`, ...). A
+ * refusal still creates the PaymentIntent: Stripe answers 402 `card_error` with it attached,
+ * `requires_payment_method`, its failed charge in `last_payment_error`, and sends
+ * `payment_intent.payment_failed`. Other creates (on-session, unconfirmed) are not modelled.
+ */
+export function createPaymentIntent(
+  ctx: SandboxContext,
+  params: Params,
+  origin: Origin,
+  decline?: DeclineCode,
+): Outcome<Stripe.PaymentIntent> | FailedCreate {
+  for (const key of Object.keys(params)) {
+    if (!createParams.has(key)) {
+      throw stripeErrors.invalidParam(
+        key,
+        `The Stripe sandbox does not implement the parameter ${key} on POST /v1/payment_intents (Stripe accepts it).`,
+        "parameter_not_implemented",
+      );
+    }
+  }
+  const amount = optionalInteger(params, "amount");
+  if (amount === undefined) throw stripeErrors.missingParam("amount");
+  // Stripe's minimum charge is about 50 cents in most currencies; the sandbox asks for one unit.
+  if (amount < 1) {
+    throw stripeErrors.invalidParam(
+      "amount",
+      "This value must be greater than or equal to 1.",
+      "parameter_invalid_integer",
+    );
+  }
+  const currency = optionalString(params, "currency")?.toLowerCase();
+  if (!currency) throw stripeErrors.missingParam("currency");
+  if (optionalString(params, "confirm") !== "true" || optionalString(params, "off_session") !== "true") {
+    throw stripeErrors.invalidParam(
+      "off_session",
+      "The Stripe sandbox implements POST /v1/payment_intents for off-session charges only: confirm=true and off_session=true.",
+      "parameter_not_implemented",
+    );
+  }
+  const customerId = optionalString(params, "customer");
+  const paymentMethod = optionalString(params, "payment_method");
+  if (!paymentMethod) throw stripeErrors.missingParam("payment_method");
+  if (!customerId) {
+    // Stripe: a saved card is charged with its Customer; without one it cannot be reused.
+    throw stripeErrors.invalidRequest(
+      "payment_method_unexpected_state",
+      `The provided PaymentMethod ${paymentMethod} was previously used without a Customer attachment; it may not be used again.`,
+      "payment_method",
+    );
+  }
+  const customer = ctx.store.data.customers[customerId];
+  if (!customer) throw stripeErrors.resourceMissing("customer", customerId, "customer");
+  if (!customer.paymentMethods.includes(paymentMethod)) {
+    throw stripeErrors.invalidRequest(
+      "resource_missing",
+      `The PaymentMethod ${paymentMethod} does not belong to the Customer ${customerId}. Please attach it to the Customer first.`,
+      "payment_method",
+    );
+  }
+  const paymentIntent = newPaymentIntent(ctx, {
+    amount,
+    currency,
+    captureMethod: "automatic",
+    metadata: stringMap(params, "metadata"),
+    description: optionalString(params, "description") ?? null,
+    receiptEmail: optionalString(params, "receipt_email") ?? null,
+  });
+  paymentIntent.customer = customerId;
+  paymentIntent.payment_method = paymentMethod;
+  const events: Stripe.Event[] = [recordEvent(ctx, "payment_intent.created", paymentIntent, origin)];
+  if (decline) {
+    events.push(...declinePayment(ctx, paymentIntent, decline, customer.email));
+    if (paymentIntent.last_payment_error)
+      Object.assign(paymentIntent.last_payment_error, { payment_method: { id: paymentMethod } });
+    return { result: paymentIntent, events, error: stripeErrors.declined(decline, paymentIntent) };
+  }
+  const charge = newCharge(ctx, paymentIntent, customer.email);
+  charge.captured = true;
+  charge.amount_captured = charge.amount;
+  bookCharge(ctx, charge);
+  paymentIntent.status = "succeeded";
+  paymentIntent.amount_received = amount;
+  events.push(recordEvent(ctx, "charge.succeeded", charge, origin));
+  events.push(recordEvent(ctx, "payment_intent.succeeded", paymentIntent, origin));
+  return { result: paymentIntent, events };
 }

@@ -16,6 +16,18 @@ export interface PaymentSettings {
   captureMethod: Stripe.PaymentIntent.CaptureMethod;
   metadata: Record<string, string>;
   description: string | null;
+  /** `payment_intent_data[setup_future_usage]`: the card is saved to the Customer once paid. */
+  setupFutureUsage?: "on_session" | "off_session" | null;
+  /** `customer_creation`: `always` makes a Customer when the session completes. */
+  customerCreation?: "always" | "if_required" | null;
+}
+
+/** A Customer Checkout created, and the cards saved to it (Stripe attaches them when paid). */
+export interface SandboxCustomer {
+  id: string;
+  email: string | null;
+  created: number;
+  paymentMethods: string[];
 }
 
 export interface SandboxData {
@@ -28,6 +40,7 @@ export interface SandboxData {
   /** Oldest first (insertion order): what moved money on the account's balance. */
   balanceTransactions: Record<string, Stripe.BalanceTransaction>;
   disputes: Record<string, Stripe.Dispute>;
+  customers: Record<string, SandboxCustomer>;
   reviews: Record<string, Stripe.Review>;
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
@@ -46,6 +59,7 @@ function emptyData(): SandboxData {
     refunds: {},
     balanceTransactions: {},
     disputes: {},
+    customers: {},
     reviews: {},
     events: [],
     idempotency: {},

@@ -8,7 +8,8 @@ import { restockReturn } from "../steps/restock-return";
 import { createReturnLabel } from "../steps/return-label";
 import { runUndos, Saga, undosOf } from "../steps/saga";
 import { writeOffReturn } from "../steps/write-off-return";
-import { reserveExchange } from "../steps/reserve-exchange";
+import { chargeExchange, refundExchangeCharge } from "../steps/charge-exchange";
+import { releaseExchange, reserveExchange } from "../steps/reserve-exchange";
 import { shipExchange } from "../steps/ship-exchange";
 import { emailExchange } from "../steps/email-exchange";
 
@@ -18,6 +19,7 @@ export const processReturnFunctionId = "process-return";
 export const returnSteps = [
   createReturnLabel,
   emailReturnLabel,
+  chargeExchange,
   reserveExchange,
   shipExchange,
   emailExchange,
@@ -34,7 +36,9 @@ export const returnUndos = undosOf(returnSteps);
  * Runs one return after delivery: (wait for ops' approval, when RETURN_APPROVAL=ops) → buy the
  * EasyPost return label → e-mail it → wait for the parcel (its tracker's delivery, or ops
  * receiving it by hand) → refund the returned lines less the restocking fee → restock them, or
- * write them off when damaged → (an exchange: reserve, ship and e-mail the new items; with
+ * write them off when damaged → (an exchange: charge a dearer item's difference off-session,
+ * reserve, ship and e-mail the new items; a refused charge stops the run there, the return
+ * open for ops; with
  * EXCHANGE_SHIPS=at_once right after the label instead) → close. One run per return (idempotency by its id); a reject or a
  * close by ops cancels it (cancelOn shop/return.cancelled), and cleanup-cancelled-return hands
  * the unused label back. No parcel within RETURN_SHIP_WITHIN: the label is handed back and the
@@ -101,15 +105,36 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         return { returnId, outcome: approval.status };
       }
 
-      /** The exchange's new items: reserved, shipped on their own label, tracking e-mailed (once a run). */
-      let exchangeSent = false;
-      async function sendExchange() {
-        if (exchangeSent) return;
-        exchangeSent = true;
-        await saga.run(reserveExchange);
-        await saga.run(shipExchange);
+      /**
+       * The exchange's new items: a dearer one's difference charged first, then reserved, shipped
+       * on their own label and the tracking e-mailed (once a run). `refused` when the bank refused
+       * the difference: nothing is reserved or shipped, and the return waits for ops; `ended` when
+       * ops ended the return meanwhile (the charge, if taken, given back by the step).
+       */
+      let exchangeOutcome: "sent" | "refused" | "ended" | null = null;
+      async function sendExchange(): Promise<"sent" | "refused" | "ended"> {
+        if (exchangeOutcome) return exchangeOutcome;
+        const charge = await saga.run(chargeExchange);
+        if (charge.outcome === "failed") return (exchangeOutcome = "refused");
+        if (charge.outcome === "ended" || charge.outcome === "refunded") return (exchangeOutcome = "ended");
+        exchangeOutcome = "sent";
+        try {
+          await saga.run(reserveExchange);
+          await saga.run(shipExchange);
+        } catch (error) {
+          // The parcel could not be booked, retries spent: the new items go back on the shelf and
+          // the difference back to the card, then the run fails for ops (its alert).
+          const owed = saga.owed.filter((undo) => undo === releaseExchange || undo === refundExchangeCharge);
+          await runUndos(saga.ctx, owed);
+          throw error;
+        }
         await saga.run(emailExchange);
+        return "sent";
       }
+      const stopped = (outcome: "refused" | "ended") => ({
+        returnId,
+        outcome: outcome === "refused" ? ("exchange-charge-failed" as const) : ("ended" as const),
+      });
       const shipsAtOnce = approval.exchange && returns.exchangeShips === "at_once";
 
       let received = approval.status === "received" ? approval : null;
@@ -117,7 +142,10 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         await saga.run(createReturnLabel);
         await saga.run(emailReturnLabel);
         // A shop that trusts its customers sends the exchange before the return is back.
-        if (shipsAtOnce) await sendExchange();
+        if (shipsAtOnce) {
+          const sent = await sendExchange();
+          if (sent !== "sent") return stopped(sent);
+        }
         const parcel = await waitFor("parcel", returnReceived, (status) => status === "received");
         if (!parcel || parcel.status !== "received") {
           // No parcel in time (or ended by ops meanwhile): the unused label goes back to the carrier.
@@ -132,7 +160,10 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
       if (received.condition === "damaged") await saga.run(writeOffReturn);
       else await saga.run(restockReturn);
       // Sent already (at once) is not sent again.
-      if (approval.exchange) await sendExchange();
+      if (approval.exchange) {
+        const sent = await sendExchange();
+        if (sent !== "sent") return stopped(sent);
+      }
       await saga.run(closeReturn);
       return { returnId, outcome: "closed" as const, refunded: refund.amount, condition: received.condition };
     },

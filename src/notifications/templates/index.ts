@@ -10,6 +10,7 @@ import { shipped } from "./shipped";
 import { shortLines } from "./short-lines";
 import { returnLabel } from "./return-label";
 import { exchangeShipped } from "./exchange-shipped";
+import { exchangeChargeFailed } from "./exchange-charge-failed";
 
 export { freshLink, type FreshLinkInput } from "./fresh-link";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
@@ -21,6 +22,7 @@ export { shipped, type ShippedInput } from "./shipped";
 export { shortLines, type ShortLinesInput } from "./short-lines";
 export { returnLabel, type ReturnLabelInput } from "./return-label";
 export { exchangeShipped, type ExchangeShippedInput } from "./exchange-shipped";
+export { exchangeChargeFailed, type ExchangeChargeFailedInput } from "./exchange-charge-failed";
 export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
 export {
   deliveryException,
@@ -46,6 +48,7 @@ export const emailTemplates = {
   shortLines,
   returnLabel,
   exchangeShipped,
+  exchangeChargeFailed,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

@@ -40,6 +40,8 @@ export interface StatusChange {
   timelineKind: TimelineKind;
   /** Stored on the order with the move (Checkout's collected address); null keeps what is there. */
   shippingAddress?: unknown;
+  /** The card Checkout saved for off-session charges (a dearer exchange's difference), if any. */
+  savedCard?: { customerId: string; paymentMethodId: string } | null;
 }
 
 export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string };
@@ -217,6 +219,8 @@ const transitionSql = (terms: string) => `
     SET status = $4::order_status,
         payment_intent_id = COALESCE($5, o.payment_intent_id),
         shipping_address = COALESCE($6::jsonb, o.shipping_address),
+        stripe_customer_id = COALESCE($9::text, o.stripe_customer_id),
+        payment_method_id = COALESCE($10::text, o.payment_method_id),
         updated_at = now()
     FROM recorded
     WHERE o.id = recorded.order_id AND o.status = ANY($7::order_status[])
@@ -233,7 +237,7 @@ const recordTransitionSql = transitionSql("true");
 // The terms are compared as the intake's ownership check compares them (src/orders/intake/
 // stripe-event-plan.ts, ownershipProblems): the same id, the same total, the currency in any case.
 const recordPlacementSql = transitionSql(
-  "(id = $9::uuid AND total = $10::integer AND lower(currency) = lower($11::text))",
+  "(id = $11::uuid AND total = $12::integer AND lower(currency) = lower($13::text))",
 );
 
 const recordAuthorizationLostSql = `
@@ -322,7 +326,7 @@ export const intakeStatements = {
   findOrder: findOrderSql,
 } as const;
 
-/** $1–$8 of the transition statements. */
+/** $1–$10 of the transition statements. */
 const transitionValues = (event: RecordedEvent, checkoutSessionId: string, change: StatusChange) => [
   checkoutSessionId,
   event.id,
@@ -332,6 +336,8 @@ const transitionValues = (event: RecordedEvent, checkoutSessionId: string, chang
   change.shippingAddress ? JSON.stringify(change.shippingAddress) : null,
   [...change.from],
   change.timelineKind,
+  change.savedCard?.customerId ?? null,
+  change.savedCard?.paymentMethodId ?? null,
 ];
 
 /**

@@ -16,6 +16,8 @@ export type IntakePlan =
       timelineKind: TimelineKind;
       /** The address Checkout collected, stored on the order with the transition. */
       shippingAddress?: StoredShippingAddress | null;
+      /** The card Checkout saved to a Customer (setup_future_usage), for later off-session charges. */
+      savedCard?: { customerId: string; paymentMethodId: string } | null;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }
   | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } }
@@ -37,6 +39,9 @@ export interface CheckoutFacts {
     amount: number;
     currency: string;
     metadataOrderId: string | null;
+    /** The Customer the card was saved to and the card, when Checkout saved it (else null). */
+    customerId?: string | null;
+    paymentMethodId?: string | null;
   } | null;
 }
 
@@ -73,8 +78,19 @@ export function checkoutFactsOf(session: Stripe.Checkout.Session): CheckoutFacts
             amount: intent.amount,
             currency: intent.currency,
             metadataOrderId: intent.metadata?.orderId ?? null,
+            ...savedCardOf(intent),
           },
   };
+}
+
+/**
+ * The Customer and card Checkout saved (customer_creation + setup_future_usage), when it did:
+ * what a later off-session charge needs. Nothing for a PaymentIntent that saved no card.
+ */
+function savedCardOf(intent: Stripe.PaymentIntent): { customerId: string; paymentMethodId: string } | object {
+  const customerId = idOf(intent.customer ?? null);
+  const paymentMethodId = intent.setup_future_usage ? idOf(intent.payment_method ?? null) : null;
+  return customerId && paymentMethodId ? { customerId, paymentMethodId } : {};
 }
 
 /**
@@ -195,6 +211,14 @@ async function planPayment(
     paymentIntentId,
     timelineKind,
     shippingAddress: shippingAddressOf(session),
+    ...(facts.paymentIntent?.customerId && facts.paymentIntent.paymentMethodId
+      ? {
+          savedCard: {
+            customerId: facts.paymentIntent.customerId,
+            paymentMethodId: facts.paymentIntent.paymentMethodId,
+          },
+        }
+      : {}),
   });
   if (facts.paymentIntent === null) {
     return facts.paymentStatus === "no_payment_required"

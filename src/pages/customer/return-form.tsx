@@ -46,6 +46,8 @@ function ReturnForm(props: {
   done?: boolean;
 }) {
   const { order } = props;
+  // The card checkout saved: a dearer exchange's difference is charged to it off-session.
+  const savedCard = Boolean(order.stripeCustomerId && order.paymentMethodId);
   return (
     <Layout title={`Return items of order ${orderReference(order.id)}`} narrow>
       <h1>Return items</h1>
@@ -95,7 +97,7 @@ function ReturnForm(props: {
                       name={`qty_${line.sku}`}
                       type="number"
                       min="0"
-                      max={String(line.quantity)}
+                      max={String(line.quantity - line.shortQuantity)}
                       value="0"
                       size={3}
                     />
@@ -103,7 +105,7 @@ function ReturnForm(props: {
                   of {line.quantity}
                 </td>
                 <td>
-                  {/* Same price or cheaper, in the order's currency: a dearer one cannot be charged here. */}
+                  {/* In the order's currency; a dearer one only when checkout saved the card to charge the difference to. */}
                   <label>
                     Instead{" "}
                     <select name={`exchange_${line.sku}`}>
@@ -112,12 +114,16 @@ function ReturnForm(props: {
                         .filter(
                           (option) =>
                             option.sku !== line.sku &&
-                            option.unitPrice <= line.unitPrice &&
+                            (option.unitPrice <= line.unitPrice || savedCard) &&
                             option.currency.toLowerCase() === order.currency.toLowerCase(),
                         )
                         .map((option) => (
                           <option value={option.sku}>
-                            {option.name} ({formatMoney(option.unitPrice, order.currency)})
+                            {option.name} ({formatMoney(option.unitPrice, order.currency)}
+                            {option.unitPrice > line.unitPrice
+                              ? `, ${formatMoney(option.unitPrice - line.unitPrice, order.currency)} more charged to your card`
+                              : ""}
+                            )
                           </option>
                         ))}
                     </select>

@@ -72,6 +72,26 @@ describe("checkoutFactsOf", () => {
     });
   });
 
+  it("reads the card Checkout saved (setup_future_usage) with its Customer, and nothing otherwise", () => {
+    const saved = checkoutFactsOf(
+      session({
+        payment_intent: paymentIntent({
+          id: "pi_saved",
+          customer: "cus_1",
+          payment_method: "pm_1",
+          setup_future_usage: "off_session",
+        }),
+      }),
+    );
+    expect(saved.paymentIntent).toMatchObject({ customerId: "cus_1", paymentMethodId: "pm_1" });
+    const notSaved = checkoutFactsOf(
+      session({
+        payment_intent: paymentIntent({ id: "pi_plain", customer: "cus_1", payment_method: "pm_1" }),
+      }),
+    );
+    expect(notSaved.paymentIntent).not.toHaveProperty("paymentMethodId");
+  });
+
   it("reads missing metadata as null, and a session without a PaymentIntent as null", () => {
     expect(
       checkoutFactsOf(session({ metadata: null, payment_intent: null, client_reference_id: null })),
@@ -332,6 +352,18 @@ describe("planFor", () => {
         reason: "mode setup",
       });
       expect(stripe.asked).toHaveLength(asked);
+    });
+
+    it("keeps the saved card with the placement, for a later off-session charge", async () => {
+      const completed = paymentEvent("checkout.session.completed");
+      const lookup = lookupWith({
+        paymentIntent: intentOf({ status: "requires_capture", customerId: "cus_1", paymentMethodId: "pm_1" }),
+      });
+      expect(await planFor(completed, lookup, order)).toMatchObject({
+        kind: "transition",
+        to: "authorized",
+        savedCard: { customerId: "cus_1", paymentMethodId: "pm_1" },
+      });
     });
 
     it("places the order as Stripe's current PaymentIntent says", async () => {

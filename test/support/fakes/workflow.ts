@@ -88,6 +88,7 @@ export type FailurePoint =
   | "payments.voidAuthorization"
   | "payments.refundInFull"
   | "payments.refundAmount"
+  | "payments.chargeOffSession"
   | "shipments.bookWithCarrier"
   | "messages.shipped"
   | "inventory.reserve"
@@ -620,6 +621,22 @@ export class FakeWorkflowWorld {
         intent.amountRefunded += amount;
         this.refundCounter += 1;
         return { paymentIntentId, refundId: `re_${this.refundCounter}`, amountRefunded: amount };
+      });
+    },
+    chargeOffSession: async (charge, idempotencyKey) => {
+      this.maybeFail("payments.chargeOffSession");
+      return this.idempotent("chargeOffSession", [charge, idempotencyKey], idempotencyKey, () => {
+        const paymentIntentId = `pi_off_session_${this.intents.size + 1}`;
+        this.intents.set(paymentIntentId, {
+          id: paymentIntentId,
+          state: "succeeded",
+          cancellationReason: null,
+          amount: charge.amount,
+          amountCaptured: charge.amount,
+          amountRefunded: 0,
+          currency: charge.currency,
+        });
+        return { paymentIntentId, amount: charge.amount, currency: charge.currency, replayed: false };
       });
     },
     refundAmount: async (paymentIntentId, amount, idempotencyKey) => {
