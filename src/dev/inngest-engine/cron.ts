@@ -29,6 +29,22 @@ export interface CronSchedule {
 const utcZones = new Set(["UTC", "Etc/UTC", "GMT", "Etc/GMT"]);
 const fiveYearsMs = 5 * 366 * 86_400_000;
 
+/**
+ * croner computes no fire time at or after the year 3000 for a pattern that runs every year (its
+ * search stops there), yet a clock at 10⁹ times real time (the benchmarks') passes that year half
+ * a minute after it starts. The Gregorian calendar repeats exactly every 400 years (146,097 days,
+ * a whole number of weeks), and time zones have no rules beyond their last one, so a time past
+ * 2400 is moved back by whole cycles into 2000–2400, computed there and moved forward again:
+ * the same fire times, at any distance. Times before 2400 are computed as they are.
+ */
+const cycleMs = 146_097 * 86_400_000;
+const cycleBase = Date.UTC(2000, 0, 1);
+const foldFrom = cycleBase + cycleMs;
+
+function cyclesToFold(atMs: number): number {
+  return atMs < foldFrom ? 0 : Math.floor((atMs - cycleBase) / cycleMs);
+}
+
 export function parseCron(source: string): CronSchedule {
   let pattern = source.trim();
   let zone: string | undefined;
@@ -63,14 +79,17 @@ export function parseCron(source: string): CronSchedule {
   return {
     source,
     nextAfter(afterMs) {
-      const next = cron.nextRun(new Date(afterMs));
+      const shift = cyclesToFold(afterMs) * cycleMs;
+      const next = cron.nextRun(new Date(afterMs - shift));
       if (!next) throw new CronError(source, "never fires");
-      return next.getTime();
+      return next.getTime() + shift;
     },
     latestAtOrBefore(atMs) {
+      const shift = cyclesToFold(atMs) * cycleMs;
+      const at = atMs - shift;
       // croner counts a run earlier in the reference's own second: 1 ms later makes `atMs` itself count.
-      const [latest] = cron.previousRuns(1, new Date(atMs + 1));
-      return latest && latest.getTime() >= atMs - fiveYearsMs ? latest.getTime() : undefined;
+      const [latest] = cron.previousRuns(1, new Date(at + 1));
+      return latest && latest.getTime() >= at - fiveYearsMs ? latest.getTime() + shift : undefined;
     },
   };
 }

@@ -80,7 +80,9 @@ CREATE TABLE IF NOT EXISTS ${s}.jobs (
   event_name text,
   expression text
 );
-CREATE INDEX IF NOT EXISTS jobs_due_idx ON ${s}.jobs (run_at) WHERE NOT claimed;
+-- The claim's order: it reads the first due jobs of a backlog and no more.
+CREATE INDEX IF NOT EXISTS jobs_pending_idx ON ${s}.jobs (run_at, id) WHERE NOT claimed;
+DROP INDEX IF EXISTS ${s}.jobs_due_idx;
 -- A claim is a lease: a claimed job whose lease ran out (its task ended without handing it back,
 -- e.g. the database refused the release) is claimable again.
 ALTER TABLE ${s}.jobs ADD COLUMN IF NOT EXISTS lease_expires_at timestamptz;
@@ -141,9 +143,22 @@ export async function openEngineDatabase(options: {
     .readBigInt64BE(0);
   const lockClient = new Client({ connectionString: options.url });
   await lockClient.connect();
-  const pool = new Pool({ connectionString: options.url, max: options.poolSize });
+  let pool: Pool | undefined;
   let preparedStatements = false;
   try {
+    const { rows: versionRows } = await lockClient.query<{ version: string }>("SELECT version() AS version");
+    preparedStatements = !/PGlite/i.test(versionRows[0]?.version ?? "");
+    pool = new Pool({
+      connectionString: options.url,
+      max: options.poolSize,
+      // Every statement of the engine finds its rows by a key or a partial index, but its tables
+      // are small queues whose statistics lag: the planner then reads the whole `jobs` table (a
+      // page or two of live rows, more as a backlog builds) for one job by id, and a prepared
+      // statement keeps that plan. Rows read then grow with the work queued rather than with
+      // the work done. Scans stay possible where no index serves a statement (the drain check).
+      // PGlite's connections share one session and take no startup options.
+      ...(preparedStatements ? { options: "-c enable_seqscan=off" } : {}),
+    });
     const { rows } = await lockClient.query<{ locked: boolean }>(
       "SELECT pg_try_advisory_lock($1) AS locked",
       [lockKey.toString()],
@@ -153,12 +168,10 @@ export async function openEngineDatabase(options: {
         `Another local Inngest engine already uses schema "${options.schema}" in this database`,
       );
     }
-    const { rows: versionRows } = await pool.query<{ version: string }>("SELECT version() AS version");
-    preparedStatements = !/PGlite/i.test(versionRows[0]?.version ?? "");
     await pool.query(schemaDdl(options.schema));
     await pool.query(`UPDATE ${quoteIdent(options.schema)}.jobs SET claimed = false WHERE claimed`);
   } catch (error) {
-    await Promise.allSettled([lockClient.end(), pool.end()]);
+    await Promise.allSettled([lockClient.end(), pool?.end()]);
     throw error;
   }
   // A pool error event without a listener would crash the process (e.g. the server restarting).

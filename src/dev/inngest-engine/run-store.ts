@@ -280,11 +280,24 @@ export class RunStore {
       next_due_at: Date | null;
     }>(
       "claimDue",
-      `WITH claimed AS (
+      `WITH fresh AS (
+         -- Two index scans that stop after $2 rows each (one condition with an OR read every
+         -- due job of a backlog): unclaimed jobs by (run_at, id), then expired leases.
+         SELECT id, run_at FROM ${s}.jobs
+         WHERE NOT claimed AND run_at <= $1
+         ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+       ), expired AS (
+         SELECT id, run_at FROM ${s}.jobs
+         -- statement_timestamp(), not the volatile clock_timestamp(): an index condition only
+         -- then, so the scan reads the expired leases alone, not every job in flight.
+         WHERE claimed AND lease_expires_at < statement_timestamp() AND run_at <= $1 AND id <> ALL($3::bigint[])
+         ORDER BY lease_expires_at LIMIT $2 FOR UPDATE SKIP LOCKED
+       ), picked AS (
+         SELECT id FROM (SELECT * FROM fresh UNION ALL SELECT * FROM expired) due
+         ORDER BY run_at, id LIMIT $2
+       ), claimed AS (
          UPDATE ${s}.jobs SET claimed = true, lease_expires_at = ${this.leaseEnd}
-         WHERE id IN (SELECT id FROM ${s}.jobs
-                      WHERE run_at <= $1 AND (NOT claimed OR (lease_expires_at < clock_timestamp() AND id <> ALL($3::bigint[])))
-                      ORDER BY run_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)
+         WHERE id IN (SELECT id FROM picked)
          RETURNING id, run_id, kind, step_id, step_name, attempt, run_at, event_name, expression
        )
        SELECT (SELECT json_agg(json_build_object(

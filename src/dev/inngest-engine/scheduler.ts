@@ -1,5 +1,6 @@
 import type { Logger } from "../../logger";
 import type { EngineClock } from "./clock";
+import type { CronSchedule } from "./cron";
 import { cronKey, type EventStore } from "./event-store";
 import type { Executor } from "./executor";
 import type { EventIntake } from "./intake";
@@ -35,6 +36,8 @@ export class Scheduler {
   /** Real time (Date.now) of each cron's last fire in this process, for coalescing. */
   private readonly cronLastRealFire = new Map<string, number>();
   private unsubscribeClock: (() => void) | undefined;
+  /** Crons whose next fire could not be computed, logged once each. */
+  private readonly cronsReported = new Set<string>();
 
   constructor(
     private readonly deps: {
@@ -128,14 +131,30 @@ export class Scheduler {
         const key = cronKey(fn.id, cron.source);
         const last = this.cronLastFire.get(key);
         if (last === undefined) continue;
-        const delay = Math.max(
-          this.deps.clock.realDelayUntil(cron.nextAfter(last)),
-          this.coalescingDelay(key),
-        );
+        const nextFire = this.nextFireOf(fn.id, cron, last);
+        if (nextFire === undefined) continue;
+        const delay = Math.max(this.deps.clock.realDelayUntil(nextFire), this.coalescingDelay(key));
         if (next === undefined || delay < next) next = delay;
       }
     }
     return next;
+  }
+
+  /**
+   * A cron's next fire, or undefined when it cannot be computed: one cron the engine cannot
+   * schedule must not keep the timer, and with it every claim, from running.
+   */
+  private nextFireOf(functionId: string, cron: CronSchedule, last: number): number | undefined {
+    try {
+      return cron.nextAfter(last);
+    } catch (error) {
+      const key = cronKey(functionId, cron.source);
+      if (!this.cronsReported.has(key)) {
+        this.cronsReported.add(key);
+        this.deps.logger.error({ err: error, functionId, cron: cron.source }, "cron has no next fire time");
+      }
+      return undefined;
+    }
   }
 
   private coalescingDelay(key: string): number {
@@ -169,7 +188,11 @@ export class Scheduler {
       do {
         this.pumpAgain = false;
         if (this.stopped) return;
-        await this.fireDueCrons();
+        // Due jobs are claimed whatever the crons do: a cron that failed to fire is tried again
+        // on the next pass, and must not stall every run in flight meanwhile.
+        await this.fireDueCrons().catch((error: unknown) => {
+          if (!this.stopped) this.deps.logger.error({ err: error }, "firing due crons failed");
+        });
         const executor = this.deps.executor;
         const capacity = executor.capacity;
         if (capacity <= 0) {
@@ -208,7 +231,8 @@ export class Scheduler {
         const key = cronKey(fn.id, cron.source);
         const last = this.cronLastFire.get(key);
         if (last === undefined) continue;
-        if (cron.nextAfter(last) > nowMs || this.coalescingDelay(key) > 0) continue;
+        const nextFire = this.nextFireOf(fn.id, cron, last);
+        if (nextFire === undefined || nextFire > nowMs || this.coalescingDelay(key) > 0) continue;
         // The latest due fire, computed directly: walking every missed fire one by one cost
         // more CPU per pass than real time allowed at a large time scale
         // (docs/decisions/0007-cron-computes-its-latest-due-fire.md).

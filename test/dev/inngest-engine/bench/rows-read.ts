@@ -1,8 +1,10 @@
 /**
- * Rows the local engine reads from its `runs` table per run, while runs accumulate: the cost of
- * a long `npm start` must stay flat, not grow with every run ever made.
+ * Rows the local engine reads from its `runs` and `jobs` tables per run, while runs accumulate
+ * and while they queue: the cost of a long `npm start` must stay flat, not grow with every run
+ * ever made nor with the backlog of jobs waiting to be claimed.
  *   npx tsx test/dev/inngest-engine/bench/rows-read.ts [steps=8]
- * Measures 200 runs on an empty engine, then 200 more once 600 have finished (800 in all).
+ * Measures 200 runs on an empty engine, then 200 more once 600 have finished (800 in all); each
+ * 200 are sent at once, so most of them wait in the queue as a backlog of due jobs.
  * Starts its own embedded PostgreSQL; reads pg_stat_user_tables (seq_tup_read + idx_tup_fetch).
  */
 import { rm } from "node:fs/promises";
@@ -35,22 +37,26 @@ async function main(): Promise<void> {
       }
       await engine.drain();
     };
-    const rowsRead = async (): Promise<number> => {
+    const rowsRead = async (): Promise<Map<string, number>> => {
       // Backends report their counters when idle, at most every 10 s (PostgreSQL 15's pgstat).
       await new Promise((resolve) => setTimeout(resolve, 11_000));
       await stats.query("SELECT pg_stat_clear_snapshot()");
-      const { rows } = await stats.query<{ read: string }>(
-        `SELECT (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS read
-         FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = 'runs'`,
+      const { rows } = await stats.query<{ name: string; read: string }>(
+        `SELECT relname AS name, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS read
+         FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('runs', 'jobs')`,
         [schema],
       );
-      return Number(rows[0]?.read ?? 0);
+      return new Map(rows.map((row) => [row.name, Number(row.read)]));
     };
     const measure = async (label: string): Promise<void> => {
       const before = await rowsRead();
       await runBatch(200);
       const after = await rowsRead();
-      console.log(`${label}: ${((after - before) / 200).toFixed(1)} runs rows read per run (${steps} steps)`);
+      const perRun = (table: string) =>
+        (((after.get(table) ?? 0) - (before.get(table) ?? 0)) / 200).toFixed(1);
+      console.log(
+        `${label}: rows read per run (${steps} steps): runs ${perRun("runs")}, jobs ${perRun("jobs")}`,
+      );
     };
     await measure("runs 1-200   ");
     await runBatch(400);

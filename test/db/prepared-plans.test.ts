@@ -1,0 +1,71 @@
+import type pg from "pg";
+import { createDatabase, sqlPool, type Database } from "../../src/db/client";
+import { createIntakeRepository } from "../../src/orders/intake/intake-repository";
+import { createTestDatabase, type TestDatabase } from "../support/database";
+
+/**
+ * The hot statements are named (prepared once per connection). From its sixth execution
+ * PostgreSQL may keep a generic plan, costed for the table as it was at its last ANALYZE: a plan
+ * made while `orders` held a page or two is a sequential scan, and it stayed one as the table
+ * grew until autovacuum analysed it again, so `bench:orders` read `orders` whole several times
+ * per order in some runs.
+ */
+describe("prepared statements on the app's pool keep using indexes as the tables grow", () => {
+  let database: TestDatabase;
+  let app: Database;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    // One connection: every statement below runs on it, and so does the counter read.
+    app = createDatabase(database.url, { maxConnections: 1 });
+    pool = sqlPool(app);
+  });
+  afterAll(async () => {
+    await app.$disconnect();
+    await database.drop();
+  });
+
+  async function addOrders(count: number): Promise<string[]> {
+    const { rows } = await pool.query<{ id: string }>(
+      `INSERT INTO orders (id, customer_id, email, currency, total, updated_at)
+       SELECT gen_random_uuid(), 'cus-' || n, 'c' || n || '@example.com', 'usd', 1000, now()
+       FROM generate_series(1, $1::int) n RETURNING id`,
+      [count],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /** Sequential scans of `orders` by `work` on this connection (its own counters, exact). */
+  async function orderScans(work: () => Promise<void>): Promise<number> {
+    const scans = async (): Promise<number> => {
+      const { rows } = await pool.query<{ n: string }>(
+        "SELECT coalesce(seq_scan, 0)::text AS n FROM pg_stat_xact_user_tables WHERE relname = 'orders'",
+      );
+      return Number(rows[0]?.n ?? 0);
+    };
+    await pool.query("BEGIN");
+    try {
+      const before = await scans();
+      await work();
+      return (await scans()) - before;
+    } finally {
+      await pool.query("ROLLBACK");
+    }
+  }
+
+  test("an intake lookup by id, first run on a near-empty table, reads by index once it has grown", async () => {
+    const intake = createIntakeRepository(app);
+    const early = await addOrders(5);
+    // As autovacuum does early in a run: fifty changed rows are enough for it to analyse a table.
+    await pool.query("ANALYZE orders");
+    // More than the five custom plans PostgreSQL makes before it may settle on a generic one.
+    for (let i = 0; i < 10; i++) await intake.findOrder(early[i % early.length] as string);
+
+    const later = await addOrders(3_000);
+    const scans = await orderScans(async () => {
+      for (let i = 0; i < 10; i++) await intake.findOrder(later[i * 300] as string);
+    });
+    expect(scans).toBe(0);
+  });
+});
