@@ -65,6 +65,35 @@ describe("issue 11 mutation: inventory repository contract", () => {
     expect(skus).toEqual([...skus].sort());
   });
 
+  it("leaves archived products out of the list, and finds one by SKU marked archived", async () => {
+    await createProduct("OFF-LIVE", 3);
+    await database.db.product.create({
+      data: {
+        sku: "OFF-ARCHIVED",
+        name: "Product OFF-ARCHIVED",
+        unitPrice: 1250,
+        currency: "eur",
+        stockOnHand: 2,
+        archivedAt: new Date(),
+      },
+    });
+
+    expect(
+      (await inventory.listProducts()).filter((p) => p.sku.startsWith("OFF-")).map((p) => p.sku),
+    ).toEqual(["OFF-LIVE"]);
+    // An order already placed may name it: the checkout is refused on the mark, not on a missing row.
+    expect(await inventory.findProducts(["OFF-ARCHIVED"])).toStrictEqual([
+      {
+        sku: "OFF-ARCHIVED",
+        name: "Product OFF-ARCHIVED",
+        unitPrice: 1250,
+        currency: "eur",
+        quantityAvailable: 2,
+        archived: true,
+      },
+    ]);
+  });
+
   it("finds just the products asked for, skipping unknown SKUs", async () => {
     await createProduct("FIND-A", 2);
     await createProduct("FIND-B", 3, { digital: true });

@@ -125,6 +125,69 @@ describe("a reservation that may come back partial", () => {
     expect(await stockOf("PR-SOME")).toBe(1);
   });
 
+  it("takes part of a line when every line has something on hand: what each line took, and the part missing", async () => {
+    await createProduct("PR-PART-A", 5, 2500);
+    await createProduct("PR-PART-B", 1, 400);
+    const orderId = await createOrder([
+      { sku: "PR-PART-A", quantity: 2, unitPrice: 2500 },
+      { sku: "PR-PART-B", quantity: 3, unitPrice: 400 },
+    ]);
+
+    const outcome = await inventory.reserve(
+      orderId,
+      [
+        { sku: "PR-PART-B", quantity: 3 },
+        { sku: "PR-PART-A", quantity: 2 },
+      ],
+      undefined,
+      { allowShort: true },
+    );
+
+    expect(outcome).toEqual({
+      ok: true,
+      reserved: [
+        { sku: "PR-PART-A", quantity: 2 },
+        { sku: "PR-PART-B", quantity: 1 },
+      ],
+      short: [{ sku: "PR-PART-B", requested: 3, short: 2, amount: 800 }],
+    });
+    expect([await stockOf("PR-PART-A"), await stockOf("PR-PART-B")]).toEqual([3, 0]);
+    expect(await shortOf(orderId)).toEqual([
+      { sku: "PR-PART-A", shortQuantity: 0 },
+      { sku: "PR-PART-B", shortQuantity: 2 },
+    ]);
+  });
+
+  it("reserves whole, with no short lines, when allowShort finds every line on hand", async () => {
+    await createProduct("PR-ENOUGH-A", 3);
+    await createProduct("PR-ENOUGH-B", 3);
+    const orderId = await createOrder([
+      { sku: "PR-ENOUGH-A", quantity: 1, unitPrice: 1000 },
+      { sku: "PR-ENOUGH-B", quantity: 3, unitPrice: 1000 },
+    ]);
+
+    const outcome = await inventory.reserve(
+      orderId,
+      [
+        { sku: "PR-ENOUGH-B", quantity: 3 },
+        { sku: "PR-ENOUGH-A", quantity: 1 },
+      ],
+      undefined,
+      { allowShort: true },
+    );
+
+    // toStrictEqual: a whole reservation has no `short` key at all (the workflow reads its
+    // presence as a partial order), not an empty list.
+    expect(outcome).toStrictEqual({
+      ok: true,
+      reserved: [
+        { sku: "PR-ENOUGH-A", quantity: 1 },
+        { sku: "PR-ENOUGH-B", quantity: 3 },
+      ],
+    });
+    expect([await stockOf("PR-ENOUGH-A"), await stockOf("PR-ENOUGH-B")]).toEqual([2, 0]);
+  });
+
   it("is out of stock, taking and recording nothing, when no line has anything on hand", async () => {
     await createProduct("PR-EMPTY-1", 0);
     await createProduct("PR-EMPTY-2", 0);

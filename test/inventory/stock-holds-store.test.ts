@@ -120,6 +120,41 @@ describe("issue 11 mutation: stock holds store and the holding inventory", () =>
     ]);
   });
 
+  it("writes a hold's stock to the ledger with its order, and a release's with the reason it came back", async () => {
+    await addProduct("LEDGER-1", 5);
+    const orderId = await createOrder("pending", "cs_ledger");
+    await database.db.$transaction(async (tx) => {
+      await takeStockForHold(tx, [{ sku: "LEDGER-1", quantity: 2 }], orderId);
+      await recordHolds(tx, orderId, [{ sku: "LEDGER-1", quantity: 2 }], new Date());
+    });
+    await holds.release(orderId, "session expired");
+
+    const movements = await database.db.stockMovement.findMany({
+      where: { orderId },
+      orderBy: { id: "asc" },
+    });
+    expect(
+      movements.map(({ sku, delta, reason, actor, note, stockAfter }) => ({
+        sku,
+        delta,
+        reason,
+        actor,
+        note,
+        stockAfter,
+      })),
+    ).toEqual([
+      { sku: "LEDGER-1", delta: -2, reason: "reserved", actor: "checkout", note: null, stockAfter: 3 },
+      {
+        sku: "LEDGER-1",
+        delta: 2,
+        reason: "released",
+        actor: "checkout",
+        note: "session expired",
+        stockAfter: 5,
+      },
+    ]);
+  });
+
   it("converts a hold into the reservation once, moving no stock, and answers the reservation after", async () => {
     await addProduct("CONV-A", 5);
     await addProduct("CONV-B", 5);

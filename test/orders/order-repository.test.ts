@@ -35,6 +35,32 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect(moves).toEqual(["fulfilling", "fulfilling"]);
   });
 
+  it("a claim for a run hands it the order's PaymentIntent and lines and writes the run's claimed entry, once", async () => {
+    const { id } = await order({ status: "paid" });
+    await database.db.order.update({ where: { id }, data: { paymentIntentId: "pi_repo_claim" } });
+    await database.db.product.create({
+      data: { sku: "CLAIM-1", name: "CLAIM-1", unitPrice: 1000, currency: "usd", stockOnHand: 1 },
+    });
+    await database.db.orderLine.create({
+      data: { orderId: id, sku: "CLAIM-1", name: "Name CLAIM-1", unitPrice: 1000, quantity: 1 },
+    });
+
+    expect(await orders().claim(id, "claim-run", { runId: "run-claim-1" })).toEqual({
+      claimed: true,
+      order: {
+        paymentIntentId: "pi_repo_claim",
+        lines: [{ sku: "CLAIM-1", name: "Name CLAIM-1", unitPrice: 1000, quantity: 1 }],
+      },
+    });
+    // A retried claim step finds its own claim: no second entry.
+    expect(await orders().claim(id, "claim-run", { runId: "run-claim-1" })).toEqual({ claimed: true });
+    const entries = await database.db.orderTimelineEntry.findMany({ where: { orderId: id } });
+    expect(entries.map(({ kind, detail, runId }) => ({ kind, detail, runId }))).toEqual([
+      { kind: "claimed", detail: { claimId: "claim-run" }, runId: "run-claim-1" },
+    ]);
+    expect(moves).toEqual(["fulfilling"]);
+  });
+
   it("refuses a claim while a cancel is requested, before payment, after it failed, and for an unknown order", async () => {
     const cancelled = await order({ status: "authorized", cancelRequestedAt: new Date() });
     expect(await orders().claim(cancelled.id, "c")).toEqual({ claimed: false, reason: "cancel-requested" });
@@ -137,6 +163,21 @@ describe("order repository: claim, transitions, cancellation, re-drive", () => {
     expect(await orders().transition(id, ["fulfilling"], "cancelled")).toBe(false);
     expect(await orders().transition(id, ["fulfilling", "shipped"], "delivered")).toBe(true);
     expect((await row(id)).status).toBe("delivered");
+    expect(moves).toEqual(["delivered"]);
+  });
+
+  it("moves an order with its timeline entry in one statement: the entry once, the move reported only when it landed", async () => {
+    const { id } = await order({ status: "shipped" });
+    const entry = {
+      kind: "delivered" as const,
+      detail: { deliveredAt: "2026-12-02T08:00:00.000Z" },
+      runId: "run-t",
+    };
+    expect(await orders().transition(id, ["shipped"], "delivered", entry)).toBe(true);
+    expect(await orders().transition(id, ["shipped"], "delivered", entry)).toBe(false);
+    expect((await row(id)).status).toBe("delivered");
+    const entries = await database.db.orderTimelineEntry.findMany({ where: { orderId: id } });
+    expect(entries.map(({ kind, detail, runId }) => ({ kind, detail, runId }))).toEqual([entry]);
     expect(moves).toEqual(["delivered"]);
   });
 
@@ -249,6 +290,18 @@ describe("fulfilment records: guarded writes", () => {
     ]);
   });
 
+  it("records a partial capture with what was authorized and what of it was already refunded", async () => {
+    const { id } = await claimed();
+    const partial = { ...capture(id), amountCaptured: 1500, amountAuthorized: 2500, amountRefunded: 300 };
+    expect(await records().recordCapture(partial)).toMatchObject({ landed: true });
+    expect(await database.db.payment.findUniqueOrThrow({ where: { orderId: id } })).toMatchObject({
+      status: "captured",
+      amountAuthorized: 2500,
+      amountCaptured: 1500,
+      amountRefunded: 300,
+    });
+  });
+
   it("refuses a capture once a cancel is requested, the order has ended, or another run owns it", async () => {
     const cancelling = await claimed({ cancelRequestedAt: new Date() });
     expect(await records().recordCapture(capture(cancelling.id))).toEqual({
@@ -322,6 +375,26 @@ describe("fulfilment records: guarded writes", () => {
         parcels: [{ ...booking(quiet.id), parcelNumber: 1, lines: [] }],
       }),
     ).toEqual({ landed: true, value: null });
+  });
+
+  it("stores each parcel's lines with its shipment row, only their SKU and quantity", async () => {
+    const { id } = await claimed();
+    const lines = [
+      { sku: "PARCEL-A", quantity: 2, name: "not stored" },
+      { sku: "PARCEL-B", quantity: 1, name: "not stored" },
+    ];
+    expect(
+      await records().recordShipment({
+        orderId: id,
+        claimId: "run-claim",
+        runId: "run-1",
+        parcels: [{ ...booking(id), parcelNumber: 1, lines }],
+      }),
+    ).toEqual({ landed: true, value: null });
+    expect((await database.db.shipment.findFirstOrThrow({ where: { orderId: id } })).lines).toEqual([
+      { sku: "PARCEL-A", quantity: 2 },
+      { sku: "PARCEL-B", quantity: 1 },
+    ]);
   });
 
   it("stores the carrier's service, label and shipment id with the booking", async () => {
