@@ -16,7 +16,43 @@ function requestId(req: IncomingMessage, res: ServerResponse): string {
   return id;
 }
 
+const servePath = "/api/inngest";
+
+/**
+ * The access log. The engine's serve() calls (two to eleven per order) are logged at debug when
+ * they succeed: with debug off, pino-http would still make each a child logger with its request
+ * bound and hook its answer, for a line never written. Those calls get the request id and the
+ * service's logger as `req.log`, and a line only when they fail, in pino-http's shape and levels.
+ */
 export function requestLogging(logger: Logger) {
+  const accessLog = fullAccessLog(logger);
+  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
+    if (!(req.url ?? "").startsWith(servePath) || logger.isLevelEnabled("debug")) {
+      accessLog(req, res, next);
+      return;
+    }
+    const started = Date.now();
+    const id = requestId(req, res);
+    Object.assign(req, { id, log: logger });
+    res.once("finish", () => {
+      if (res.statusCode < 400) return;
+      const line = {
+        req: { id, method: req.method, url: redactUrlCredentials(req.url ?? "") },
+        res: { statusCode: res.statusCode },
+        responseTime: Date.now() - started,
+      };
+      if (res.statusCode >= 500) {
+        logger.error(
+          { ...line, err: new Error(`failed with status code ${res.statusCode}`) },
+          "request errored",
+        );
+      } else logger.warn(line, "request completed");
+    });
+    next();
+  };
+}
+
+function fullAccessLog(logger: Logger) {
   return pinoHttp({
     logger,
     genReqId: requestId,

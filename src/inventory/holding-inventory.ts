@@ -25,7 +25,7 @@ export function withStockHolds(
     async reserve(orderId, lines, guard, options) {
       // A conversion after a cancel is harmless: the cleanup's release (after its fence) returns
       // the reservation, and a cleanup that released first leaves no hold to convert.
-      const converted = await deps.holds.convert(orderId);
+      const converted = await deps.holds.convert(orderId, options?.record);
       if (converted) return converted;
       const outcome = await inventory.reserve(orderId, lines, guard, options);
       if (!outcome.ok && outcome.reason === "out_of_stock") {

@@ -56,8 +56,15 @@ export interface InventoryRepository {
     orderId: string,
     lines: ReservationLine[],
     guard?: { claimId: string },
-    options?: { allowShort?: boolean },
-  ): Promise<ReserveOutcome>;
+    options?: {
+      allowShort?: boolean;
+      /**
+       * The run whose `stock-reserved` (and `lines-short`) entries an implementation may write in
+       * its own statement, saying so with `entriesRecorded`; without it the caller writes them.
+       */
+      record?: { runId: string };
+    },
+  ): Promise<ReserveOutcome & { entriesRecorded?: true }>;
   /** Puts reserved stock back; repeating it releases nothing more. Returns the lines released now. */
   release(orderId: string): Promise<ReservationLine[]>;
 }

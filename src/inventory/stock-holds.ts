@@ -1,3 +1,4 @@
+import { timelineKindSql } from "../timeline/kinds";
 import { sqlPool, type Database, type Prisma } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import { recordInTransaction } from "../timeline/in-transaction";
@@ -120,7 +121,7 @@ export interface StockHolds {
    * (the lock `reserve` takes too). Returns the existing reservation when there already is one,
    * and null when there is no hold left to convert (none was placed, or it was released).
    */
-  convert(orderId: string): Promise<ReserveOutcome | null>;
+  convert(orderId: string, record?: { runId: string }): Promise<(ReserveOutcome & EntriesRecorded) | null>;
   /**
    * Gives held stock back; repeating it releases nothing more. Returns the lines released now;
    * with a reason, the order's timeline says why (`stock-hold-released`).
@@ -133,6 +134,15 @@ export interface StockHolds {
   findStale(options: { expiredBefore: Date; limit: number }): Promise<StaleHold[]>;
   /** What the order holds now (all statuses), for tests and the ops view. */
   list(orderId: string): Promise<{ sku: string; quantity: number; status: string }[]>;
+}
+
+/**
+ * With `record`, `convert`'s statement also writes the run's `stock-reserved` entry (and
+ * `lines-short` when lines are short) from the outcome it returns, once per (order, kind, run) as
+ * every entry; `entriesRecorded` says it did (absent: the caller records them).
+ */
+export interface EntriesRecorded {
+  entriesRecorded?: true;
 }
 
 /** A row of `convert`: a reservation line (`short` 0), or a short order line (its quantity ordered). */
@@ -150,7 +160,7 @@ const shortLinesSql = `SELECT sku, quantity, short_quantity AS short, unit_price
 export function createStockHolds(db: Database): StockHolds {
   const sql = sqlPool(db);
   return {
-    async convert(orderId) {
+    async convert(orderId, record) {
       // One statement (a hot workflow step: docs/benchmarks.md): the order row locked first, then
       // the holds flipped to `converted` (conditional on `held`, so a sweep releasing the same hold
       // concurrently wins or loses whole) and the reservation made from them, unless the order
@@ -171,16 +181,40 @@ export function createStockHolds(db: Database): StockHolds {
           -- The units already left stock_on_hand with the hold: the reservation takes them over.
           INSERT INTO stock_reservations (order_id, sku, quantity, status, created_at, updated_at)
           SELECT $1::uuid, sku, quantity, 'reserved', now(), now() FROM converted
+        ),
+        found AS (
+          SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM existing
+          UNION ALL
+          SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM converted
+          UNION ALL
+          ${shortLinesSql} AND EXISTS (SELECT 1 FROM existing)
+        ),
+        -- The entries the step would write from the outcome below, built from the same rows.
+        outcome AS (
+          SELECT (SELECT jsonb_agg(jsonb_build_object('sku', sku, 'quantity', quantity) ORDER BY sku)
+                  FROM found WHERE short = 0) AS reserved,
+                 (SELECT jsonb_agg(jsonb_build_object('sku', sku, 'requested', quantity, 'short', short,
+                                                      'amount', unit_price * short) ORDER BY sku)
+                  FROM found WHERE short > 0) AS short
+        ),
+        entries AS (
+          INSERT INTO order_timeline (order_id, kind, detail, run_id)
+          SELECT $1::uuid, e.kind, e.detail, $2::text
+          FROM outcome,
+               LATERAL (VALUES
+                 (${timelineKindSql("stock-reserved")}, jsonb_build_object('ok', true, 'reserved', outcome.reserved)
+                    || CASE WHEN outcome.short IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('short', outcome.short) END),
+                 (${timelineKindSql("lines-short")}, CASE WHEN outcome.short IS NULL THEN NULL
+                    ELSE jsonb_build_object('short', outcome.short, 'reserved', outcome.reserved) END)
+               ) AS e (kind, detail)
+          WHERE $2::text IS NOT NULL AND outcome.reserved IS NOT NULL AND e.detail IS NOT NULL
+          ON CONFLICT DO NOTHING
         )
-        SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM existing
-        UNION ALL
-        SELECT sku, quantity, 0 AS short, 0 AS unit_price FROM converted
-        UNION ALL
-        ${shortLinesSql} AND EXISTS (SELECT 1 FROM existing)
-        ORDER BY sku`,
-        [orderId],
+        SELECT * FROM found ORDER BY sku`,
+        [orderId, record?.runId ?? null],
       );
-      const found = rows.some((row) => row.short === 0)
+      const answered = rows.some((row) => row.short === 0);
+      const found = answered
         ? rows
         : (
             await sql.query<ConvertRow>(
@@ -206,6 +240,7 @@ export function createStockHolds(db: Database): StockHolds {
         ok: true,
         reserved: reserved.map(({ sku, quantity }) => ({ sku, quantity })),
         ...(short.length > 0 ? { short } : {}),
+        ...(record && answered ? { entriesRecorded: true as const } : {}),
       };
     },
 

@@ -1,3 +1,4 @@
+import type { TimelineKind } from "../timeline/kinds";
 /**
  * The e-mails the workflow sends, one method each. Every method is idempotent by its e-mail
  * key (`shipped-<orderId>`, ...): calling it again after a successful send sends nothing.
@@ -25,9 +26,18 @@ export interface ShortLinesNotice {
   settlement: "not-charged" | "refunded";
 }
 
+/**
+ * The order's timeline entry for an e-mail's outcome (its detail: the outcome), written in the
+ * statement that records the outcome, once per (order, kind, run): the caller records none.
+ */
+export interface OutcomeRecord {
+  kind: TimelineKind;
+  runId: string;
+}
+
 export interface CustomerMessages {
   /** The "on its way" e-mail, once per order, listing every parcel. */
-  shipped(orderId: string, parcels: readonly ShipmentNotice[]): Promise<EmailOutcome>;
+  shipped(orderId: string, parcels: readonly ShipmentNotice[], record?: OutcomeRecord): Promise<EmailOutcome>;
   /** A re-shipped parcel's new tracking, once per new label (key `reshipped-<shipmentId>`). */
   reshipped(orderId: string, shipmentId: string, parcel: ShipmentNotice): Promise<EmailOutcome>;
   reviewRequest(orderId: string): Promise<EmailOutcome>;

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
+import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
 import type { Logger } from "../logger";
 import type { EmailTransport } from "./email-transport";
 import { messageIdFor } from "./message-id";
@@ -24,8 +25,57 @@ export type SendEmailResult = {
   messageId: string;
 };
 
+/** The order an e-mail is about, as read in its claim's statement. */
+export interface OrderForEmail {
+  id: string;
+  email: string;
+  currency: string;
+  total: number;
+  lines: OrderLineJson[];
+}
+
+/**
+ * An order's timeline entry written with the e-mail's outcome, in the statement that records it
+ * (`sent`, `failed`), once per (order, kind, run) as every entry: the step that sends the e-mail
+ * then writes no entry of its own.
+ */
+export interface OutcomeEntry {
+  kind: string;
+  runId: string;
+  detail(outcome: SendEmailResult & { idempotencyKey: string }): Record<string, unknown>;
+}
+
+/**
+ * An e-mail to an order's customer, rendered from the order read in the claim's own statement:
+ * the recipient is the order's e-mail, and `render` runs once the e-mail is leased, unless an
+ * earlier attempt already stored the rendered message (the first render wins).
+ */
+export interface OrderEmailRequest {
+  idempotencyKey: string;
+  orderId: string;
+  template: EmailTemplateName;
+  render(order: OrderForEmail): EmailContent;
+  entry?: OutcomeEntry;
+}
+
 export interface EmailSender {
   send(request: SendEmailRequest): Promise<SendEmailResult>;
+  /** One statement fewer per e-mail than reading the order and then send() (docs/benchmarks.md). */
+  sendToOrder(request: OrderEmailRequest): Promise<SendEmailResult>;
+}
+
+/**
+ * A second attempt found the e-mail leased by an attempt that has stored no message yet: the
+ * holder is sending it, or died before it rendered, and then nothing but an attempt of this
+ * e-mail's own can render it (the outbox sends only stored messages). Thrown so the step is
+ * retried: once the holder recorded `sent` the retry answers already-sent; once a dead holder's
+ * lease ran out the retry takes the e-mail and sends it.
+ */
+export class EmailHeldUnrenderedError extends Error {
+  constructor(idempotencyKey: string) {
+    super(`email ${idempotencyKey}: held by another attempt that has not stored its message; retry`);
+    this.name = "EmailHeldUnrenderedError";
+  }
 }
 
 export interface OutboxDrainResult {
@@ -127,6 +177,43 @@ export const sendStatement = `INSERT INTO email_messages AS m (id, idempotency_k
          WHERE m.status <> 'sent' AND (m.lease_until IS NULL OR m.lease_until < $7)
          RETURNING ${leasedColumns}`;
 
+/**
+ * sendToOrder's claim and lease, and the order it renders from, in one statement: the row inserted
+ * leased without a message (the recipient the order's e-mail), or leased if it exists, by the same
+ * conditions as sendStatement. The order's row comes back whether or not the lease was taken (no
+ * row: the order does not exist, and nothing is claimed).
+ */
+export const sendToOrderStatement = `WITH o AS (
+           SELECT o.id, o.email, o.currency, o.total, ${orderLinesJsonSql("o")} AS lines
+           FROM orders o WHERE o.id = $3::uuid
+         ), claimed AS (
+           INSERT INTO email_messages AS m (id, idempotency_key, order_id, template, recipient, status,
+                  message_id, created_at, attempts, lease_until)
+           SELECT $1::uuid, $2, o.id, $4, o.email, 'pending', $5, $6, 1, $7 FROM o
+           ON CONFLICT (idempotency_key) DO UPDATE
+           SET lease_until = EXCLUDED.lease_until, attempts = m.attempts + 1
+           WHERE m.status <> 'sent' AND (m.lease_until IS NULL OR m.lease_until < $6)
+           RETURNING ${leasedColumns}
+         )
+         SELECT o.id AS "orderId", o.email AS "orderEmail", o.currency AS "orderCurrency",
+                o.total AS "orderTotal", o.lines AS "orderLines", c.*
+         FROM o LEFT JOIN claimed c ON true`;
+
+/** A row of sendToOrderStatement: the order, and the leased e-mail's columns (null: not leased). */
+export type SendToOrderRow = {
+  orderId: string;
+  orderEmail: string;
+  orderCurrency: string;
+  orderTotal: number;
+  orderLines: OrderLineJson[];
+} & ({ [K in keyof LeasedRow]: LeasedRow[K] } | { [K in keyof LeasedRow]: null });
+
+/** The timeline's insert (src/timeline/timeline.ts is its one writer otherwise), after the outcome's update. */
+const withEntry = (update: string, first: number) => `WITH recorded AS (${update} RETURNING order_id)
+         INSERT INTO order_timeline (order_id, kind, detail, run_id)
+         SELECT order_id, $${first}, $${first + 1}::jsonb, $${first + 2} FROM recorded WHERE order_id IS NOT NULL
+         ON CONFLICT DO NOTHING`;
+
 export function createEmailSender(deps: {
   db: Database;
   transport: EmailTransport;
@@ -166,59 +253,88 @@ export function createEmailSender(deps: {
     return row;
   }
 
-  /** One SMTP attempt on a leased row; records the outcome and releases the lease. */
-  async function attempt(row: LeasedRow): Promise<SendEmailResult> {
+  /**
+   * One SMTP attempt on a leased row; records the outcome and releases the lease. `content` is the
+   * message rendered for a row that has none stored, stored with the outcome (a failed attempt's
+   * message is what the outbox sends later); `entry` is written in the same statement.
+   */
+  async function attempt(
+    row: LeasedRow,
+    content?: EmailContent,
+    entry?: OutcomeEntry,
+  ): Promise<SendEmailResult> {
     const log = logger.child({
       idempotencyKey: row.idempotency_key,
       template: row.template,
       orderId: row.order_id ?? undefined,
     });
-    if (row.subject === null || row.body_text === null || row.body_html === null) {
-      throw new Error(`email ${row.idempotency_key}: no rendered message stored`);
-    }
+    const message =
+      row.subject !== null && row.body_text !== null && row.body_html !== null
+        ? { subject: row.subject, text: row.body_text, html: row.body_html }
+        : content;
+    if (!message) throw new Error(`email ${row.idempotency_key}: no rendered message stored`);
+    const store = message === content ? [content.subject, content.text, content.html] : [null, null, null];
+    const entryValues = (result: SendEmailResult) =>
+      entry
+        ? [
+            entry.kind,
+            JSON.stringify(entry.detail({ idempotencyKey: row.idempotency_key, ...result })),
+            entry.runId,
+          ]
+        : [];
     try {
       const receipt = await transport.send({
         messageId: row.message_id,
         from,
         to: row.recipient,
-        subject: row.subject,
-        text: row.body_text,
-        html: row.body_html,
+        ...message,
       });
-      await sql.query(
-        `UPDATE email_messages
+      const result: SendEmailResult = { status: "sent", messageId: row.message_id };
+      const update = `UPDATE email_messages
          SET status = 'sent', provider_message_id = $2, sent_at = $3, error = NULL, lease_until = NULL,
-             next_attempt_at = NULL, gave_up_at = NULL
-         WHERE id = $1::uuid`,
-        [row.id, receipt.providerMessageId, now()],
-      );
+             next_attempt_at = NULL, gave_up_at = NULL, subject = COALESCE(subject, $4),
+             body_text = COALESCE(body_text, $5), body_html = COALESCE(body_html, $6)
+         WHERE id = $1::uuid`;
+      await sql.query(entry ? withEntry(update, 7) : update, [
+        row.id,
+        receipt.providerMessageId,
+        now(),
+        ...store,
+        ...entryValues(result),
+      ]);
       log.info(
         { messageId: row.message_id, transport: transport.kind, attempts: row.attempts },
         "e-mail sent",
       );
-      return { status: "sent", messageId: row.message_id };
+      return result;
     } catch (error) {
-      const message = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
+      const failure = (error instanceof Error ? error.message : String(error)).slice(0, 2000);
       const at = now();
       const giveUp = at.getTime() - row.created_at.getTime() >= retry.giveUpAfterMs;
-      await sql.query(
-        `UPDATE email_messages
-         SET status = 'failed', error = $2, lease_until = NULL, next_attempt_at = $3, gave_up_at = $4
-         WHERE id = $1::uuid`,
-        [
-          row.id,
-          message,
-          giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
-          giveUp ? at : null,
-        ],
-      );
+      const result: SendEmailResult = {
+        status: giveUp ? "undeliverable" : "queued",
+        messageId: row.message_id,
+      };
+      const update = `UPDATE email_messages
+         SET status = 'failed', error = $2, lease_until = NULL, next_attempt_at = $3, gave_up_at = $4,
+             subject = COALESCE(subject, $5), body_text = COALESCE(body_text, $6),
+             body_html = COALESCE(body_html, $7)
+         WHERE id = $1::uuid`;
+      await sql.query(entry ? withEntry(update, 8) : update, [
+        row.id,
+        failure,
+        giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
+        giveUp ? at : null,
+        ...store,
+        ...entryValues(result),
+      ]);
       if (!giveUp) {
         const retryAt = new Date(at.getTime() + backoffMs(row.attempts));
         log.warn(
           { err: error, transport: transport.kind, attempts: row.attempts, retryAt, outbox: "queued" },
           "e-mail could not be sent",
         );
-        return { status: "queued", messageId: row.message_id };
+        return result;
       }
       log.error({ err: error, attempts: row.attempts }, "e-mail given up after retrying; ops alerted");
       await deps.onGiveUp?.({
@@ -226,9 +342,62 @@ export function createEmailSender(deps: {
         orderId: row.order_id,
         template: row.template,
         attempts: row.attempts,
-        error: message,
+        error: failure,
       });
-      return { status: "undeliverable", messageId: row.message_id };
+      return result;
+    }
+  }
+
+  /** An outcome no attempt of this call recorded (sent earlier, held by another): its entry alone. */
+  async function recordEntry(
+    orderId: string,
+    idempotencyKey: string,
+    result: SendEmailResult,
+    entry?: OutcomeEntry,
+  ) {
+    if (!entry) return;
+    await sql.query(
+      `INSERT INTO order_timeline (order_id, kind, detail, run_id)
+       VALUES ($1::uuid, $2, $3::jsonb, $4) ON CONFLICT DO NOTHING`,
+      [orderId, entry.kind, JSON.stringify(entry.detail({ idempotencyKey, ...result })), entry.runId],
+    );
+  }
+
+  /**
+   * The key's row was not leased by the claim: sent already, or another attempt holds it. Waits a
+   * moment for the holder's outcome, taking the lease should it run out; `take` is that lease.
+   * `unrendered`: how to answer a holder that stored no message (see EmailHeldUnrenderedError).
+   */
+  async function awaitHolder(
+    key: string,
+    take: () => Promise<SendEmailResult | undefined>,
+    unrendered: "queued" | "throw",
+  ): Promise<SendEmailResult> {
+    const deadline = Date.now() + waitForHolderMs;
+    for (;;) {
+      const current = (
+        await sql.query<{ status: string; messageId: string; rendered: boolean }>(
+          `SELECT status::text AS status, message_id AS "messageId", subject IS NOT NULL AS rendered
+           FROM email_messages WHERE idempotency_key = $1`,
+          [key],
+        )
+      ).rows[0];
+      if (!current) throw new Error(`email ${key}: claimed row disappeared`);
+      if (current.status === "sent") {
+        logger.info(
+          { idempotencyKey: key, messageId: current.messageId },
+          "e-mail already sent; nothing to do",
+        );
+        return { status: "already-sent", messageId: current.messageId };
+      }
+      // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
+      if (Date.now() >= deadline) {
+        if (!current.rendered && unrendered === "throw") throw new EmailHeldUnrenderedError(key);
+        return { status: "queued", messageId: current.messageId };
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      const taken = await take();
+      if (taken) return taken;
     }
   }
 
@@ -252,30 +421,58 @@ export function createEmailSender(deps: {
         request.content.html,
         new Date(at.getTime() + leaseMs),
       ]);
-      let row = rows[0];
-      const deadline = Date.now() + waitForHolderMs;
-      for (;;) {
-        if (row) return attempt(row);
-        const current = (
-          await sql.query<{ status: string; messageId: string }>(
-            `SELECT status::text AS status, message_id AS "messageId" FROM email_messages WHERE idempotency_key = $1`,
-            [request.idempotencyKey],
-          )
-        ).rows[0];
-        if (!current) throw new Error(`email ${request.idempotencyKey}: claimed row disappeared`);
-        if (current.status === "sent") {
-          logger.info(
-            { idempotencyKey: request.idempotencyKey, messageId: current.messageId },
-            "e-mail already sent; nothing to do",
-          );
-          return { status: "already-sent", messageId: current.messageId };
-        }
-        // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
-        if (Date.now() >= deadline) return { status: "queued", messageId: current.messageId };
-        await new Promise((resolve) => setTimeout(resolve, pollMs));
-        // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
-        row = await lease(request.idempotencyKey, { content: request.content, includeGivenUp: true });
-      }
+      const row = rows[0];
+      if (row) return attempt(row);
+      // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
+      return awaitHolder(
+        request.idempotencyKey,
+        async () => {
+          const leased = await lease(request.idempotencyKey, {
+            content: request.content,
+            includeGivenUp: true,
+          });
+          return leased ? attempt(leased) : undefined;
+        },
+        "queued",
+      );
+    },
+
+    async sendToOrder(request) {
+      const at = now();
+      const { rows } = await sql.query<SendToOrderRow>(sendToOrderStatement, [
+        randomUUID(),
+        request.idempotencyKey,
+        request.orderId,
+        request.template,
+        messageIdFor(request.idempotencyKey, from),
+        at,
+        new Date(at.getTime() + leaseMs),
+      ]);
+      const found = rows[0];
+      if (!found) throw new Error(`Order ${request.orderId} not found: no e-mail to send`);
+      const order: OrderForEmail = {
+        id: found.orderId,
+        email: found.orderEmail,
+        currency: found.orderCurrency,
+        total: found.orderTotal,
+        lines: found.orderLines,
+      };
+      const send = (row: LeasedRow) =>
+        attempt(row, row.subject === null ? request.render(order) : undefined, request.entry);
+      if (found.id !== null) return send(found as LeasedRow & SendToOrderRow);
+      let attempted = false;
+      const result = await awaitHolder(
+        request.idempotencyKey,
+        async () => {
+          const leased = await lease(request.idempotencyKey, { includeGivenUp: true });
+          if (!leased) return undefined;
+          attempted = true;
+          return send(leased);
+        },
+        "throw",
+      );
+      if (!attempted) await recordEntry(request.orderId, request.idempotencyKey, result, request.entry);
+      return result;
     },
 
     async drain(options = {}) {

@@ -1,15 +1,15 @@
-import { sqlPool, type Database } from "../db/client";
-import type { EmailSender } from "./email-sender";
+import type { Database } from "../db/client";
+import type { EmailSender, OrderForEmail } from "./email-sender";
 import {
   emailKeys,
   customerSafeReason,
   type CustomerMessages,
   type EmailOutcome,
+  type OutcomeRecord,
   type PaymentSettlement,
   type ShortLinesNotice,
 } from "./customer-messages";
 import { emailTemplates, toOrderSummary, type CancellationSettlement, type OrderSummary } from "./templates";
-import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
 
 /** The short-lines e-mail's content from the order and the notice (shared with the re-render). */
 export function shortLinesContent(
@@ -45,32 +45,14 @@ export function createOrderEmails(deps: {
     address(orderId: string): string;
   };
 }): CustomerMessages {
-  const { db, sender, links } = deps;
-  const sql = sqlPool(db);
+  const { sender, links } = deps;
 
-  async function loadOrder(
-    orderId: string,
-  ): Promise<{ email: string; summary: OrderSummary; nameOf: (sku: string) => string }> {
-    // The order with its lines in one statement (Prisma's include takes two): once per e-mail.
-    const { rows } = await sql.query<{
-      id: string;
-      email: string;
-      currency: string;
-      total: number;
-      lines: OrderLineJson[];
-    }>(
-      `SELECT o.id, o.email, o.currency, o.total,
-              ${orderLinesJsonSql("o")} AS lines
-       FROM orders o WHERE o.id = $1::uuid`,
-      [orderId],
-    );
-    const order = rows[0];
-    if (!order) throw new Error(`Order ${orderId} not found: no e-mail to send`);
+  /** What the templates take of the order read with the e-mail's claim. */
+  function toRendering(order: OrderForEmail) {
     const names = new Map(order.lines.map((line) => [line.sku, line.name]));
     return {
-      email: order.email,
       summary: toOrderSummary(order, links.order(order.id)),
-      nameOf: (sku) => names.get(sku) ?? sku,
+      nameOf: (sku: string) => names.get(sku) ?? sku,
     };
   }
 
@@ -87,23 +69,27 @@ export function createOrderEmails(deps: {
       order: OrderSummary,
       nameOf: (sku: string) => string,
     ) => Parameters<(typeof emailTemplates)[Name]>[0],
+    record?: OutcomeRecord,
   ): Promise<EmailOutcome> {
-    const order = await loadOrder(orderId);
     const render = emailTemplates[template] as (
       input: ReturnType<typeof content>,
     ) => ReturnType<(typeof emailTemplates)[Name]>;
-    const result = await sender.send({
+    // The order is read in the claim's statement and rendered once the e-mail is leased.
+    const result = await sender.sendToOrder({
       idempotencyKey,
       orderId,
       template,
-      to: order.email,
-      content: render(content(order.summary, order.nameOf)),
+      render: (order) => {
+        const { summary, nameOf } = toRendering(order);
+        return render(content(summary, nameOf));
+      },
+      ...(record ? { entry: { ...record, detail: (outcome) => ({ ...outcome }) } } : {}),
     });
     return { idempotencyKey, ...result };
   }
 
   return {
-    shipped: (orderId, shipments) => {
+    shipped: (orderId, shipments, record) => {
       // Our own tracking page (any carrier), which links on to the carrier's.
       const parcels = shipments.map(({ carrier, trackingNumber }) => ({
         carrier,
@@ -112,7 +98,13 @@ export function createOrderEmails(deps: {
       }));
       const first = parcels[0];
       if (!first) throw new Error(`order ${orderId}: no parcel to announce`);
-      return send(orderId, emailKeys.shipped(orderId), "shipped", (order) => ({ order, ...first, parcels }));
+      return send(
+        orderId,
+        emailKeys.shipped(orderId),
+        "shipped",
+        (order) => ({ order, ...first, parcels }),
+        record,
+      );
     },
     reshipped: (orderId, shipmentId, parcel) =>
       send(orderId, emailKeys.reshipped(shipmentId), "shipped", (order) => ({

@@ -1,4 +1,4 @@
-import type { Database } from "../db/client";
+import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
 import { holdReleasedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
@@ -52,12 +52,21 @@ export function createHolds(deps: {
   publisher: EventPublisher;
 }) {
   const { db, timeline, publisher } = deps;
+  const sql = sqlPool(db);
 
   async function current(orderId: string): Promise<Hold | null> {
-    const order = await db.order.findUnique({
-      where: { id: orderId },
-      select: { holdReason: true, holdNote: true, heldAt: true, heldBy: true },
-    });
+    // Straight to pg: every order's check-hold step asks it (docs/benchmarks.md).
+    const { rows } = await sql.query<{
+      holdReason: string | null;
+      holdNote: string | null;
+      heldAt: Date | null;
+      heldBy: string | null;
+    }>(
+      `SELECT hold_reason AS "holdReason", hold_note AS "holdNote", held_at AS "heldAt", held_by AS "heldBy"
+       FROM orders WHERE id = $1::uuid`,
+      [orderId],
+    );
+    const order = rows[0];
     if (!order?.holdReason || !order.heldAt) return null;
     return {
       reason: order.holdReason as HoldReason,

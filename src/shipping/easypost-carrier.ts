@@ -1,3 +1,5 @@
+import http from "node:http";
+import https from "node:https";
 import type EasyPostClient from "@easypost/api";
 import {
   firstParcel,
@@ -38,6 +40,12 @@ export type EasyPost = InstanceType<typeof EasyPostClient>;
  * option but never hands it to superagent (a hung call would wait forever). 15 s: every call sits
  * in a workflow step that retries durably, and a retry looks the shipment up first.
  *
+ * The same middleware hands superagent a keep-alive agent: superagent's default is `agent: false`,
+ * a new connection (against api.easypost.com a new TLS handshake) for every call, four or more
+ * per order. The agent keeps idle sockets 4 s (EasyPost's load balancers keep them longer), and a
+ * call on a socket the server closed meanwhile fails like any network error, which the step's
+ * retry covers (a retry looks the shipment up first).
+ *
  * The library is loaded on first use (see easyPostLibrary).
  */
 export async function createEasyPostClient(options: {
@@ -47,10 +55,19 @@ export async function createEasyPostClient(options: {
 }): Promise<EasyPost> {
   const timeoutMs = options.timeoutMs ?? 15_000;
   const Client = await easyPostLibrary();
+  const agentOptions = { keepAlive: true, timeout: 4_000 };
+  const agent = options.apiBase?.startsWith("http:")
+    ? new http.Agent(agentOptions)
+    : new https.Agent(agentOptions);
   return new Client(options.apiKey, {
     timeout: timeoutMs,
-    requestMiddleware: (request: { timeout(ms: { response: number; deadline: number }): unknown }) =>
-      request.timeout({ response: timeoutMs, deadline: timeoutMs }),
+    requestMiddleware: (request: {
+      timeout(ms: { response: number; deadline: number }): unknown;
+      agent(agent: http.Agent): unknown;
+    }) => {
+      request.agent(agent);
+      return request.timeout({ response: timeoutMs, deadline: timeoutMs });
+    },
     ...(options.apiBase
       ? { baseUrl: options.apiBase.endsWith("/") ? options.apiBase : `${options.apiBase}/` }
       : {}),

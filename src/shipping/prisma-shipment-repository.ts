@@ -13,7 +13,7 @@ const asLabelRefundStatus = (status: string | null): LabelRefundStatus | null =>
   status !== null && labelRefundStatuses.includes(status) ? (status as LabelRefundStatus) : null;
 
 /** The `lines` column, as written by recordBooked: anything else reads as no lines. */
-function asLines(value: unknown): ParcelLine[] {
+export function asLines(value: unknown): ParcelLine[] {
   if (!Array.isArray(value)) return [];
   return value.flatMap((line: unknown) => {
     const { sku, quantity } = (line ?? {}) as { sku?: unknown; quantity?: unknown };

@@ -15,16 +15,23 @@ import type {
   VoidOutcome,
 } from "./shipping-provider";
 
+export interface Destination {
+  address: ShippingAddress | null;
+  digitalOnly: boolean;
+  /** One unit's weight in ounces per SKU, where the catalog has one. */
+  weightsOz?: Record<string, number | null>;
+  /** Per SKU: the product ships in a parcel of its own. */
+  shipsAlone?: Record<string, boolean>;
+}
+
 /** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
 export interface ShippingDestinations {
-  find(orderId: string): Promise<{
-    address: ShippingAddress | null;
-    digitalOnly: boolean;
-    /** One unit's weight in ounces per SKU, where the catalog has one. */
-    weightsOz?: Record<string, number | null>;
-    /** Per SKU: the product ships in a parcel of its own. */
-    shipsAlone?: Record<string, boolean>;
-  } | null>;
+  find(orderId: string): Promise<Destination | null>;
+  /**
+   * The destination and the order's current parcels (each by its latest label) in one read, for
+   * the shipment step; null when the order is not found. Without it, two reads.
+   */
+  findForBooking?(orderId: string): Promise<{ destination: Destination; parcels: ParcelBooking[] } | null>;
 }
 
 /** How an order is split into parcels (SHIPPING_ITEM_WEIGHT_OZ, SHIPPING_MAX_PARCEL_WEIGHT_OZ). */
@@ -53,9 +60,10 @@ export function createShipmentBooking(deps: {
   /** The request with the order's address and catalog facts, or null when the order is digital-only. */
   const destine = async (
     request: ShipmentRequest,
+    known?: Destination | null,
   ): Promise<(ShipmentRequest & { alone: Record<string, boolean> }) | null> => {
     if (!destinations) return { ...request, alone: {} };
-    const destination = await destinations.find(request.orderId);
+    const destination = known === undefined ? await destinations.find(request.orderId) : known;
     if (destination?.digitalOnly) return null;
     const address = request.address ?? destination?.address ?? undefined;
     const weights = destination?.weightsOz ?? {};
@@ -67,8 +75,11 @@ export function createShipmentBooking(deps: {
   };
 
   /** Books every parcel of the plan with the carrier, in parcel order, each by its own reference. */
-  const bookParcels = async (request: ShipmentRequest): Promise<ParcelBooking[] | null> => {
-    const destined = await destine(request);
+  const bookParcels = async (
+    request: ShipmentRequest,
+    known?: Destination | null,
+  ): Promise<ParcelBooking[] | null> => {
+    const destined = await destine(request, known);
     if (!destined) return null;
     const { alone, ...shipment } = destined;
     const plan = planParcels(
@@ -118,6 +129,12 @@ export function createShipmentBooking(deps: {
      * bookings that come back after a cancel are voided rather than recorded as shipped.
      */
     async bookWithCarrier(request: ShipmentRequest): Promise<ParcelBooking[] | null> {
+      if (destinations?.findForBooking) {
+        // Every order's shipment step: the recorded parcels and the destination in one read.
+        const found = await destinations.findForBooking(request.orderId);
+        if (found && found.parcels.length > 0) return found.parcels.map(pickParcel);
+        return bookParcels(request, found ? found.destination : null);
+      }
       const recorded = currentParcels(await shipments.listByOrder(request.orderId));
       if (recorded.length > 0) return recorded.map(pickParcel);
       // The whole bookings (label, service, the carrier's id), for the guarded record to store.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { sqlPool, type Database } from "../db/client";
 import type { ShippingDestinations } from "./shipment-booking";
+import { asLines } from "./prisma-shipment-repository";
 import type { ShippingAddress } from "./shipping-provider";
 
 /** The order's `shipping_address` column, as the Stripe intake wrote it (src/orders/intake). */
@@ -40,6 +41,35 @@ export interface DestinationRow {
   ships_alone: Record<string, boolean> | null;
 }
 
+/**
+ * The shipment step's one read: the destination and the order's current parcels (each parcel by
+ * its latest label; none before the first booking), so a retried step finds what an earlier
+ * attempt recorded without a statement of its own.
+ */
+export const bookingStatement = `SELECT d.*,
+                (SELECT json_agg(json_build_object('carrier', s.carrier, 'trackingNumber', s.tracking_number,
+                                                   'trackingUrl', s.tracking_url, 'parcelNumber', s.parcel_number,
+                                                   'lines', s.lines)
+                                 ORDER BY s.parcel_number, s.generation)
+                 FROM shipments s WHERE s.order_id = $1::uuid AND s.superseded_at IS NULL) AS parcels
+         FROM (${destinationStatement}) d`;
+
+/** A row of bookingStatement. */
+export interface BookingRow extends DestinationRow {
+  parcels:
+    | { carrier: string; trackingNumber: string; trackingUrl: string; parcelNumber: number; lines: unknown }[]
+    | null;
+}
+
+function toDestination(order: DestinationRow) {
+  return {
+    address: parseStoredAddress(order.shipping_address),
+    digitalOnly: order.digital_only,
+    weightsOz: order.weights ?? {},
+    shipsAlone: order.ships_alone ?? {},
+  };
+}
+
 export function createShippingDestinations(db: Database): ShippingDestinations {
   const sql = sqlPool(db);
   return {
@@ -47,12 +77,16 @@ export function createShippingDestinations(db: Database): ShippingDestinations {
       // One statement (Prisma's nested select takes three): asked on every order's shipment step.
       const { rows } = await sql.query<DestinationRow>(destinationStatement, [orderId]);
       const order = rows[0];
+      return order ? toDestination(order) : null;
+    },
+
+    async findForBooking(orderId) {
+      const { rows } = await sql.query<BookingRow>(bookingStatement, [orderId]);
+      const order = rows[0];
       if (!order) return null;
       return {
-        address: parseStoredAddress(order.shipping_address),
-        digitalOnly: order.digital_only,
-        weightsOz: order.weights ?? {},
-        shipsAlone: order.ships_alone ?? {},
+        destination: toDestination(order),
+        parcels: (order.parcels ?? []).map(({ lines, ...parcel }) => ({ ...parcel, lines: asLines(lines) })),
       };
     },
   };

@@ -17,7 +17,8 @@ export interface NewTimelineEntry {
 
 /**
  * The order timeline's one writer (and its reads). Entries are written here, or inside the
- * statement that moves an order with the kind from src/timeline/kinds.ts, or within a caller's
+ * statement that moves an order (or records a step's outcome: a stock hold's conversion, an
+ * e-mail's `sent`/`failed`) with the kind from src/timeline/kinds.ts, or within a caller's
  * Prisma transaction through src/timeline/in-transaction.ts; nowhere else.
  */
 export interface Timeline {

@@ -8,7 +8,7 @@ import {
   recordShipmentStatement,
 } from "../../src/orders/fulfilment-records";
 import { leaseStatement, sendStatement } from "../../src/notifications/email-sender";
-import { destinationStatement } from "../../src/shipping/shipping-destinations";
+import { bookingStatement, destinationStatement } from "../../src/shipping/shipping-destinations";
 import { timelineListStatement } from "../../src/timeline/timeline";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
@@ -102,6 +102,13 @@ const checked: Checked[] = [
     module: "src/shipping/shipping-destinations.ts",
     rowType: "DestinationRow",
     imports: ["DestinationRow"],
+  },
+  {
+    name: "shipping destination with parcels",
+    text: bookingStatement,
+    module: "src/shipping/shipping-destinations.ts",
+    rowType: "BookingRow",
+    imports: ["BookingRow"],
   },
   {
     name: "fulfilment fenceForCancel",

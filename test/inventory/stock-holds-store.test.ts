@@ -195,6 +195,44 @@ describe("issue 11 mutation: stock holds store and the holding inventory", () =>
     expect(await timeline(orderId)).toEqual([]);
   });
 
+  it("with a run to record for, the conversion writes the run's stock-reserved entry from its outcome, once", async () => {
+    await addProduct("REC-A", 5);
+    await addProduct("REC-B", 5);
+    const orderId = await createOrder("paid");
+    await hold(
+      orderId,
+      [
+        { sku: "REC-B", quantity: 1 },
+        { sku: "REC-A", quantity: 2 },
+      ],
+      new Date(),
+    );
+    const reserved = [
+      { sku: "REC-A", quantity: 2 },
+      { sku: "REC-B", quantity: 1 },
+    ];
+
+    expect(await holds.convert(orderId, { runId: "run-rec" })).toEqual({
+      ok: true,
+      reserved,
+      entriesRecorded: true,
+    });
+    // A retried step: the existing reservation, its entry not written twice.
+    expect(await holds.convert(orderId, { runId: "run-rec" })).toEqual({
+      ok: true,
+      reserved,
+      entriesRecorded: true,
+    });
+    const entries = await database.db.orderTimelineEntry.findMany({ where: { orderId } });
+    expect(entries.map(({ kind, detail, runId }) => ({ kind, detail, runId }))).toEqual([
+      { kind: "stock-reserved", detail: { ok: true, reserved }, runId: "run-rec" },
+    ]);
+    // Nothing to convert (no hold): no entry, and the caller records its own outcome.
+    const none = await createOrder("paid");
+    expect(await holds.convert(none, { runId: "run-rec" })).toBeNull();
+    expect(await database.db.orderTimelineEntry.count({ where: { orderId: none } })).toBe(0);
+  });
+
   it("two conversions of one hold at once both answer the reservation: the second waits for the first under the order's lock", async () => {
     await addProduct("CONC-1", 5);
     const orderId = await createOrder("paid");

@@ -99,4 +99,83 @@ describe("the catalog's weights make the EasyPost parcel", () => {
     const [shipment] = sandbox.purchased().filter((s) => s.reference === easyPostReference(order.id));
     expect(shipment?.parcel).toMatchObject({ weight: 2 * 40 + 16, length: 12, width: 9, height: 4 });
   });
+  it("books with the carrier from the one read of destination and parcels, and a retry finds the current parcels", async () => {
+    const { db } = database;
+    await db.product.upsert({
+      where: { sku: "ANVIL" },
+      update: {},
+      create: { sku: "ANVIL", name: "Anvil", unitPrice: 9000, currency: "usd", weightOz: 40, stockOnHand: 5 },
+    });
+    const order = await db.order.create({
+      data: {
+        customerId: "cus-w2",
+        email: "w2@example.com",
+        currency: "usd",
+        total: 9_000,
+        status: "fulfilling",
+        shippingAddress: {
+          name: "Ada",
+          line1: "510 Townsend St",
+          city: "San Francisco",
+          state: "CA",
+          postalCode: "94103",
+          country: "US",
+        },
+        lines: { create: [{ sku: "ANVIL", name: "Anvil", unitPrice: 9000, quantity: 1 }] },
+      },
+    });
+    const shipments = createShipmentRepository(db);
+    const booking = createShipmentBooking({
+      provider: createEasyPostCarrier({
+        client: () =>
+          createEasyPostClient({ apiKey: "EZTK_test", apiBase: sandbox.apiBase as string, timeoutMs: 5_000 }),
+        warehouse: {
+          name: "W",
+          line1: "417 Montgomery St",
+          city: "San Francisco",
+          state: "CA",
+          postalCode: "94104",
+          country: "US",
+        },
+        serviceLevels: ["GroundAdvantage", "Ground", "FEDEX_GROUND"],
+        itemWeightOz: 16,
+        box: { lengthIn: 12, widthIn: 9, heightIn: 4 },
+      }),
+      shipments,
+      destinations: createShippingDestinations(db),
+    });
+    const request = { orderId: order.id, lines: [{ sku: "ANVIL", quantity: 1 }] };
+
+    const [booked] = (await booking.bookWithCarrier(request)) ?? [];
+    const bought = sandbox.purchased().filter((s) => s.reference === easyPostReference(order.id));
+    expect(bought).toHaveLength(1);
+    expect(bought[0]?.parcel).toMatchObject({ weight: 40 });
+    if (!booked) throw new Error("no parcel booked");
+    await shipments.recordBooked(order.id, booked, { parcelNumber: 1, generation: 0, lines: booked.lines });
+    // A re-ship replaced parcel 1's label: the retry sees the new one only.
+    await db.shipment.updateMany({ where: { orderId: order.id }, data: { supersededAt: new Date() } });
+    await db.shipment.create({
+      data: {
+        orderId: order.id,
+        parcelNumber: 1,
+        generation: 1,
+        lines: [{ sku: "ANVIL", quantity: 1 }],
+        carrier: "USPS",
+        trackingNumber: `reship-${order.id}`,
+        trackingUrl: "https://tools.usps.com/reship",
+      },
+    });
+
+    const again = await booking.bookWithCarrier(request);
+    expect(again).toEqual([
+      {
+        carrier: "USPS",
+        trackingNumber: `reship-${order.id}`,
+        trackingUrl: "https://tools.usps.com/reship",
+        parcelNumber: 1,
+        lines: [{ sku: "ANVIL", quantity: 1 }],
+      },
+    ]);
+    expect(sandbox.purchased().filter((s) => s.reference === easyPostReference(order.id))).toHaveLength(1);
+  });
 });

@@ -17,10 +17,13 @@ export const reserveStock = createStep({
   invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
     step.run(reserveStockStepId, async () => {
       const guard = { claimId: claim.claimId };
-      const outcome =
+      const record = { runId };
+      const { entriesRecorded, ...outcome } =
         deps.settings.partialFulfilment === "ship_available"
-          ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true })
-          : await deps.inventory.reserve(orderId, claim.lines, guard);
+          ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true, record })
+          : await deps.inventory.reserve(orderId, claim.lines, guard, { record });
+      // A checkout hold's conversion writes its entries in its own statement (stock-holds.ts).
+      if (entriesRecorded) return outcome;
       if (outcome.ok || outcome.reason === "out_of_stock")
         await deps.timeline.record(
           orderId,

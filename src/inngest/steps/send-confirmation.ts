@@ -8,8 +8,7 @@ export const sendConfirmation = createStep({
   id: sendConfirmationStepId,
   invoke: ({ step, deps, orderId, runId }, parcels: readonly ShipmentNotice[]) =>
     step.run(sendConfirmationStepId, async () => {
-      const sent = await deps.messages.shipped(orderId, parcels);
-      await deps.timeline.record(orderId, "confirmation-sent", { ...sent }, runId);
-      return sent;
+      // The `confirmation-sent` entry is written with the e-mail's outcome, in its statement.
+      return deps.messages.shipped(orderId, parcels, { kind: "confirmation-sent", runId });
     }),
 });

@@ -832,15 +832,18 @@ export class FakeWorkflowWorld {
   };
 
   readonly messagesPort: CustomerMessages = {
-    shipped: async (orderId, parcels) => {
+    shipped: async (orderId, parcels, record) => {
       this.maybeFail("messages.shipped");
       // One parcel per order in this world: its notice, as before orders had several.
       const [first] = parcels;
-      return this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [
+      const outcome = await this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [
         first
           ? { carrier: first.carrier, trackingNumber: first.trackingNumber, trackingUrl: first.trackingUrl }
           : null,
       ]);
+      // As the real sender: the entry with the outcome, once per (order, kind, run).
+      if (record) this.recordEntry(orderId, record.kind, { ...outcome }, record.runId);
+      return outcome;
     },
     reshipped: async (orderId, shipmentId, parcel) =>
       this.sendEmail(emailKeys.reshipped(shipmentId), orderId, "shipped", [parcel]),
