@@ -7,8 +7,9 @@ import { adminToken, E2eHarness } from "../e2e/e2e-harness";
 import { launchChromium, screenshotDir, startPublicEntrance, type PublicEntrance } from "./browser";
 
 /**
- * Issue 12 in a real browser: Debian's Chromium driven by playwright-core against the service as
- * users run it (src/server.ts in a child process, the local engine and the Stripe stand-in).
+ * The customer pages and the ops console in a real browser: Debian's Chromium driven by playwright-core
+ * against the service as users run it (src/server.ts in a child process, the local engine and the Stripe
+ * stand-in).
  */
 describe("customer pages and ops console in Chromium", () => {
   let harness: E2eHarness;

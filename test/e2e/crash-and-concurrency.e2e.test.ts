@@ -54,7 +54,7 @@ describe("end to end: crashes", () => {
         .filter((c) => c.status === 200 && !c.replayed && c.path.includes(order.paymentIntentId ?? "-"));
       expect(captures).toHaveLength(1);
       expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
-      // One EasyPost label per order, however the kills fell (issue 13).
+      // One EasyPost label per order, however the kills fell.
       expect(h.easyPost.purchased().filter((s) => s.reference === `order-${orderId}`)).toHaveLength(1);
       expect(order.reservations).toHaveLength(1);
       // The order reads `completed` once its last step committed; the run itself finishes a moment
@@ -73,7 +73,7 @@ describe("end to end: crashes", () => {
     expect((await h.db.product.findUniqueOrThrow({ where: { sku: "E2E-CRASH" } })).stockOnHand).toBe(
       200 - orders.length,
     );
-    // Issue 10: in the checkpointing project the kills landed in checkpointing requests.
+    // In the checkpointing project the kills landed in checkpointing requests.
     if (engineCheckpointing) expect(h.engine.stats().checkpoints).toBeGreaterThan(orders.length);
     else expect(h.engine.stats().checkpoints).toBe(0);
     const copiesSent = h.smtp.accepted.filter((m) => /@shop\.example>$/.test(m.messageId ?? "")).length;

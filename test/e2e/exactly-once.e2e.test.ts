@@ -85,7 +85,7 @@ describe("end to end: exactly once under duplicates and failures", () => {
   });
 
   it("compensates a declined capture and alerts ops exactly once", async () => {
-    // Before checkout, which holds the stock (issue 11): the compensation must give it all back.
+    // Before checkout, which holds the stock: the compensation must give it all back.
     const stockBefore = (await h.db.product.findUniqueOrThrow({ where: { sku: "E2E-DUP" } })).stockOnHand;
     const { orderId, checkoutSessionId } = await h.checkout("cus_declined", [
       { sku: "E2E-DUP", quantity: 2 },

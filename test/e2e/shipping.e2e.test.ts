@@ -6,10 +6,9 @@ const day = 24 * 3600 * 1000;
 const reference = (orderId: string) => `order-${orderId}`;
 
 /**
- * Issue 13, "Must show": checkout with an address, payment, a label bought once through the
- * EasyPost stand-in (driven by the app through @easypost/api) with that address, the tracker
- * driven to delivered by signed carrier events, then the review; a SIGKILL during booking still
- * buys one label.
+ * Checkout with an address, payment, a label bought once through the EasyPost stand-in (driven by the app
+ * through @easypost/api) with that address, the tracker driven to delivered by signed carrier events, then
+ * the review; a SIGKILL during booking still buys one label.
  */
 describe("end to end: shipping through EasyPost", () => {
   let h: E2eHarness;
@@ -33,7 +32,7 @@ describe("end to end: shipping through EasyPost", () => {
       (r) => r.endpoint === "shipments.buy" && r.status === status && r.path.includes(shipmentId ?? "-"),
     );
 
-  it("issue 13: checkout with an address, one label with that address, tracker to delivered by signed events, then the review", async () => {
+  it("checkout with an address, one label with that address, tracker to delivered by signed events, then the review", async () => {
     const { orderId, checkoutSessionId } = await h.checkout("cus_ship_happy", [
       { sku: "E2E-SHIP", quantity: 2 },
     ]);
@@ -116,7 +115,7 @@ describe("end to end: shipping through EasyPost", () => {
     expect(buysFor(label?.id, 200)).toHaveLength(1);
   });
 
-  it("issue 13: a SIGKILL while the label is being bought (bought, answer not yet sent) still buys one label", async () => {
+  it("a SIGKILL while the label is being bought (bought, answer not yet sent) still buys one label", async () => {
     const { orderId, checkoutSessionId } = await h.checkout("cus_ship_kill", [
       { sku: "E2E-SHIP", quantity: 1 },
     ]);
@@ -139,7 +138,7 @@ describe("end to end: shipping through EasyPost", () => {
     expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
   });
 
-  it("issue 13: a SIGKILL between creating the shipment and buying it buys that shipment's label, once", async () => {
+  it("a SIGKILL between creating the shipment and buying it buys that shipment's label, once", async () => {
     const { orderId, checkoutSessionId } = await h.checkout("cus_ship_kill2", [
       { sku: "E2E-SHIP", quantity: 1 },
     ]);

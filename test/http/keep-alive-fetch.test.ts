@@ -188,7 +188,7 @@ describe("keep-alive fetch for the Inngest client", () => {
     await expect(keepAliveFetch("not a url")).rejects.toMatchObject({ name: "TypeError" });
   });
 
-  describe("its Response, which keeps the body as bytes (issue 10)", () => {
+  describe("its Response, which keeps the body as bytes", () => {
     /** What a sequence of reads gives: each read's value, or the name of the error it rejected with. */
     async function reads(res: Response, ...steps: ((r: Response) => Promise<unknown> | unknown)[]) {
       const outcomes: unknown[] = [];

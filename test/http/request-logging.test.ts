@@ -3,8 +3,8 @@ import request from "supertest";
 import { createLogger } from "../../src/logger";
 import { requestLogging } from "../../src/http/request-logging";
 
-// Issue 10, "Throughput where it goes": serve() is called several times per order; a successful
-// call is not worth an info line each (and its cost), a failed one still is.
+// serve() is called several times per order; a successful call is not worth an info line each (and
+// its cost to throughput), a failed one still is.
 function appLoggingTo(lines: Record<string, unknown>[]) {
   const logger = createLogger({
     level: "info",
@@ -21,7 +21,7 @@ function appLoggingTo(lines: Record<string, unknown>[]) {
 const completions = (lines: Record<string, unknown>[]) =>
   lines.filter((l) => l.msg === "request completed" || l.msg === "request errored");
 
-describe("request logging (issue 10, throughput: quieter serve() lines)", () => {
+describe("request logging (quieter serve() lines, for throughput)", () => {
   it("logs a successful /api/inngest call at debug, so not at info", async () => {
     const lines: Record<string, unknown>[] = [];
     await request(appLoggingTo(lines)).put("/api/inngest?fnId=x&stepId=y").expect(200);

@@ -13,9 +13,9 @@ import {
 } from "../../src/orders/intake/stripe-webhook-route";
 
 /**
- * Issue 10: buildApp answers POST /api/stripe/webhook, exactly that URL, before express sets the
- * request up; every other URL goes through express, which serves the same endpoint as a route.
- * Both must answer alike, failures included.
+ * buildApp answers POST /api/stripe/webhook, exactly that URL, before express sets the request up; every
+ * other URL goes through express, which serves the same endpoint as a route. Both must answer alike, failures
+ * included.
  */
 const readiness: ReadinessProbe = async () => ({ ready: true, checks: {} });
 const webhookSecret = "whsec_first_0123456789";
@@ -36,7 +36,7 @@ function probeEndpoint(failure?: unknown): StripeWebhookEndpoint {
   };
 }
 
-describe("the Stripe webhook served before express (issue 10)", () => {
+describe("the Stripe webhook served before express", () => {
   it("takes the exact URL first, with the app's common headers; other URLs and methods go to express", async () => {
     const app = buildApp({ logger: captureLog("silent").logger, readiness, stripeWebhook: probeEndpoint() });
 

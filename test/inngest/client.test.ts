@@ -29,7 +29,7 @@ const sdkHeaders = (headers: IncomingHttpHeaders) =>
     ),
   );
 
-describe("the Inngest client (issue 10: cheaper event sends)", () => {
+describe("the Inngest client (cheaper event sends)", () => {
   let eventApi: Awaited<ReturnType<typeof startEventApi>>;
   beforeAll(async () => {
     eventApi = await startEventApi();

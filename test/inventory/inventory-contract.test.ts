@@ -4,11 +4,11 @@ import type { InventoryRepository } from "../../src/inventory/inventory";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { eventually } from "../support/eventually";
 
-// Issue 11, mutation testing (docs/mutation-testing.md, group `inventory`): the answers of the
+// Mutation testing (docs/mutation-testing.md, group `inventory`): the answers of the
 // InventoryRepository contract that the first mutation pass showed no test pinned down. Asserted at
 // the contract (what reserve/release/list answer, what stock is left), not at how the SQL gets there.
 
-describe("issue 11 mutation: inventory repository contract", () => {
+describe("inventory repository contract", () => {
   let database: TestDatabase;
   let inventory: InventoryRepository;
 

@@ -6,11 +6,11 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 import { eventually } from "../support/eventually";
 
 /**
- * Issue 11.1 for reserve-stock, which has no external call to delay: its guard is checked under
- * the order's row lock inside the reservation's own transaction, and the cancel's fence takes the
- * same lock. These tests land the fence while a reservation is in flight, both ways round.
+ * A cancel landing while reserve-stock is in flight. reserve-stock has no external call to delay: its guard
+ * is checked under the order's row lock inside the reservation's own transaction, and the cancel's fence
+ * takes the same lock. These tests land the fence while a reservation is in flight, both ways round.
  */
-describe("issue 11.1: reserve-stock against a cancel in flight", () => {
+describe("reserve-stock against a cancel in flight", () => {
   let database: TestDatabase;
   const claimId = "3e0d3d43-1a4c-4b5e-9a1f-5f4f9a7c2d10";
 

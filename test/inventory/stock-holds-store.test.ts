@@ -15,13 +15,13 @@ import { createLogger } from "../../src/logger";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { eventually } from "../support/eventually";
 
-// Issue 11, mutation testing (docs/mutation-testing.md, group `inventory`): the stock holds' store
-// (take, record, convert exactly once, release exactly once, the sweep's query) and the inventory the
+// Mutation testing (docs/mutation-testing.md, group `inventory`): the stock holds' store (take,
+// record, convert exactly once, release exactly once, the sweep's query) and the inventory the
 // workflow sees on top of it, driven directly against the database: no HTTP service, so a mutant
 // costs a second, not the checkout harness's start-up (test/inventory/stock-holds.test.ts covers the
 // same end to end).
 
-describe("issue 11 mutation: stock holds store and the holding inventory", () => {
+describe("stock holds store and the holding inventory", () => {
   let database: TestDatabase;
   let holds: StockHolds;
   let inventory: InventoryRepository;

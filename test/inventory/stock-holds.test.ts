@@ -8,11 +8,11 @@ import { defined } from "../support/defined";
 import { IntakeHarness } from "../orders/intake-harness";
 
 /**
- * Issue 11, part 3, "Hold stock at checkout": the stock is held when the Checkout Session is made,
- * for as long as it can be paid; released on expiry, on an async payment failure and by the sweep;
- * converted into the reservation by the workflow's reserve step (the very call it makes).
+ * The stock is held when the Checkout Session is made, for as long as it can be paid; released on expiry, on
+ * an async payment failure and by the sweep; converted into the reservation by the workflow's reserve step
+ * (the very call it makes).
  */
-describe("Hold stock at checkout", () => {
+describe("stock held at checkout", () => {
   let h: IntakeHarness;
   let holds: StockHolds;
   let inventory: InventoryRepository;

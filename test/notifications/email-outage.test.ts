@@ -56,7 +56,7 @@ async function eventually(check: () => void | Promise<void>, timeoutMs = 10_000)
   }
 }
 
-describe("issue 14: e-mail outside transactions and through SMTP outages", () => {
+describe("e-mail outside transactions and through SMTP outages", () => {
   let database: TestDatabase;
 
   beforeAll(async () => {

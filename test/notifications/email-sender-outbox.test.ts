@@ -9,8 +9,8 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 import { eventually } from "../support/eventually";
 import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
-// Issue 11, mutation testing (docs/mutation-testing.md, group `email`): behaviour of the e-mail
-// sender and its outbox that the first mutation pass showed no test pinned down.
+// Mutation testing (docs/mutation-testing.md, group `email`): behaviour of the e-mail sender and
+// its outbox that the first mutation pass showed no test pinned down.
 
 const from = "Shop <orders@shop.example>";
 const logger = createLogger({ level: "silent" });
@@ -24,7 +24,7 @@ async function closedPort(): Promise<number> {
   return port;
 }
 
-describe("issue 11 mutation: e-mail sender and outbox", () => {
+describe("e-mail sender and outbox: behaviour no other test pinned down", () => {
   let database: TestDatabase;
   let receiver: SmtpReceiver;
 

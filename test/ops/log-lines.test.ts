@@ -6,7 +6,7 @@ import { startStandIns } from "../../src/dev/stand-ins";
 import { createTestDatabase } from "../support/database";
 import { captureLog } from "../support/log-capture";
 
-/** Issue 12, polish: one log line, one `component`; a decline message said once. */
+/** One log line carries one `component`, and a decline's message is said once. */
 describe("log lines", () => {
   it("say an error's message once, with its causes nested rather than appended", () => {
     const log = captureLog();

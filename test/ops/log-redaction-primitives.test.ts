@@ -3,9 +3,9 @@ import { createLogger, redactedPaths } from "../../src/logger";
 import { skipRedactionWalkForPrimitives } from "../../src/shims/pino-redaction";
 
 /**
- * Issue 10: src/logger.ts answers pino's redaction for strings, numbers, booleans and null without
- * walking the redaction paths. These lines must come out exactly as pino's own redaction writes
- * them, byte for byte, whatever the line holds.
+ * src/logger.ts answers pino's redaction for strings, numbers, booleans and null without walking the
+ * redaction paths. These lines must come out exactly as pino's own redaction writes them, byte for byte,
+ * whatever the line holds.
  */
 function loggerWritingTo(lines: string[], shortcut: boolean): pino.Logger {
   const logger = pino(
@@ -62,7 +62,7 @@ const lines: [unknown, ...unknown[]][] = [
   [null],
 ];
 
-describe("redaction of primitives without the path walk (issue 10)", () => {
+describe("redaction of primitives without the path walk", () => {
   it.each(lines.map((args, index) => [index, args] as const))(
     "line %i is written as pino writes it",
     (_i, args) => {

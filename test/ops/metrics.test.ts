@@ -46,7 +46,7 @@ describe("GET /metrics after whole orders", () => {
     expect(step("claim", "completed")).toBe(2);
     expect(step("charge-card", "completed")).toBe(1);
     expect(step("charge-card", "failed")).toBe(1);
-    // An SMTP failure no longer fails the step: the e-mail waits in the outbox (issue 14).
+    // An SMTP failure does not fail the step: the e-mail waits in the outbox.
     expect(step("send-payment-failed", "retrying")).toBeUndefined();
     expect(step("send-payment-failed", "completed")).toBe(1);
     expect(

@@ -5,11 +5,10 @@ import { createLogger } from "../../src/logger";
 import { IntakeHarness, startInstance } from "./intake-harness";
 
 /**
- * Issue 14, "Checkout under load leaves half-made orders": checkout answers 201, 409 or 503 (with
- * Retry-After), never leaves an order without its session nor a session without its order,
- * accepts an Idempotency-Key, and sizes its pool from configuration.
+ * Under load, checkout answers 201, 409 or 503 (with Retry-After), never leaves an order without its session
+ * nor a session without its order, accepts an Idempotency-Key, and sizes its pool from configuration.
  */
-describe("Checkout under load leaves half-made orders", () => {
+describe("checkout under load leaves no half-made orders", () => {
   let h: IntakeHarness;
   beforeAll(async () => {
     h = await IntakeHarness.start();

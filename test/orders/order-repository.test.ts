@@ -3,7 +3,7 @@ import { createFulfilmentRecords } from "../../src/orders/fulfilment-records";
 import { createOrderRedrive, redriveOrder } from "../../src/orders/redrive-order";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
-/** Issue 11.5: the claim and the order repository's conditional updates, each guard on its own. */
+/** The claim and the order repository's conditional updates, each guard tested on its own. */
 describe("order repository: claim, transitions, cancellation, re-drive", () => {
   let database: TestDatabase;
   const moves: OrderStatus[] = [];

@@ -13,12 +13,11 @@ import {
 } from "./intake-harness";
 
 /**
- * Issue 14, "Amounts and ownership are not checked": before an order is placed, the intake checks
- * with Stripe that the session and PaymentIntent belong to it and match its amount and currency;
- * a mismatch flags the order for ops instead of shipping it. Signed webhooks built from Stripe's
- * fixture objects, delivered to the service as Stripe would.
+ * Before an order is placed, the intake checks with Stripe that the session and PaymentIntent belong to it
+ * and match its amount and currency; a mismatch flags the order for ops instead of shipping it. Signed
+ * webhooks built from Stripe's fixture objects, delivered to the service as Stripe would.
  */
-describe("Amounts and ownership are not checked", () => {
+describe("the intake checks amounts and ownership before placing an order", () => {
   let h: IntakeHarness;
   beforeAll(async () => {
     h = await IntakeHarness.start();

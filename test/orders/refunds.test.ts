@@ -22,7 +22,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
 const adminToken = "refund-admin-token-0123456789";
 const logger = createLogger({ level: "silent" });
 
-/** Issue 13, "Refunds after shipping": POST /api/orders/:id/refund. */
+/** POST /api/orders/:id/refund: refunds of an order that has already shipped. */
 describe("POST /api/orders/:id/refund", () => {
   let database: TestDatabase;
   let sandbox: StripeSandbox;
@@ -144,7 +144,7 @@ describe("POST /api/orders/:id/refund", () => {
       body: JSON.stringify(body),
     });
 
-  it("issue 13: refunds part, then refuses a second refund that would exceed the capture with 409 refund_exceeds_captured", async () => {
+  it("refunds part, then refuses a second refund that would exceed the capture with 409 refund_exceeds_captured", async () => {
     const orderId = await capturedOrder(5500);
 
     const first = await refund(orderId, { amount: 2000, reason: "Mug arrived chipped" });

@@ -1,8 +1,8 @@
 import type Stripe from "stripe";
 import { IntakeHarness, payloadOf } from "./intake-harness";
 
-/** Issue 13, "The address": collected by Stripe Checkout, stored on the order by the webhook intake. */
-describe("issue 13: the shipping address at checkout and on the order", () => {
+/** The shipping address: collected by Stripe Checkout, stored on the order by the webhook intake. */
+describe("the shipping address at checkout and on the order", () => {
   let h: IntakeHarness;
   beforeAll(async () => {
     h = await IntakeHarness.start();

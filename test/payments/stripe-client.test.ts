@@ -34,7 +34,7 @@ async function startStripeApi() {
   return { ...(await listenOnLoopback(server)), requests };
 }
 
-describe("the Stripe client (issue 10: a cheaper webhook lookup)", () => {
+describe("the Stripe client (a cheaper webhook lookup)", () => {
   let api: Awaited<ReturnType<typeof startStripeApi>>;
   beforeAll(async () => {
     api = await startStripeApi();

@@ -14,11 +14,11 @@ import { defined } from "../support/defined";
 const day = 24 * 3600_000;
 
 /**
- * Issue 15: what the payment gateway makes of each capture failure Stripe produces, against the
- * sandbox through stripe-node. A rejection is final (the workflow does not retry it) and carries
- * the reason the compensation reads and the words ops see.
+ * What the payment gateway makes of each capture failure Stripe produces, against the sandbox through
+ * stripe-node. A rejection is final (the workflow does not retry it) and carries the reason the compensation
+ * reads and the words ops see.
  */
-describe("issue 15: the Stripe payment gateway classifies capture failures", () => {
+describe("the Stripe payment gateway classifies capture failures", () => {
   let sandbox: StripeSandbox;
   let stripe: Stripe;
   let gateway: PaymentGateway;
@@ -189,7 +189,7 @@ describe("issue 15: the Stripe payment gateway classifies capture failures", () 
   });
 });
 
-describe("issue 15: a lapsed authorization is labelled the same wherever it is reported", () => {
+describe("a lapsed authorization is labelled the same wherever it is reported", () => {
   const lookup = () => Promise.reject(new Error("not asked"));
 
   it.each([

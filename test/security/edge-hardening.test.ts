@@ -8,7 +8,7 @@ import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { captureLog, type CapturedLog } from "../support/log-capture";
 
-/** Issue 14, Low: the edges an attack on the running service found soft. */
+/** The edges an attack on the running service found soft, each now firm. */
 
 const adminToken = "edge-admin-token-0123456789";
 const webhookSecret = "whsec_edge_0123456789";
@@ -23,7 +23,7 @@ function problemsOf(env: Record<string, string>): string[] {
   }
 }
 
-describe("issue 14: edges", () => {
+describe("edge hardening", () => {
   let database: TestDatabase;
   let services: Services;
   let app: ReturnType<typeof buildApp>;

@@ -6,12 +6,12 @@ import { testEncryptionKey } from "../support/encryption";
 jest.setTimeout(60_000);
 
 /**
- * Issue 14: "Customer data leaves for Inngest in clear". The local engine keeps everything Inngest
- * would store (events, run state, step results, outputs) in its own schema: after whole orders,
- * nothing there may contain the customer's e-mail address or payment id, while the ids its
- * expressions read (orderId, customerId) stay readable.
+ * Customer data does not leave for Inngest in clear. The local engine keeps everything Inngest would store
+ * (events, run state, step results, outputs) in its own schema: after whole orders, nothing there may contain
+ * the customer's e-mail address or payment id, while the ids its expressions read (orderId, customerId) stay
+ * readable.
  */
-describe("issue 14: customer data leaves for Inngest in clear", () => {
+describe("customer data does not leave for Inngest in clear", () => {
   /** Every row of every table of the engine's schema, as one text. */
   async function engineState(h: WorkflowHarness): Promise<string> {
     const client = new Client({ connectionString: h.database.url });

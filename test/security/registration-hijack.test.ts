@@ -11,7 +11,7 @@ import { createServices, type Services } from "../../src/wiring";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /**
- * Issue 14, High: "Unsigned PUT /api/inngest re-registers the app at a URL the caller picks".
+ * An unsigned PUT /api/inngest must not re-register the app at a URL the caller picks.
  * The SDK's out-of-band sync (a PUT without `x-inngest-sync-kind: in_band`) needs no signature and
  * builds the URL it announces from the request's Host header. Tested both ways: production config
  * against a fake Inngest API that records /fn/register, and dev mode against the local engine.
@@ -75,7 +75,7 @@ const hijackHeaders = {
   "X-Forwarded-Proto": "http",
 };
 
-describe("issue 14: unsigned PUT /api/inngest re-registers the app at a caller-chosen URL", () => {
+describe("unsigned PUT /api/inngest cannot re-register the app at a caller-chosen URL", () => {
   describe("production config, against Inngest's API", () => {
     let database: TestDatabase;
     let services: Services;

@@ -114,7 +114,7 @@ describe("POST /api/carrier/webhook", () => {
       });
     });
 
-    it("issue 13: a carrier event with a bad signature gets 400 and changes nothing", async () => {
+    it("a carrier event with a bad signature gets 400 and changes nothing", async () => {
       const { orderId, trackingNumber } = await bookedShipment();
       const body = trackerEvent(trackingNumber, "delivered");
 

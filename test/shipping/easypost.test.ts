@@ -31,7 +31,7 @@ const lines = [{ sku: "MUG", quantity: 2 }];
 let orderSeq = 0;
 const nextOrderId = () => `00000000-0000-4000-8000-${String(++orderSeq).padStart(12, "0")}`;
 
-/** Issue 13, "A real carrier": the adapter through the official library against the stand-in. */
+/** The real carrier's adapter, driven through the official library against the stand-in. */
 describe("EasyPost carrier (official @easypost/api client against the EasyPost stand-in)", () => {
   let sandbox: EasyPostSandbox;
   let apiBase: string;

@@ -5,12 +5,12 @@ jest.setTimeout(90_000);
 const day = 24 * 3600_000;
 
 /**
- * Issue 15, "Expired authorizations": the card authorization lapses before fulfilment captures it.
- * Whichever way Stripe reports it (the PaymentIntent already canceled as expired, or the capture
- * refused with charge_expired_for_capture / capture_charge_authorization_expired), the order is a
- * payment failure: not retried, compensated once, the customer told once, ops told in words.
+ * The card authorization lapses before fulfilment captures it. Whichever way Stripe reports it (the
+ * PaymentIntent already canceled as expired, or the capture refused with charge_expired_for_capture /
+ * capture_charge_authorization_expired), the order is a payment failure: not retried, compensated once, the
+ * customer told once, ops told in words.
  */
-describe("issue 15: fulfil-order when the authorization expired before capture", () => {
+describe("fulfil-order when the authorization expired before capture", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

@@ -7,14 +7,14 @@ import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(90_000);
 
 /**
- * Issue 11, part 1: Inngest cancels a run at once and starts cleanup-cancelled-order while the
- * step in flight keeps going. Each test holds one side-effect step's external call open (the
- * Stripe stand-in's and the EasyPost stand-in's held answers), lands the cancel inside that delay, lets the cleanup finish, then lets the step
- * finish too: the order must end consistent whatever the order of those events. reserve-stock has
- * no external call: a row lock holds its transaction open instead (both orders of fence and
- * reservation: test/inventory/reservation-guard.test.ts).
+ * Inngest cancels a run at once and starts cleanup-cancelled-order while the step in flight keeps going. Each
+ * test holds one side-effect step's external call open (the Stripe stand-in's and the EasyPost stand-in's
+ * held answers), lands the cancel inside that delay, lets the cleanup finish, then lets the step finish too:
+ * the order must end consistent whatever the order of those events. reserve-stock has no external call: a row
+ * lock holds its transaction open instead (both orders of fence and reservation:
+ * test/inventory/reservation-guard.test.ts).
  */
-describe("issue 11.1: a cancel that lands while a step is in flight", () => {
+describe("a cancel that lands while a step is in flight", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

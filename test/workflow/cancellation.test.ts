@@ -51,7 +51,7 @@ describe("cancellation", () => {
         "cancelled",
       ]),
     );
-    // Issue 12: the reason given is on the timeline, and after the void the payment still says
+    // The reason given is on the timeline, and after the void the payment still says
     // what was authorised.
     expect(order.timeline.find((e) => e.kind === "cancel-requested")?.detail).toEqual({
       reason: "changed my mind",

@@ -84,7 +84,7 @@ describe("fulfill-order: compensation", () => {
     expect(await h.stockOf("SCARCE-1")).toBe(1);
     expect(h.sandbox.paymentIntent(paymentIntentId)?.status).toBe("canceled");
     expect(h.mailsTo(/could not fulfil/)).toHaveLength(1);
-    // One notice, that it is a stock problem (issue 11: hold stock at checkout), not a run failure.
+    // One notice, that it is a stock problem, not a run failure.
     expect(h.slack.bodies.slice(slackBefore).map((body) => JSON.stringify(body))).toEqual([
       expect.stringContaining("Stock problem"),
     ]);

@@ -2,8 +2,8 @@ import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(60_000);
 
-/** Issue 13: "Digital-only products (a flag on the product) skip shipping and the address." */
-describe("fulfill-order: issue 13, a digital-only order", () => {
+/** Digital-only products (a flag on the product) skip shipping and the address. */
+describe("fulfill-order: a digital-only order", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

@@ -4,11 +4,11 @@ import { WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(60_000);
 
 /**
- * Issue 14: "An e-mail lost to an SMTP outage is never sent". With the mail server refusing every
- * attempt, the order must still go shipped -> delivered -> completed (the review request follows),
- * and once the server is back the outbox cron (run by the engine) sends each e-mail once.
+ * An SMTP outage loses no e-mail. With the mail server refusing every attempt, the order must still go
+ * shipped -> delivered -> completed (the review request follows), and once the server is back the outbox cron
+ * (run by the engine) sends each e-mail once.
  */
-describe("issue 14: an e-mail lost to an SMTP outage is never sent (the whole workflow)", () => {
+describe("an SMTP outage loses no e-mail (the whole workflow)", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

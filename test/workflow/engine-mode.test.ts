@@ -4,9 +4,9 @@ import { WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(60_000);
 
 /**
- * Issue 10: this suite runs once per engine mode (jest projects "checkpointing" and "classic").
- * Each must really take its path: if the engine stopped sending `fn_id`, the checkpointing
- * project would silently test the classic path again, and this test fails.
+ * This suite runs once per engine mode (jest projects "checkpointing" and "classic"). Each must really take
+ * its path: if the engine stopped sending `fn_id`, the checkpointing project would silently test the classic
+ * path again, and this test fails.
  */
 describe(`fulfill-order takes the ${engineCheckpointing ? "checkpointing" : "classic"} path`, () => {
   let h: WorkflowHarness;

@@ -6,9 +6,8 @@ jest.setTimeout(90_000);
 const minute = 60_000;
 
 /**
- * Issue 11, parts 2 and 5: the guards that keep a paid order from being fulfilled twice, charged
- * without being told, or cancelled past its window, each with a test that fails when the guard
- * is broken.
+ * The guards that keep a paid order from being fulfilled twice, charged without being told, or cancelled past
+ * its window, each with a test that fails when the guard is broken.
  */
 describe("fulfil-order guards", () => {
   let h: WorkflowHarness;
@@ -25,7 +24,7 @@ describe("fulfil-order guards", () => {
         (call) => call.status === 200 && !call.replayed && call.params.payment_intent === paymentIntentId,
       );
 
-  it("issue 11.5 claim: a second run for the same order stops at the claim and changes nothing", async () => {
+  it("claim: a second run for the same order stops at the claim and changes nothing", async () => {
     await h.addProduct("CLAIM-1", 5);
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_claim",
@@ -72,7 +71,7 @@ describe("fulfil-order guards", () => {
     expect(added.map((entry) => [entry.kind, entry.runId])).toEqual([["claim-lost", run?.run_id]]);
   });
 
-  it("issue 11.5 compensation after retries run out: Stripe failing every attempt voids, releases and tells the customer once", async () => {
+  it("compensation after retries run out: Stripe failing every attempt voids, releases and tells the customer once", async () => {
     await h.addProduct("RETRIES-1", 5);
     const { orderId, paymentIntentId } = await h.createPaidOrder({
       customerId: "cus_retries",
@@ -99,7 +98,7 @@ describe("fulfil-order guards", () => {
     expect(h.slack.bodies.length).toBe(slackBefore + 1);
   });
 
-  it("issue 11.2: charged, then recording the capture failed on every attempt: compensation refunds what Stripe captured", async () => {
+  it("charged, then recording the capture failed on every attempt: compensation refunds what Stripe captured", async () => {
     await h.addProduct("CHARGED-1", 5);
     const { orderId, paymentIntentId } = await h.createPaidOrder({
       customerId: "cus_charged",
@@ -134,7 +133,7 @@ describe("fulfil-order guards", () => {
     expect(order.timeline.map((entry) => entry.kind)).toContain("payment-refunded");
   });
 
-  it("issue 11.5 cancel window: a cancel event just inside the hour stops the run, one just after it does not", async () => {
+  it("cancel window: a cancel event just inside the hour stops the run, one just after it does not", async () => {
     await h.addProduct("WINDOW-1", 5);
     const inside = await h.createPaidOrder({
       customerId: "cus_inside",

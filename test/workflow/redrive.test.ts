@@ -6,11 +6,10 @@ import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(90_000);
 
 /**
- * Issue 11, part 4: an order whose run failed (or stalled) can be re-driven at once through the
- * admin API, inside Inngest's 24-hour event-id and idempotency windows, and the claim still lets
- * one run fulfil it.
+ * An order whose run failed (or stalled) can be re-driven at once through the admin API, inside Inngest's
+ * 24-hour event-id and idempotency windows, and the claim still lets one run fulfil it.
  */
-describe("issue 11.4: POST /api/orders/:id/redrive", () => {
+describe("POST /api/orders/:id/redrive", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

@@ -4,11 +4,11 @@ import { WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(60_000);
 
 /**
- * Issue 11, part 3, "Hold stock at checkout", through the whole service on the local engine:
- * checkout holds, Stripe's webhook places the order, fulfill-order's reserve step converts the
- * hold, and a paid order that finds no stock is a stock problem for ops, not a failed run.
+ * Stock is held at checkout, through the whole service on the local engine: checkout holds, Stripe's webhook
+ * places the order, fulfill-order's reserve step converts the hold, and a paid order that finds no stock is a
+ * stock problem for ops, not a failed run.
  */
-describe("Hold stock at checkout (workflow)", () => {
+describe("stock held at checkout (workflow)", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {

@@ -4,9 +4,9 @@ import { hashedSigningKey } from "../../../src/dev/inngest-engine/checkpoint";
 import { Harness, type RunView } from "./fixtures/harness";
 
 /**
- * Issue 10: the local engine speaks Inngest's async checkpointing. With `ctx.fn_id` and
- * `ctx.qi_id` on a discovery call the SDK (v4) runs steps back to back inside that one request
- * and POSTs each result to `/v1/checkpoint/:runId/async`.
+ * The local engine speaks Inngest's async checkpointing. With `ctx.fn_id` and `ctx.qi_id` on a discovery call
+ * the SDK (v4) runs steps back to back inside that one request and POSTs each result to
+ * `/v1/checkpoint/:runId/async`.
  */
 
 interface Gate {
@@ -107,7 +107,7 @@ async function postCheckpoint(
   return res.status;
 }
 
-describe("local Inngest engine: async checkpointing (issue 10)", () => {
+describe("local Inngest engine: async checkpointing", () => {
   let harness: Harness;
 
   beforeAll(async () => {

@@ -2,7 +2,7 @@ import { createEngineClock } from "../../../src/dev/inngest-engine";
 import { parseCron } from "../../../src/dev/inngest-engine/cron";
 import { Harness } from "./fixtures/harness";
 
-/** Issue 10: "The cron catch-up spins" — the latest due fire is computed, not walked to. */
+/** The cron catch-up computes the latest due fire instead of walking to it one fire at a time. */
 describe("cron: the latest due fire, computed directly", () => {
   const expressions = [
     "*/5 * * * *",

@@ -32,8 +32,8 @@ describe("local engine expressions (CEL, @bufbuild/cel)", () => {
     expect(compileExpression("event.data.absent").key({ event })).toBeUndefined();
   });
 
-  // Issue 10 "Real CEL": expressions of the kinds Inngest's docs show for `if`, `match`,
-  // `cancelOn` and `waitForEvent`, evaluated by @bufbuild/cel as cel-go would.
+  // Expressions of the kinds Inngest's docs show for `if`, `match`, `cancelOn` and `waitForEvent`,
+  // evaluated as real CEL by @bufbuild/cel, as cel-go would.
   const order = {
     name: "app/order.created",
     data: {

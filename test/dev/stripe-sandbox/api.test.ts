@@ -110,7 +110,7 @@ describe("Stripe sandbox API through stripe-node", () => {
     const authorized = await sandbox.completeCheckoutSession(expiring.id, "authorized");
     const expired = await sandbox.expireAuthorization(defined(authorized.paymentIntent).id);
     expect(expired.events.map((event) => event.type)).toEqual(["charge.expired", "payment_intent.canceled"]);
-    // Stripe expired the uncaptured charge: its own code, not a generic state error (issue 15).
+    // Stripe expired the uncaptured charge: its own code, not a generic state error.
     await expect(stripe.paymentIntents.capture(defined(authorized.paymentIntent).id)).rejects.toMatchObject({
       type: "StripeInvalidRequestError",
       statusCode: 400,

@@ -8,8 +8,8 @@ import { logger, sessionParams, startSandbox, startWebhookReceiver, webhookSecre
 
 const day = 24 * 3600_000;
 
-/** Issue 15: where the sandbox used to differ from Stripe's documented behaviour. */
-describe("issue 15: Stripe sandbox fidelity", () => {
+/** Where the sandbox used to differ from Stripe's documented behaviour, it now behaves as documented. */
+describe("Stripe sandbox fidelity", () => {
   let sandbox: StripeSandbox;
   let stripe: Stripe;
   let receiver: Awaited<ReturnType<typeof startWebhookReceiver>>;

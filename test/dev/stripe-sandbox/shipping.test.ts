@@ -2,7 +2,7 @@ import type Stripe from "stripe";
 import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
 import { sessionParams, startSandbox } from "./harness";
 
-/** Issue 13: Checkout's shipping address collection in the Stripe stand-in. */
+/** Checkout's shipping address collection, as the Stripe stand-in offers it. */
 describe("Stripe sandbox: shipping address collection", () => {
   let sandbox: StripeSandbox;
   let stripe: Stripe;

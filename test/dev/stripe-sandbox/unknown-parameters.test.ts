@@ -7,11 +7,11 @@ import { defined } from "../../support/defined";
 import { sessionParams, startSandbox } from "./harness";
 
 /**
- * Issue 15, "Unknown parameters are accepted": every Stripe call the service makes, sent through
- * stripe-node with the service's own parameters plus one deliberately misspelled, is refused with
- * Stripe's 400 `parameter_unknown`; the service's own parameters pass.
+ * Every Stripe call the service makes, sent through stripe-node with the service's own parameters
+ * plus one deliberately misspelled, is refused with Stripe's 400 `parameter_unknown`; the service's
+ * own parameters pass.
  */
-describe("issue 15: the Stripe sandbox refuses parameters Stripe does not know", () => {
+describe("the Stripe sandbox refuses parameters Stripe does not know", () => {
   let sandbox: StripeSandbox;
   let stripe: Stripe;
 
