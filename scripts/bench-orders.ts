@@ -8,8 +8,9 @@
  * engine over HTTP against serve(), until each order is `completed`. The app runs as production
  * runs it, compiled (`npm run build`, then `node dist/server.js`; `--tsx` runs src/server.ts
  * through tsx instead), and the engine in a process of its own, so their CPU time is read apart;
- * the driver, the Stripe stand-in and the SMTP sink run here. The engine's clock runs a billion
- * times faster so the 14-day wait and 3-day sleep are skipped. Every order has its own customer,
+ * the driver, the Stripe stand-in and the SMTP sink run here. The engine's clock runs ten million
+ * times faster so the 14-day wait and 3-day sleep pass in a fraction of a second (see
+ * scripts/bench/engine-time-scale.ts for why not faster). Every order has its own customer,
  * so the per-customer concurrency limit does not serialise them.
  *
  * Beside each app run, in the same process set-up, the floor reference (scripts/bench/floor-app.js):
@@ -33,7 +34,9 @@
  * can be told from a starved one.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import http from "node:http";
+import os from "node:os";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -42,6 +45,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 import { SMTPServer } from "smtp-server";
 import { migrate } from "../src/db/migrator";
 import { benchDatabaseServer } from "./bench/database-server";
+import { engineClockLimitSeconds, engineTimeScale } from "./bench/engine-time-scale";
 import { coreCount, loadAverage, machineCpuMs, processTreeCpuMs } from "./bench/process-cpu";
 import { tableCounters, tableCounterDelta, type TableCounters } from "./bench/table-counters";
 import { createEasyPostSandbox } from "../src/dev/easypost-sandbox";
@@ -62,7 +66,7 @@ const { values: args } = parseArgs({
     // App processes behind the engine, one run per count (comma-separated).
     "app-processes": { type: "string", default: "1,2" },
     modes: { type: "string", default: "classic,checkpointing" },
-    // At a billion times real time every cron is due at every instant; the engine fires each at
+    // At ten million times real time every cron is due at every instant; the engine fires each at
     // most once per this many real ms. Production's most frequent cron (drain-email-outbox)
     // fires once a minute, hence the default: cron runs then cost per order what they cost in
     // production, instead of growing with the run's length.
@@ -100,6 +104,10 @@ if (modes.length === 0 || !modes.every((mode) => mode === "classic" || mode === 
   process.exit(2);
 }
 const root = path.resolve(__dirname, "..");
+/** Each app process's whole log (stdout and stderr), one file per process and run. */
+const logDir = path.join(os.tmpdir(), `bench-orders-${new Date().toISOString().replace(/[:.]/g, "-")}`);
+/** Real seconds a run may last before the engine's clock passes what PostgreSQL reads. */
+const clockLimitSeconds = engineClockLimitSeconds(engineTimeScale);
 /** No e-mail for this long: the run has stalled; it stops, saying how far it got. */
 const stallAfterMs = 180_000;
 const webhookSecret = "whsec_bench_secret";
@@ -161,12 +169,50 @@ async function freePort(): Promise<number> {
 /** A child process spoken to over IPC: one request, one typed answer. */
 class Child {
   private readonly waiters: ((message: Record<string, unknown>) => void)[] = [];
+  /** The last of the child's stdout and stderr (all of it is in `logFile`, when one is given). */
   output = "";
+  private log: WriteStream | undefined;
 
-  constructor(readonly process: ChildProcess) {
+  constructor(
+    readonly process: ChildProcess,
+    readonly logFile?: string,
+  ) {
+    if (logFile) {
+      mkdirSync(path.dirname(logFile), { recursive: true });
+      this.log = createWriteStream(logFile);
+      process.once("exit", () => this.log?.end());
+    }
     process.on("message", (message: Record<string, unknown>) => this.waiters.shift()?.(message));
-    process.stdout?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
-    process.stderr?.on("data", (chunk: Buffer) => (this.output += chunk.toString()));
+    const keep = (chunk: Buffer) => {
+      const text = chunk.toString();
+      this.log?.write(chunk);
+      this.written += text.length;
+      // A 5,000-order run logs for minutes: the tail says what went wrong, the file the rest.
+      this.output = (this.output + text).slice(-64_000);
+    };
+    process.stdout?.on("data", keep);
+    process.stderr?.on("data", keep);
+  }
+
+  /** Characters the child has written so far: a mark for `lastProblemSince`. */
+  written = 0;
+
+  /**
+   * The child's last log line at warn level or above since the mark `from`: a failed answer can
+   * reach us before the line the child logged about it, which comes down a pipe of its own, so
+   * it is waited for (2 s at most).
+   */
+  async lastProblemSince(from: number): Promise<string | undefined> {
+    for (let waited = 0; ; waited += 50) {
+      const since = this.output.slice(Math.max(0, this.output.length - (this.written - from)));
+      // Requests of other orders log beside it: the error handler's own line first.
+      const lines = since.split("\n").reverse();
+      const problem =
+        lines.find((line) => /"msg":"request (failed|refused)/.test(line)) ??
+        lines.find((line) => /"level":(40|50|60)/.test(line));
+      if (problem || waited >= 2000) return problem;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
   }
 
   next(): Promise<Record<string, unknown>> {
@@ -187,7 +233,7 @@ class Child {
   }
 }
 
-function spawnNode(args: string[], env?: Record<string, string>): Child {
+function spawnNode(args: string[], env?: Record<string, string>, logFile?: string): Child {
   return new Child(
     spawn(process.execPath, args, {
       cwd: root,
@@ -195,6 +241,7 @@ function spawnNode(args: string[], env?: Record<string, string>): Child {
       // eslint-disable-next-line no-restricted-properties -- the child needs PATH to find node
       env: env ? { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env } : undefined,
     }),
+    logFile,
   );
 }
 
@@ -223,6 +270,8 @@ interface Figures {
   emails: number;
   /** Checkouts answered 503 (busy, retried with the same Idempotency-Key). */
   checkoutRetries: number;
+  /** Webhooks answered 5xx and redelivered, with what the app logged for them. */
+  webhookFailures: WebhookFailures;
   /** Engine statements per order by name, largest first. */
   engineStatementsByName: [string, number][];
   /** App statements per order by text (--statement-texts), largest first. */
@@ -249,21 +298,75 @@ interface FloorFigures {
   engineCpuMs: number;
 }
 
-/** A checkout's Stripe events, signed as Stripe signs them, POSTed to one app process. */
+/** Deliveries a 5xx answer is followed by, at most, before the run gives up on the event. */
+const webhookRedeliveries = 8;
+
+/** What the run saw of the app's 5xx answers to webhooks, redelivered as Stripe does. */
+interface WebhookFailures {
+  redeliveries: number;
+  /** The app's log line for each 5xx (its error's text), by how often it came. */
+  causes: Map<string, number>;
+}
+
+/** The part of a log line that says what failed: level, message, error code and message. */
+function causeOf(line: string | undefined): string {
+  if (!line) return "(no warn or error line logged within 2 s)";
+  try {
+    const entry = JSON.parse(line) as {
+      msg?: string;
+      code?: string;
+      cause?: unknown;
+      err?: { type?: string; message?: string; code?: string; cause?: { message?: string; code?: string } };
+    };
+    const err = entry.err;
+    return [
+      entry.msg,
+      entry.code,
+      typeof entry.cause === "string" ? entry.cause : undefined,
+      err && `${err.type ?? "Error"}${err.code ? ` ${err.code}` : ""}: ${err.message ?? ""}`,
+      err?.cause && `cause ${err.cause.code ?? ""} ${err.cause.message ?? ""}`.trim(),
+    ]
+      .filter(Boolean)
+      .join(" | ");
+  } catch {
+    return line.slice(0, 500);
+  }
+}
+
+/**
+ * A checkout's Stripe events, signed as Stripe signs them, POSTed to one app process. A 5xx is
+ * what Stripe answers with a redelivery (with a backoff of hours; here of a fraction of a second
+ * per attempt, re-signed as Stripe re-signs each attempt); it is counted, and the app's log line
+ * for it kept. A 4xx, or a 5xx on every attempt, ends the run.
+ */
 async function deliverWebhooks(
   sandbox: ReturnType<typeof createStripeSandbox>,
   events: { id: string }[],
   appUrl: string,
+  app: Child,
+  failures: WebhookFailures,
 ): Promise<void> {
   for (const event of events) {
-    const { payload, header } = sandbox.signedDelivery(event.id);
-    const res = await fetch(`${appUrl}/api/stripe/webhook`, {
-      method: "POST",
-      headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": header },
-      body: payload,
-    });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`webhook answered ${res.status}: ${text}`);
+    for (let attempt = 0; ; attempt++) {
+      const { payload, header } = sandbox.signedDelivery(event.id);
+      const mark = app.written;
+      const res = await fetch(`${appUrl}/api/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": header },
+        body: payload,
+      });
+      const text = await res.text();
+      if (res.status < 300) break;
+      const cause = causeOf(await app.lastProblemSince(mark));
+      if (res.status < 500 || attempt >= webhookRedeliveries)
+        throw new Error(
+          `webhook answered ${res.status} (delivery ${attempt + 1}): ${text}\nthe app logged: ${cause}` +
+            (app.logFile ? `\nthe app's whole log: ${app.logFile}` : ""),
+        );
+      failures.redeliveries += 1;
+      failures.causes.set(cause, (failures.causes.get(cause) ?? 0) + 1);
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** Math.min(attempt, 4)));
+    }
   }
 }
 
@@ -280,20 +383,25 @@ async function startEngine(
   checkpointing: boolean,
   replicaOrigins: string[],
   profileArgs: string[],
+  logFile?: string,
 ): Promise<{ engine: Child; url: string }> {
-  const engine = spawnNode([
-    ...profileArgs,
-    "--import",
-    "tsx",
-    "scripts/bench/engine-process.ts",
-    JSON.stringify({
-      databaseUrl,
-      checkpointing,
-      timeScale: 1e9,
-      cronMinRealIntervalMs: cronIntervalMs,
-      appReplicaOrigins: replicaOrigins.length > 1 ? replicaOrigins : [],
-    }),
-  ]);
+  const engine = spawnNode(
+    [
+      ...profileArgs,
+      "--import",
+      "tsx",
+      "scripts/bench/engine-process.ts",
+      JSON.stringify({
+        databaseUrl,
+        checkpointing,
+        timeScale: engineTimeScale,
+        cronMinRealIntervalMs: cronIntervalMs,
+        appReplicaOrigins: replicaOrigins.length > 1 ? replicaOrigins : [],
+      }),
+    ],
+    undefined,
+    logFile,
+  );
   const ready = await engine.next();
   return { engine, url: String(ready.url) };
 }
@@ -461,28 +569,33 @@ async function runMode(
       checkpointing,
       appUrls,
       profile("engine"),
+      path.join(logDir, `engine-${mode}-n${appProcesses}-${orderCount}.log`),
     );
     children.push(engine);
 
     const apps = ports.map((port, i) => {
-      const app = spawnNode([...profile(`app${i}`), ...appCommand(args.memory)], {
-        NODE_ENV: "test",
-        LOG_LEVEL: "warn",
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        DATABASE_URL: databaseUrl,
-        STRIPE_SECRET_KEY: "sk_test_bench",
-        STRIPE_API_BASE: stripeUrl,
-        STRIPE_WEBHOOK_SECRET: webhookSecret,
-        INNGEST_DEV: engineUrl,
-        SMTP_URL: smtp.url,
-        ADMIN_API_TOKEN: "bench-admin-token-0123456789",
-        PUBLIC_URL: "http://shop.test",
-        EASYPOST_API_KEY: "EZTK_bench",
-        EASYPOST_API_BASE: easyPost.apiBase ?? "",
-        EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
-        ...(args["statement-texts"] ? { BENCH_STATEMENT_TEXTS: "1" } : {}),
-      });
+      const app = spawnNode(
+        [...profile(`app${i}`), ...appCommand(args.memory)],
+        {
+          NODE_ENV: "test",
+          LOG_LEVEL: "warn",
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          DATABASE_URL: databaseUrl,
+          STRIPE_SECRET_KEY: "sk_test_bench",
+          STRIPE_API_BASE: stripeUrl,
+          STRIPE_WEBHOOK_SECRET: webhookSecret,
+          INNGEST_DEV: engineUrl,
+          SMTP_URL: smtp.url,
+          ADMIN_API_TOKEN: "bench-admin-token-0123456789",
+          PUBLIC_URL: "http://shop.test",
+          EASYPOST_API_KEY: "EZTK_bench",
+          EASYPOST_API_BASE: easyPost.apiBase ?? "",
+          EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
+          ...(args["statement-texts"] ? { BENCH_STATEMENT_TEXTS: "1" } : {}),
+        },
+        path.join(logDir, `app${i}-${mode}-n${appProcesses}-${orderCount}.log`),
+      );
       children.push(app);
       return app;
     });
@@ -519,6 +632,7 @@ async function runMode(
     const loadBefore = loadAverage();
     const started = performance.now();
     let checkoutRetries = 0;
+    const webhookFailures: WebhookFailures = { redeliveries: 0, causes: new Map() };
     const memory: Figures["memory"] = [];
     let finished = false;
     let failure: Error | undefined;
@@ -554,6 +668,10 @@ async function runMode(
           );
           nextSample += 1000;
         }
+        if ((performance.now() - started) / 1000 > clockLimitSeconds)
+          throw new Error(
+            `the run outlasted ${clockLimitSeconds.toFixed(0)} s: the engine's clock is past the year 9999, which PostgreSQL cannot read as the engine writes it`,
+          );
         if (mailed !== lastMailed) {
           lastMailed = mailed;
           lastProgress = performance.now();
@@ -610,10 +728,13 @@ async function runMode(
         const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
           deliver: false,
         });
-        await deliverWebhooks(sandbox, completed.events, appUrl).catch((error: Error) => {
-          // The app logs the failure (at warn and above): its last lines say what went wrong.
-          throw new Error(`${error.message}\n${apps[i % apps.length]?.output.slice(-3000)}`);
-        });
+        await deliverWebhooks(
+          sandbox,
+          completed.events,
+          appUrl,
+          apps[i % apps.length] as Child,
+          webhookFailures,
+        );
       },
     ).catch((error: Error) => {
       failure = error;
@@ -674,6 +795,7 @@ async function runMode(
           : undefined,
       emails: smtp.received(),
       checkoutRetries,
+      webhookFailures,
       engineStatementsByName: Object.entries(
         (engineAfter.stats as { statementsByName: Record<string, number> }).statementsByName,
       )
@@ -741,6 +863,7 @@ async function main(): Promise<void> {
     process.stdout.write("npm run build (the app runs dist/, as production does)...\n");
     execFileSync("npm", ["run", "build", "--silent"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
   }
+  process.stdout.write(`app logs: ${logDir}\n`);
   const databaseServer = await benchDatabaseServer(args["database-url"]);
   stopDatabaseServer = databaseServer.stop;
   const runs: Figures[] = [];
@@ -767,7 +890,7 @@ async function main(): Promise<void> {
   const floorValue = (f: Figures, value: (floor: FloorFigures) => string) => (f.floor ? value(f.floor) : "-");
   const cores = coreCount();
   const lines = [
-    `app: ${args.tsx ? "src/server.ts through tsx (--tsx)" : "dist/server.js (compiled, as production runs it)"}; ${cores} cores; ${checkoutConcurrency} checkouts at a time, one customer each; crons at most once per ${cronIntervalMs} real ms`,
+    `app: ${args.tsx ? "src/server.ts through tsx (--tsx)" : "dist/server.js (compiled, as production runs it)"}; ${cores} cores; ${checkoutConcurrency} checkouts at a time, one customer each; crons at most once per ${cronIntervalMs} real ms; engine clock x${engineTimeScale.toExponential(0)}`,
     row("", (f) => f.mode),
     row("app processes", (f) => String(f.appProcesses)),
     row("orders", (f) => String(f.orders)),
@@ -801,6 +924,7 @@ async function main(): Promise<void> {
     }),
     row("e-mails sent", (f) => String(f.emails)),
     row("checkouts retried (503 busy, 409)", (f) => String(f.checkoutRetries)),
+    row("webhooks redelivered after a 5xx", (f) => String(f.webhookFailures.redeliveries)),
     row("the driver's own scans of orders in the run", (f) => String(f.databasePolls)),
     "tables, per order: sequential scans / rows read by them / rows fetched by index (pg_stat_user_tables)",
   ];
@@ -839,6 +963,11 @@ async function main(): Promise<void> {
       for (const [text, n] of f.appStatementsByText) lines.push(`    ${n.toFixed(2).padStart(6)}  ${text}`);
     }
   }
+  for (const f of runs)
+    for (const [cause, n] of f.webhookFailures.causes)
+      lines.push(
+        `webhook 5xx (${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders) x${n}: ${cause}`,
+      );
   if (args.memory) {
     lines.push("app memory after a full GC (heap used) and RSS, MB, by orders completed:");
     for (const f of runs)
