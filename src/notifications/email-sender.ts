@@ -2,6 +2,8 @@ import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
 import type { Logger } from "../logger";
+import type { TimelineKind } from "../timeline/kinds";
+import { createTimeline } from "../timeline/timeline";
 import type { EmailTransport } from "./email-transport";
 import { messageIdFor } from "./message-id";
 import type { EmailContent, EmailTemplateName } from "./templates";
@@ -40,7 +42,7 @@ export interface OrderForEmail {
  * then writes no entry of its own.
  */
 export interface OutcomeEntry {
-  kind: string;
+  kind: TimelineKind;
   runId: string;
   detail(outcome: SendEmailResult & { idempotencyKey: string }): Record<string, unknown>;
 }
@@ -226,6 +228,7 @@ export function createEmailSender(deps: {
   const { db, transport, from, logger } = deps;
   // Every order sends two e-mails: their statements go to pg directly (docs/benchmarks.md).
   const sql = sqlPool(db);
+  const timeline = createTimeline(db);
   const retry = deps.retry ?? defaultRetryPolicy;
   const now = deps.now ?? (() => new Date());
 
@@ -356,11 +359,7 @@ export function createEmailSender(deps: {
     entry?: OutcomeEntry,
   ) {
     if (!entry) return;
-    await sql.query(
-      `INSERT INTO order_timeline (order_id, kind, detail, run_id)
-       VALUES ($1::uuid, $2, $3::jsonb, $4) ON CONFLICT DO NOTHING`,
-      [orderId, entry.kind, JSON.stringify(entry.detail({ idempotencyKey, ...result })), entry.runId],
-    );
+    await timeline.record(orderId, entry.kind, entry.detail({ idempotencyKey, ...result }), entry.runId);
   }
 
   /**
