@@ -22,18 +22,20 @@ export function createDatabase(
     max: options.maxConnections ?? defaultPoolSize,
     // 0 (pg's default) waits for a connection forever; a bound lets a busy service answer 503.
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 0,
-  });
-  // The hot raw statements are named, so each connection parses them once; PostgreSQL would also
-  // keep one generic plan for each from its sixth run, costed for the tables at their last
-  // ANALYZE: made while `orders` held a page or two, that plan is a sequential scan, kept while
-  // the table grows to thousands of rows. Planned on each run, a lookup by key uses its index.
-  // Prisma's own statements are unnamed and planned on each run anyway. A SET on each new
-  // connection rather than the startup `options` parameter, which PgBouncer and managed poolers
-  // refuse with a FATAL error; behind a transaction pooler the setting may not follow a
-  // statement to its server session, which costs only this optimisation. pg runs the SET before
-  // any query the pool hands the connection out for.
-  pool.on("connect", (client) => {
-    client.query("SET plan_cache_mode = force_custom_plan").catch(() => undefined);
+    // The hot raw statements are named, so each connection parses them once; PostgreSQL would
+    // also keep one generic plan for each from its sixth run, costed for the tables at their last
+    // ANALYZE: made while `orders` held a page or two, that plan is a sequential scan, kept while
+    // the table grows to thousands of rows. Planned on each run, a lookup by key uses its index.
+    // Prisma's own statements are unnamed and planned on each run anyway. A SET on each new
+    // connection, awaited before the pool hands it out, rather than the startup `options`
+    // parameter, which PgBouncer and managed poolers refuse with a FATAL error; behind a
+    // transaction pooler the setting may not follow a statement to its server session, and a
+    // server that refuses it keeps the connection: either costs only this optimisation.
+    onConnect: (client) =>
+      client.query("SET plan_cache_mode = force_custom_plan").then(
+        () => undefined,
+        () => undefined,
+      ),
   });
   // An idle connection the server closed is dropped by the pool; without a listener the 'error'
   // it emits would end the process. Prisma adds its own once it connects.
