@@ -66,20 +66,6 @@ export interface EmailSender {
   sendToOrder(request: OrderEmailRequest): Promise<SendEmailResult>;
 }
 
-/**
- * A second attempt found the e-mail leased by an attempt that has stored no message yet: the
- * holder is sending it, or died before it rendered, and then nothing but an attempt of this
- * e-mail's own can render it (the outbox sends only stored messages). Thrown so the step is
- * retried: once the holder recorded `sent` the retry answers already-sent; once a dead holder's
- * lease ran out the retry takes the e-mail and sends it.
- */
-export class EmailHeldUnrenderedError extends Error {
-  constructor(idempotencyKey: string) {
-    super(`email ${idempotencyKey}: held by another attempt that has not stored its message; retry`);
-    this.name = "EmailHeldUnrenderedError";
-  }
-}
-
 export interface OutboxDrainResult {
   sent: number;
   retrying: number;
@@ -365,12 +351,13 @@ export function createEmailSender(deps: {
   /**
    * The key's row was not leased by the claim: sent already, or another attempt holds it. Waits a
    * moment for the holder's outcome, taking the lease should it run out; `take` is that lease.
-   * `unrendered`: how to answer a holder that stored no message (see EmailHeldUnrenderedError).
+   * `storeMessage`: for a holder that stored no message yet (sendToOrder renders after its claim),
+   * stores this attempt's render, so that the outbox can send it should the holder have died.
    */
   async function awaitHolder(
     key: string,
     take: () => Promise<SendEmailResult | undefined>,
-    unrendered: "queued" | "throw",
+    storeMessage?: () => Promise<void>,
   ): Promise<SendEmailResult> {
     const deadline = Date.now() + waitForHolderMs;
     for (;;) {
@@ -391,7 +378,7 @@ export function createEmailSender(deps: {
       }
       // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
       if (Date.now() >= deadline) {
-        if (!current.rendered && unrendered === "throw") throw new EmailHeldUnrenderedError(key);
+        if (!current.rendered) await storeMessage?.();
         return { status: "queued", messageId: current.messageId };
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
@@ -423,17 +410,13 @@ export function createEmailSender(deps: {
       const row = rows[0];
       if (row) return attempt(row);
       // A direct send is an explicit new attempt: it also takes an e-mail the outbox gave up on.
-      return awaitHolder(
-        request.idempotencyKey,
-        async () => {
-          const leased = await lease(request.idempotencyKey, {
-            content: request.content,
-            includeGivenUp: true,
-          });
-          return leased ? attempt(leased) : undefined;
-        },
-        "queued",
-      );
+      return awaitHolder(request.idempotencyKey, async () => {
+        const leased = await lease(request.idempotencyKey, {
+          content: request.content,
+          includeGivenUp: true,
+        });
+        return leased ? attempt(leased) : undefined;
+      });
     },
 
     async sendToOrder(request) {
@@ -468,7 +451,15 @@ export function createEmailSender(deps: {
           attempted = true;
           return send(leased);
         },
-        "throw",
+        // The first render wins: a live holder's `sent` keeps what is stored (COALESCE).
+        async () => {
+          const content = request.render(order);
+          await sql.query(
+            `UPDATE email_messages SET subject = $2, body_text = $3, body_html = $4
+             WHERE idempotency_key = $1 AND subject IS NULL`,
+            [request.idempotencyKey, content.subject, content.text, content.html],
+          );
+        },
       );
       if (!attempted) await recordEntry(request.orderId, request.idempotencyKey, result, request.entry);
       return result;
