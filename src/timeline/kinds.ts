@@ -94,6 +94,8 @@ export const timelineKinds = [
   "exchange-shipped",
   "exchange-sent",
   "exchange-delivered",
+  // The exchange's parcel could not be booked, every retry spent: its items released, its charge refunded.
+  "exchange-failed",
   // A dearer exchange's difference, charged off-session once (or refused by the bank), and the
   // undo's refund of it when the exchange ended before it shipped.
   "exchange-charged",

@@ -21,7 +21,10 @@ describe("exchanges that cost more", () => {
     await h.addProduct("EXC-1XL", 5, 3000);
   });
   afterAll(() => h.close());
-  afterEach(() => h.sandbox.clearFailures());
+  afterEach(() => {
+    h.sandbox.clearFailures();
+    h.easyPost.clearFailures();
+  });
 
   const contract = createResponseChecker();
   const api = async (path: string, init: { method?: string; body?: unknown } = {}) => {
@@ -244,6 +247,58 @@ describe("exchanges that cost more", () => {
     expect(executedCharges(returnId)).toHaveLength(1);
     expect(exchangeParcels(returnId)).toHaveLength(0);
     expect(h.mailsTo(/exchange for order .* is on hold/i)).toHaveLength(1);
+  });
+
+  it("the exchange's parcel cannot be booked, every retry spent: stock back and the charge refunded once, the exchange failed, ops told", async () => {
+    const { order } = await deliveredOrder("cus_exc_unbooked");
+    const orderId = order.id;
+    const stockBefore = await h.stockOf("EXC-1XL");
+    const slackBefore = h.slack.bodies.length;
+    const created = await api(`/api/orders/${orderId}/returns`, {
+      body: { lines: [{ sku: "EXC-1", quantity: 1, exchangeSku: "EXC-1XL" }], reason: "wrong_item" },
+    });
+    const { returnId } = (await created.json()) as { returnId: string };
+    await h.settle(3);
+    // The return label is bought; from now on EasyPost refuses every purchase.
+    expect(
+      (await h.db.return.findUniqueOrThrow({ where: { id: returnId } })).labelTrackingNumber,
+    ).not.toBeNull();
+    h.easyPost.injectFailure("shipments.buy", { kind: "server_error" }, 10_000);
+    await returnDeliveredTwice(returnId);
+    await h.settle(12);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(exchangeParcels(returnId).filter((s) => s.postage_label)).toHaveLength(0);
+    expect(row.exchangeTrackingNumber).toBeNull();
+    // The new item back on the shelf, the difference back on the card, each once.
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+    expect(row.exchangeReleasedAt).not.toBeNull();
+    expect(row.exchangeChargeStatus).toBe("refunded");
+    expect(executedCharges(returnId)).toHaveLength(1);
+    const refunds = await h.services.stripe.refunds.list({
+      payment_intent: row.exchangeChargeIntentId ?? "-",
+    });
+    expect(refunds.data.map((r) => r.amount)).toEqual([500]);
+    // A clear end: the exchange failed, the return is open for ops, no "on its way" e-mail.
+    expect(row.status).toBe("received");
+    const kinds = await timelineOf(orderId);
+    expect(kinds.filter((k) => k === "exchange-released")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "exchange-charge-refunded")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "exchange-failed")).toHaveLength(1);
+    expect(kinds).not.toContain("exchange-shipped");
+    expect(kinds).not.toContain("return-closed");
+    expect(
+      h.mailsTo(/exchange .* is on its way/i).filter((m) => m.messageId?.includes(returnId)),
+    ).toHaveLength(0);
+    const view = (await (await api(`/api/returns/${returnId}`)).json()) as {
+      status: string;
+      exchange: { charge: { status: string } };
+    };
+    expect(view).toMatchObject({ status: "received", exchange: { charge: { status: "refunded" } } });
+    // Ops are told: the exchange's own notice, and the run's failure.
+    const alerts = JSON.stringify(h.slack.bodies.slice(slackBefore));
+    expect(alerts).toContain("Exchange not shipped: its parcel could not be booked");
+    expect(alerts).toContain("process-return");
   });
 
   it("EXCHANGE_SHIPS=at_once, a reject landing while Stripe answers the charge: refunded once, nothing shipped", async () => {

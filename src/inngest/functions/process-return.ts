@@ -13,6 +13,9 @@ import { releaseExchange, reserveExchange } from "../steps/reserve-exchange";
 import { shipExchange } from "../steps/ship-exchange";
 import { emailExchange } from "../steps/email-exchange";
 
+/** The step that tells the timeline and ops an exchange's parcel could not be booked; durable state. */
+export const exchangeFailedStepId = "exchange-failed";
+
 export const processReturnFunctionId = "process-return";
 
 /** process-return's forward steps, in the order it runs them; their ids are durable Inngest state. */
@@ -126,6 +129,8 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
           // the difference back to the card, then the run fails for ops (its alert).
           const owed = saga.owed.filter((undo) => undo === releaseExchange || undo === refundExchangeCharge);
           await runUndos(saga.ctx, owed);
+          const reason = error instanceof Error ? error.message : String(error);
+          await step.run(exchangeFailedStepId, () => returns.work.failExchange(returnId, runId, reason));
           throw error;
         }
         await saga.run(emailExchange);

@@ -1,0 +1,258 @@
+import type { ReturnWorkflowDependencies } from "../../../src/inngest/dependencies";
+import { exchangeCharge, returnRefund, type ReturnCondition } from "../../../src/returns/return-policy";
+import type { ReturnRow, ReturnStatus } from "../../../src/returns/return-records";
+import type { ReturnWork } from "../../../src/returns/return-work";
+
+/**
+ * process-return's port (src/returns/return-work.ts) in memory, for the fast tier: one return, its
+ * stock and the money that moved, each method idempotent the way the real one is (by what the row
+ * records), and a log of the side effects in the order they happened. The amounts come from the
+ * real return policy. The parcel "arrives" while the run waits for it: the first read after the
+ * label e-mail still finds it on its way, the next finds it received (as a tracker's delivery
+ * between a read and the next would).
+ */
+export class FakeReturnWorld {
+  readonly row: ReturnRow;
+  /** Side effects, in order: `label`, `label-email`, `charge`, `reserve`, `ship`, … */
+  readonly effects: string[] = [];
+  readonly stock = new Map<string, number>();
+  readonly timeline: string[] = [];
+  readonly notices: string[] = [];
+  /** Whether the carrier refuses to book the exchange's parcel (every attempt). */
+  refuseExchangeParcel = false;
+  /** What the bank says to the exchange's charge. */
+  chargeAnswer: "charged" | "failed" = "charged";
+  /** Whether the returned parcel arrives at all (false: every wait ends without it). */
+  parcelArrives = true;
+  condition: ReturnCondition = "resellable";
+  private readsAfterLabel = 0;
+
+  constructor(options: {
+    status?: ReturnStatus;
+    lines: {
+      sku: string;
+      quantity: number;
+      unitPrice: number;
+      exchangeSku?: string;
+      exchangeUnitPrice?: number;
+    }[];
+    stock?: Record<string, number>;
+  }) {
+    this.row = {
+      id: "00000000-0000-4000-8000-000000000001",
+      order_id: "00000000-0000-4000-8000-0000000000aa",
+      status: options.status ?? "approved",
+      reason: "wrong_item",
+      note: null,
+      requested_by: "customer",
+      label_carrier: null,
+      label_tracking_number: null,
+      label_tracking_url: null,
+      label_url: null,
+      label_tracker_status: null,
+      label_refund_status: null,
+      label_sent_at: null,
+      condition: null,
+      received_at: null,
+      refund_amount: null,
+      refunded_at: null,
+      restocked_at: null,
+      written_off_at: null,
+      closed_at: null,
+      exchange_reserved_at: null,
+      exchange_released_at: null,
+      exchange_carrier: null,
+      exchange_tracking_number: null,
+      exchange_tracking_url: null,
+      exchange_sent_at: null,
+      exchange_charge_amount: null,
+      exchange_charge_status: null,
+      exchange_charge_intent_id: null,
+      exchange_charge_error: null,
+      exchange_charged_at: null,
+      exchange_charge_refund_id: null,
+      exchange_tracker_status: null,
+      exchange_delivered_at: null,
+      lines: options.lines.map((line) => ({
+        sku: line.sku,
+        quantity: line.quantity,
+        unitPrice: line.unitPrice,
+        exchangeSku: line.exchangeSku ?? null,
+        exchangeUnitPrice: line.exchangeUnitPrice ?? null,
+      })),
+    };
+    for (const [sku, quantity] of Object.entries(options.stock ?? {})) this.stock.set(sku, quantity);
+  }
+
+  get returnId(): string {
+    return this.row.id;
+  }
+
+  get orderId(): string {
+    return this.row.order_id;
+  }
+
+  private move(sku: string, delta: number) {
+    this.stock.set(sku, (this.stock.get(sku) ?? 0) + delta);
+  }
+
+  private exchanged() {
+    return this.row.lines.flatMap((line) => (line.exchangeSku ? [{ ...line, sku: line.exchangeSku }] : []));
+  }
+
+  dependencies(exchangeShips: "on_receipt" | "at_once" = "on_receipt"): ReturnWorkflowDependencies {
+    return { work: this.work(), waitSlice: "1d", waitSlices: 3, exchangeShips };
+  }
+
+  private work(): ReturnWork {
+    const row = this.row;
+    const now = () => new Date(0);
+    const refundCharge = async () => {
+      if (row.exchange_charge_status !== "charged") return { outcome: "not-charged" as const };
+      if (row.exchange_tracking_number) return { outcome: "shipped" as const };
+      row.exchange_charge_status = "refunded";
+      row.exchange_charge_refund_id = "re_exchange";
+      this.effects.push("charge-refund");
+      this.timeline.push("exchange-charge-refunded");
+      const amount = row.exchange_charge_amount ?? 0;
+      return { outcome: "refunded" as const, amount, refundId: "re_exchange" };
+    };
+    return {
+      load: async () => {
+        if (row.label_sent_at && row.status === "approved" && this.parcelArrives) {
+          this.readsAfterLabel += 1;
+          if (this.readsAfterLabel > 1) {
+            row.status = "received";
+            row.condition = this.condition;
+            row.received_at = now();
+          }
+        }
+        return structuredClone(row);
+      },
+      isExchange: (r) => r.lines.some((line) => line.exchangeSku),
+      buyLabel: async () => {
+        if (row.label_tracking_number) return { trackingNumber: row.label_tracking_number, created: false };
+        row.label_tracking_number = "RET-1";
+        row.label_url = "https://labels.example/RET-1.png";
+        this.effects.push("label");
+        return { trackingNumber: "RET-1", created: true };
+      },
+      handBackLabel: async () => {
+        if (!row.label_tracking_number) return { outcome: "no-label" as const };
+        if (row.received_at) return { outcome: "used" as const };
+        row.label_refund_status = "submitted";
+        this.effects.push("label-hand-back");
+        return { outcome: "submitted" as const };
+      },
+      emailLabel: async () => {
+        if (!row.label_sent_at) this.effects.push("label-email");
+        row.label_sent_at = now();
+        return { status: "sent" as const };
+      },
+      refund: async () => {
+        const refund = returnRefund(row.lines, { kind: "amount", amount: 0 });
+        if (row.refunded_at === null) {
+          row.refund_amount = refund.amount;
+          row.refunded_at = now();
+          this.effects.push(`refund:${refund.amount}`);
+        }
+        return { amount: refund.amount, fee: refund.fee, refundId: refund.amount > 0 ? row.id : null };
+      },
+      restock: async () => {
+        if (row.restocked_at) return { movements: [] };
+        row.restocked_at = now();
+        for (const line of row.lines) this.move(line.sku, line.quantity);
+        this.effects.push("restock");
+        return {
+          movements: row.lines.map((line) => ({ sku: line.sku, delta: line.quantity, stockAfter: 0 })),
+        };
+      },
+      writeOff: async () => {
+        const written = row.written_off_at === null;
+        if (written) this.effects.push("write-off");
+        row.written_off_at ??= now();
+        return { writtenOff: written };
+      },
+      close: async () => {
+        if (row.status === "received") {
+          row.status = "closed";
+          this.effects.push("close");
+        }
+        return { status: row.status };
+      },
+      reserveExchange: async () => {
+        if (row.exchange_reserved_at) return { movements: [] };
+        row.exchange_reserved_at = now();
+        for (const line of this.exchanged()) this.move(line.sku, -line.quantity);
+        this.effects.push("reserve");
+        return {
+          movements: this.exchanged().map((l) => ({ sku: l.sku, delta: -l.quantity, stockAfter: 0 })),
+        };
+      },
+      releaseExchange: async () => {
+        if (!row.exchange_reserved_at || row.exchange_released_at || row.exchange_tracking_number)
+          return { movements: [] };
+        row.exchange_released_at = now();
+        for (const line of this.exchanged()) this.move(line.sku, line.quantity);
+        this.effects.push("release");
+        this.timeline.push("exchange-released");
+        return {
+          movements: this.exchanged().map((l) => ({ sku: l.sku, delta: l.quantity, stockAfter: 0 })),
+        };
+      },
+      chargeExchange: async () => {
+        if (row.exchange_charge_status === "failed")
+          return { outcome: "failed" as const, amount: row.exchange_charge_amount ?? 0 };
+        if (row.exchange_charge_status)
+          return {
+            outcome: "charged" as const,
+            amount: row.exchange_charge_amount ?? 0,
+            paymentIntentId: row.exchange_charge_intent_id,
+          };
+        const amount = exchangeCharge(row.lines);
+        if (amount <= 0) return { outcome: "none" as const, amount: 0 };
+        row.exchange_charge_amount = amount;
+        row.exchange_charge_intent_id = "pi_exchange";
+        row.exchange_charge_status = this.chargeAnswer;
+        this.effects.push(`charge:${amount}:${this.chargeAnswer}`);
+        if (this.chargeAnswer === "failed") {
+          this.timeline.push("exchange-charge-failed");
+          this.notices.push("exchange-charge-failed");
+          return { outcome: "failed" as const, amount };
+        }
+        return { outcome: "charged" as const, amount, paymentIntentId: "pi_exchange" };
+      },
+      refundExchangeCharge: () => refundCharge(),
+      shipExchange: async () => {
+        if (row.exchange_tracking_number)
+          return { trackingNumber: row.exchange_tracking_number, created: false };
+        if (this.refuseExchangeParcel) throw new Error("EasyPost: 500 Internal Server Error");
+        row.exchange_tracking_number = "EXC-1";
+        this.effects.push("ship");
+        return { trackingNumber: "EXC-1", created: true };
+      },
+      emailExchange: async () => {
+        if (!row.exchange_sent_at) this.effects.push("exchange-email");
+        row.exchange_sent_at = now();
+        return { status: "sent" as const };
+      },
+      expire: async () => {
+        if (row.status === "requested" || row.status === "approved") {
+          row.status = "cancelled";
+          this.effects.push("expire");
+        }
+        return { status: row.status };
+      },
+      failExchange: async (_returnId, _runId, reason) => {
+        this.timeline.push("exchange-failed");
+        this.notices.push("exchange-failed");
+        return {
+          returnId: row.id,
+          reason,
+          released: row.exchange_released_at !== null,
+          chargeStatus: row.exchange_charge_status,
+        };
+      },
+    };
+  }
+}
