@@ -847,8 +847,16 @@ export class FakeWorkflowWorld {
     },
     reshipped: async (orderId, shipmentId, parcel) =>
       this.sendEmail(emailKeys.reshipped(shipmentId), orderId, "shipped", [parcel]),
-    reviewRequest: async (orderId) =>
-      this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []),
+    reviewRequest: async (orderId, completion) => {
+      const outcome = this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []);
+      // As the real sender: the move and its entry with the outcome (the entry whether or not it moves).
+      if (completion) {
+        this.recordEntry(orderId, completion.kind, { ...outcome, ...completion.detail }, completion.runId);
+        const order = this.orders.get(orderId);
+        if (order && completion.from.includes(order.status)) this.moveTo(order, completion.to);
+      }
+      return outcome;
+    },
     paymentFailed: async (orderId, reason) =>
       this.sendEmail(emailKeys.paymentFailed(orderId), orderId, "payment-failed", [reason]),
     outOfStock: async (orderId, sku, settlement: PaymentSettlement) =>
