@@ -1,4 +1,5 @@
 import { sqlPool, type Database } from "../db/client";
+import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
 import { holdReleasedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
@@ -36,8 +37,6 @@ export interface Hold {
 
 /** Orders a hold still makes sense for: paid, no label bought yet. */
 const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
-
-const holdIdOf = (since: Date) => String(since.getTime());
 
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it

@@ -750,6 +750,14 @@ export class FakeWorkflowWorld {
       return [{ ...this.carrierBook(orderId), parcelNumber: 1, lines }];
     },
     verifyDestination: async (orderId) => this.addressVerdicts.get(orderId) ?? null,
+    // As the real one: the verdict and the hold from one read of the order (the hold read first).
+    verifyDestinationWithHold: async (orderId) => {
+      const held = await this.holdsPort.current(orderId);
+      return {
+        verdict: this.addressVerdicts.get(orderId) ?? null,
+        hold: held ? { reason: held.reason, holdId: held.holdId } : null,
+      };
+    },
     voidWithCarrier: async (_orderId, booking) => {
       this.voidedLabels.push(booking.trackingNumber);
       return this.carrierVoidOutcome;
