@@ -54,7 +54,7 @@ export function createHolds(deps: {
   const sql = sqlPool(db);
 
   async function current(orderId: string): Promise<Hold | null> {
-    // Straight to pg: every order's check-hold step asks it (docs/benchmarks.md).
+    // Straight to pg: the workflow's looks at the hold after the first ask it (docs/benchmarks.md).
     const { rows } = await sql.query<{
       holdReason: string | null;
       holdNote: string | null;
