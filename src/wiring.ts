@@ -350,7 +350,12 @@ export async function createServices(options: {
     }),
     labels,
     holds,
-    messages: createOrderEmails({ db, sender, links }),
+    messages: createOrderEmails({
+      db,
+      sender,
+      links,
+      onTransition: (to) => metrics.observeOrderTransition(to),
+    }),
     emailOutbox: emailDelivery,
     alerts,
     alertOutbox,

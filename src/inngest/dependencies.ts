@@ -42,6 +42,13 @@ export interface ShipmentBooking {
   voidWithCarrier(orderId: string, booking: ShipmentNotice): Promise<VoidOutcome>;
   /** The carrier's verdict on the order's address (null: nothing to check). */
   verifyDestination(orderId: string): Promise<AddressVerdict | null>;
+  /**
+   * verifyDestination, and the order's hold read in the same statement (`hold` absent: not read,
+   * ask the holds): the address check answers the first look at the hold with it.
+   */
+  verifyDestinationWithHold(
+    orderId: string,
+  ): Promise<{ verdict: AddressVerdict | null; hold?: { reason: string; holdId: string } | null }>;
   /** The order's current parcels, parcel 1 first (empty: nothing booked). */
   findByOrder(
     orderId: string,

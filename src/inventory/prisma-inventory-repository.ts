@@ -7,6 +7,21 @@ import type {
   ShortLine,
 } from "./inventory";
 
+/**
+ * The products of `skusParam` (a text[] parameter) as one JSON array of findProducts' columns, for
+ * a statement that reads them beside something else (the keyed checkout's lookup): toProductView
+ * makes each a ProductView.
+ */
+export const productsJsonSql = (skusParam: string): string =>
+  `COALESCE((SELECT json_agg(json_build_object('sku', p.sku, 'name', p.name, 'unitPrice', p.unit_price,
+                     'currency', p.currency, 'stockOnHand', p.stock_on_hand, 'digital', p.digital,
+                     'archived', p.archived_at IS NOT NULL))
+            FROM products p WHERE p.sku = ANY(${skusParam}::text[])), '[]')`;
+
+export function toProductView(product: Parameters<typeof toView>[0]): ProductView {
+  return toView(product);
+}
+
 function toView(product: {
   sku: string;
   name: string;

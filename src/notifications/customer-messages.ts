@@ -1,3 +1,4 @@
+import type { OrderStatus } from "../generated/prisma/enums";
 import type { TimelineKind } from "../timeline/kinds";
 /**
  * The e-mails the workflow sends, one method each. Every method is idempotent by its e-mail
@@ -35,12 +36,24 @@ export interface OutcomeRecord {
   runId: string;
 }
 
+/** An order's status change and its entry (the e-mail's outcome with `detail`), with the e-mail. */
+export interface OrderCompletion extends OutcomeRecord {
+  detail: Record<string, unknown>;
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+}
+
 export interface CustomerMessages {
   /** The "on its way" e-mail, once per order, listing every parcel. */
   shipped(orderId: string, parcels: readonly ShipmentNotice[], record?: OutcomeRecord): Promise<EmailOutcome>;
   /** A re-shipped parcel's new tracking, once per new label (key `reshipped-<shipmentId>`). */
   reshipped(orderId: string, shipmentId: string, parcel: ShipmentNotice): Promise<EmailOutcome>;
-  reviewRequest(orderId: string): Promise<EmailOutcome>;
+  /**
+   * The review request, once per order; `completion`, the order's move and its entry, is written
+   * with the e-mail's outcome, in its statement (or one of its own when the outcome was an earlier
+   * attempt's).
+   */
+  reviewRequest(orderId: string, completion?: OrderCompletion): Promise<EmailOutcome>;
   paymentFailed(orderId: string, reason: string): Promise<EmailOutcome>;
   outOfStock(orderId: string, sku: string, settlement: PaymentSettlement): Promise<EmailOutcome>;
   cancelled(orderId: string, settlement: PaymentSettlement): Promise<EmailOutcome>;

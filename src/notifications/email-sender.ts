@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import { orderLinesJsonSql, type OrderLineJson } from "../db/order-lines-sql";
+import type { OrderStatus } from "../generated/prisma/enums";
 import type { Logger } from "../logger";
 import type { TimelineKind } from "../timeline/kinds";
 import { createTimeline } from "../timeline/timeline";
@@ -58,6 +59,20 @@ export interface OrderEmailRequest {
   template: EmailTemplateName;
   render(order: OrderForEmail): EmailContent;
   entry?: OutcomeEntry;
+  /** The order's move written with the outcome, in the same statement as `entry`. */
+  move?: OrderMove;
+}
+
+/**
+ * An order's status change that rides in the statement recording its e-mail's outcome (`sent` or
+ * `failed`), or in one of its own with the entry when the outcome was someone else's (`already-sent`,
+ * held): the order moves whatever became of the e-mail, as a transition after it would.
+ */
+export interface OrderMove {
+  from: readonly OrderStatus[];
+  to: OrderStatus;
+  /** Told once, by the statement that moved the order (the transitions' metrics). */
+  onMoved?(): void;
 }
 
 export interface EmailSender {
@@ -202,6 +217,37 @@ const withEntry = (update: string, first: number) => `WITH recorded AS (${update
          SELECT order_id, $${first}, $${first + 1}::jsonb, $${first + 2} FROM recorded WHERE order_id IS NOT NULL
          ON CONFLICT DO NOTHING`;
 
+/**
+ * The outcome's update, the order's move and the entry in one statement (the shape of the orders'
+ * transition with its entry, src/orders/order-repository.ts): the entry does not depend on the
+ * move; `moved` is 1 only when this statement moved the order.
+ */
+const withMoveAndEntry = (update: string, first: number) => `WITH recorded AS (${update} RETURNING order_id),
+         moved AS (
+           UPDATE orders o SET status = $${first + 4}::order_status, updated_at = now()
+           FROM recorded r WHERE o.id = r.order_id AND o.status = ANY($${first + 3}::order_status[])
+           RETURNING 1
+         ),
+         entry AS (
+           INSERT INTO order_timeline (order_id, kind, detail, run_id)
+           SELECT order_id, $${first}, $${first + 1}::jsonb, $${first + 2} FROM recorded WHERE order_id IS NOT NULL
+           ON CONFLICT DO NOTHING
+         )
+         SELECT count(*)::int AS moved FROM moved`;
+
+/** The move and the entry alone, for an outcome no attempt of this call recorded. */
+export const moveWithEntryStatement = `WITH moved AS (
+           UPDATE orders SET status = $6::order_status, updated_at = now()
+           WHERE id = $1::uuid AND status = ANY($5::order_status[])
+           RETURNING 1
+         ),
+         entry AS (
+           INSERT INTO order_timeline (order_id, kind, detail, run_id)
+           VALUES ($1::uuid, $2, $3::jsonb, $4)
+           ON CONFLICT DO NOTHING
+         )
+         SELECT count(*)::int AS moved FROM moved`;
+
 export function createEmailSender(deps: {
   db: Database;
   transport: EmailTransport;
@@ -251,6 +297,7 @@ export function createEmailSender(deps: {
     row: LeasedRow,
     content?: EmailContent,
     entry?: OutcomeEntry,
+    move?: OrderMove,
   ): Promise<SendEmailResult> {
     const log = logger.child({
       idempotencyKey: row.idempotency_key,
@@ -269,8 +316,15 @@ export function createEmailSender(deps: {
             entry.kind,
             JSON.stringify(entry.detail({ idempotencyKey: row.idempotency_key, ...result })),
             entry.runId,
+            ...(move ? [move.from, move.to] : []),
           ]
         : [];
+    // With a move the entry rides along: a move always has one (sendToOrder's request).
+    const compose = (update: string, first: number) =>
+      !entry ? update : move ? withMoveAndEntry(update, first) : withEntry(update, first);
+    const tellMoved = (rows: { moved?: number }[]) => {
+      if (entry && move && rows[0]?.moved) move.onMoved?.();
+    };
     try {
       const receipt = await transport.send({
         messageId: row.message_id,
@@ -284,13 +338,14 @@ export function createEmailSender(deps: {
              next_attempt_at = NULL, gave_up_at = NULL, subject = COALESCE(subject, $4),
              body_text = COALESCE(body_text, $5), body_html = COALESCE(body_html, $6)
          WHERE id = $1::uuid`;
-      await sql.query(entry ? withEntry(update, 7) : update, [
+      const recorded = await sql.query<{ moved?: number }>(compose(update, 7), [
         row.id,
         receipt.providerMessageId,
         now(),
         ...store,
         ...entryValues(result),
       ]);
+      tellMoved(recorded.rows);
       log.info(
         { messageId: row.message_id, transport: transport.kind, attempts: row.attempts },
         "e-mail sent",
@@ -309,7 +364,7 @@ export function createEmailSender(deps: {
              subject = COALESCE(subject, $5), body_text = COALESCE(body_text, $6),
              body_html = COALESCE(body_html, $7)
          WHERE id = $1::uuid`;
-      await sql.query(entry ? withEntry(update, 8) : update, [
+      const recorded = await sql.query<{ moved?: number }>(compose(update, 8), [
         row.id,
         failure,
         giveUp ? null : new Date(at.getTime() + backoffMs(row.attempts)),
@@ -317,6 +372,7 @@ export function createEmailSender(deps: {
         ...store,
         ...entryValues(result),
       ]);
+      tellMoved(recorded.rows);
       if (!giveUp) {
         const retryAt = new Date(at.getTime() + backoffMs(row.attempts));
         log.warn(
@@ -343,9 +399,23 @@ export function createEmailSender(deps: {
     idempotencyKey: string,
     result: SendEmailResult,
     entry?: OutcomeEntry,
+    move?: OrderMove,
   ) {
     if (!entry) return;
-    await timeline.record(orderId, entry.kind, entry.detail({ idempotencyKey, ...result }), entry.runId);
+    const detail = entry.detail({ idempotencyKey, ...result });
+    if (!move) {
+      await timeline.record(orderId, entry.kind, detail, entry.runId);
+      return;
+    }
+    const { rows } = await sql.query<{ moved: number }>(moveWithEntryStatement, [
+      orderId,
+      entry.kind,
+      JSON.stringify(detail),
+      entry.runId,
+      move.from,
+      move.to,
+    ]);
+    if (rows[0]?.moved) move.onMoved?.();
   }
 
   /**
@@ -420,6 +490,7 @@ export function createEmailSender(deps: {
     },
 
     async sendToOrder(request) {
+      if (request.move && !request.entry) throw new Error("an order's move rides with its entry: give both");
       const at = now();
       const { rows } = await sql.query<SendToOrderRow>(sendToOrderStatement, [
         randomUUID(),
@@ -440,7 +511,7 @@ export function createEmailSender(deps: {
         lines: found.orderLines,
       };
       const send = (row: LeasedRow) =>
-        attempt(row, row.subject === null ? request.render(order) : undefined, request.entry);
+        attempt(row, row.subject === null ? request.render(order) : undefined, request.entry, request.move);
       if (found.id !== null) return send(found as LeasedRow & SendToOrderRow);
       let attempted = false;
       const result = await awaitHolder(
@@ -461,7 +532,8 @@ export function createEmailSender(deps: {
           );
         },
       );
-      if (!attempted) await recordEntry(request.orderId, request.idempotencyKey, result, request.entry);
+      if (!attempted)
+        await recordEntry(request.orderId, request.idempotencyKey, result, request.entry, request.move);
       return result;
     },
 

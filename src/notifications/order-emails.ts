@@ -5,6 +5,7 @@ import {
   customerSafeReason,
   type CustomerMessages,
   type EmailOutcome,
+  type OrderCompletion,
   type OutcomeRecord,
   type PaymentSettlement,
   type ShortLinesNotice,
@@ -44,6 +45,8 @@ export function createOrderEmails(deps: {
     track(trackingNumber: string): string;
     address(orderId: string): string;
   };
+  /** Hears of every status change an e-mail's statement makes (the transitions' metrics). */
+  onTransition?: (to: OrderCompletion["to"]) => void;
 }): CustomerMessages {
   const { sender, links } = deps;
 
@@ -70,6 +73,7 @@ export function createOrderEmails(deps: {
       nameOf: (sku: string) => string,
     ) => Parameters<(typeof emailTemplates)[Name]>[0],
     record?: OutcomeRecord,
+    completion?: OrderCompletion,
   ): Promise<EmailOutcome> {
     const render = emailTemplates[template] as (
       input: ReturnType<typeof content>,
@@ -84,6 +88,20 @@ export function createOrderEmails(deps: {
         return render(content(summary, nameOf));
       },
       ...(record ? { entry: { ...record, detail: (outcome) => ({ ...outcome }) } } : {}),
+      ...(completion
+        ? {
+            entry: {
+              kind: completion.kind,
+              runId: completion.runId,
+              detail: (outcome) => ({ ...outcome, ...completion.detail }),
+            },
+            move: {
+              from: completion.from,
+              to: completion.to,
+              onMoved: () => deps.onTransition?.(completion.to),
+            },
+          }
+        : {}),
     });
     return { idempotencyKey, ...result };
   }
@@ -114,11 +132,15 @@ export function createOrderEmails(deps: {
         trackingUrl: links.track(parcel.trackingNumber),
         replacement: true,
       })),
-    reviewRequest: (orderId) =>
-      send(orderId, emailKeys.reviewRequest(orderId), "reviewRequest", (order) => ({
-        order,
-        reviewUrl: links.review(orderId),
-      })),
+    reviewRequest: (orderId, completion) =>
+      send(
+        orderId,
+        emailKeys.reviewRequest(orderId),
+        "reviewRequest",
+        (order) => ({ order, reviewUrl: links.review(orderId) }),
+        undefined,
+        completion,
+      ),
     paymentFailed: (orderId, failure) =>
       send(orderId, emailKeys.paymentFailed(orderId), "paymentFailed", (order) => {
         const reason = customerSafeReason(failure);

@@ -1,4 +1,5 @@
 import { sqlPool, type Database } from "../db/client";
+import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
 import { holdReleasedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
@@ -37,8 +38,6 @@ export interface Hold {
 /** Orders a hold still makes sense for: paid, no label bought yet. */
 const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
 
-const holdIdOf = (since: Date) => String(since.getTime());
-
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
  * waits, durably (step.waitForEvent on shop/order.hold-released), holding no concurrency slot. The
@@ -55,7 +54,7 @@ export function createHolds(deps: {
   const sql = sqlPool(db);
 
   async function current(orderId: string): Promise<Hold | null> {
-    // Straight to pg: every order's check-hold step asks it (docs/benchmarks.md).
+    // Straight to pg: the workflow's looks at the hold after the first ask it (docs/benchmarks.md).
     const { rows } = await sql.query<{
       holdReason: string | null;
       holdNote: string | null;

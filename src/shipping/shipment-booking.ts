@@ -32,6 +32,19 @@ export interface ShippingDestinations {
    * the shipment step; null when the order is not found. Without it, two reads.
    */
   findForBooking?(orderId: string): Promise<{ destination: Destination; parcels: ParcelBooking[] } | null>;
+  /**
+   * The destination and the order's hold in one read, for the address check; null when the order
+   * is not found. Without it, the check reads the hold apart.
+   */
+  findForVerification?(
+    orderId: string,
+  ): Promise<{ destination: Destination; hold: OrderHoldLook | null } | null>;
+}
+
+/** An order's hold as the workflow's looks record it: its reason and the id its release names. */
+export interface OrderHoldLook {
+  reason: string;
+  holdId: string;
 }
 
 /** How an order is split into parcels (SHIPPING_ITEM_WEIGHT_OZ, SHIPPING_MAX_PARCEL_WEIGHT_OZ). */
@@ -149,6 +162,25 @@ export function createShipmentBooking(deps: {
       const destination = await destinations.find(orderId);
       if (!destination || destination.digitalOnly || !destination.address) return null;
       return provider.verifyAddress(destination.address);
+    },
+    /**
+     * verifyDestination and the order's hold as one read found it (`hold` undefined: not read here,
+     * the caller asks the holds).
+     */
+    async verifyDestinationWithHold(
+      orderId: string,
+    ): Promise<{ verdict: AddressVerdict | null; hold?: OrderHoldLook | null }> {
+      if (!provider.verifyAddress || !destinations) return { verdict: null };
+      if (!destinations.findForVerification) {
+        const destination = await destinations.find(orderId);
+        if (!destination || destination.digitalOnly || !destination.address) return { verdict: null };
+        return { verdict: await provider.verifyAddress(destination.address) };
+      }
+      const found = await destinations.findForVerification(orderId);
+      if (!found) return { verdict: null, hold: null };
+      const { destination, hold } = found;
+      if (destination.digitalOnly || !destination.address) return { verdict: null, hold };
+      return { verdict: await provider.verifyAddress(destination.address), hold };
     },
     /** Voids a parcel's label with the carrier; a carrier that cannot void answers `not-voidable`. */
     async voidWithCarrier(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { sqlPool, type Database } from "../db/client";
+import { holdIdOf } from "../shared/hold-id";
 import type { ShippingDestinations } from "./shipment-booking";
 import { asLines } from "./prisma-shipment-repository";
 import type { ShippingAddress } from "./shipping-provider";
@@ -32,6 +33,19 @@ export const destinationStatement = `SELECT o.shipping_address,
                 (SELECT json_object_agg(l.sku, p.ships_alone) FROM order_lines l JOIN products p ON p.sku = l.sku
                  WHERE l.order_id = o.id) AS ships_alone
          FROM orders o WHERE o.id = $1::uuid`;
+
+/**
+ * The address check's one read: the destination and the order's hold (its reason and since when),
+ * so the check answers the workflow's first look at the hold without a statement of its own.
+ */
+export const verificationStatement = `SELECT d.*, o.hold_reason, o.held_at
+         FROM (${destinationStatement}) d, orders o WHERE o.id = $1::uuid`;
+
+/** A row of verificationStatement. */
+export interface VerificationRow extends DestinationRow {
+  hold_reason: string | null;
+  held_at: Date | null;
+}
 
 /** A row of destinationStatement (test/db/row-types.test.ts holds it to the schema). */
 export interface DestinationRow {
@@ -78,6 +92,19 @@ export function createShippingDestinations(db: Database): ShippingDestinations {
       const { rows } = await sql.query<DestinationRow>(destinationStatement, [orderId]);
       const order = rows[0];
       return order ? toDestination(order) : null;
+    },
+
+    async findForVerification(orderId) {
+      const { rows } = await sql.query<VerificationRow>(verificationStatement, [orderId]);
+      const order = rows[0];
+      if (!order) return null;
+      return {
+        destination: toDestination(order),
+        hold:
+          order.hold_reason && order.held_at
+            ? { reason: order.hold_reason, holdId: holdIdOf(order.held_at) }
+            : null,
+      };
     },
 
     async findForBooking(orderId) {

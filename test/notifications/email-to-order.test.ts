@@ -163,6 +163,96 @@ describe("an order's e-mail rendered after its claim", () => {
     expect(receiver.accepted.filter((m) => m.messageId === messageId)).toHaveLength(1);
   });
 
+  describe("with the order's move and its entry in the outcome's statement", () => {
+    async function shippedOrder(): Promise<string> {
+      const orderId = await createOrder();
+      await database.db.order.update({ where: { id: orderId }, data: { status: "shipped" } });
+      return orderId;
+    }
+    const status = async (orderId: string) =>
+      (await database.db.order.findUniqueOrThrow({ where: { id: orderId } })).status;
+    const reviewEntries = (orderId: string) =>
+      database.db.orderTimelineEntry.findMany({ where: { orderId, kind: "review-requested" } });
+    function moving(orderId: string, moves: string[]): OrderEmailRequest {
+      return {
+        ...request(orderId),
+        entry: {
+          kind: "review-requested",
+          runId: "run-1",
+          detail: (outcome) => ({ ...outcome, afterDelivery: true }),
+        },
+        move: { from: ["shipped", "delivered"], to: "completed", onMoved: () => moves.push("completed") },
+      };
+    }
+
+    it("`sent` moves the order, writes the entry and tells onMoved once; a retry moves nothing again", async () => {
+      const sender = createEmailSender({ db: database.db, transport, from, logger });
+      const orderId = await shippedOrder();
+      const messageId = messageIdFor(`review-${orderId}`, from);
+      const moves: string[] = [];
+
+      expect(await sender.sendToOrder(moving(orderId, moves))).toEqual({ status: "sent", messageId });
+      expect(await status(orderId)).toBe("completed");
+      expect(moves).toEqual(["completed"]);
+      expect((await reviewEntries(orderId)).map((e) => [e.detail, e.runId])).toEqual([
+        [{ idempotencyKey: `review-${orderId}`, status: "sent", messageId, afterDelivery: true }, "run-1"],
+      ]);
+
+      expect(await sender.sendToOrder(moving(orderId, moves))).toEqual({ status: "already-sent", messageId });
+      expect(moves).toEqual(["completed"]);
+      expect(await reviewEntries(orderId)).toHaveLength(1);
+    });
+
+    it("`failed` (queued for the outbox) moves the order and writes the entry as well", async () => {
+      const down: EmailTransport = {
+        kind: "smtp",
+        send: async () => {
+          throw new Error("connect ECONNREFUSED");
+        },
+        close() {},
+      };
+      const failing = createEmailSender({ db: database.db, transport: down, from, logger });
+      const orderId = await shippedOrder();
+      const moves: string[] = [];
+
+      expect((await failing.sendToOrder(moving(orderId, moves))).status).toBe("queued");
+      expect(await status(orderId)).toBe("completed");
+      expect(moves).toEqual(["completed"]);
+      expect((await reviewEntries(orderId)).map((e) => (e.detail as { status: string }).status)).toEqual([
+        "queued",
+      ]);
+    });
+
+    it("an e-mail sent by an earlier attempt that died before the move: the retry moves the order and writes the entry", async () => {
+      const sender = createEmailSender({ db: database.db, transport, from, logger });
+      const orderId = await shippedOrder();
+      const messageId = messageIdFor(`review-${orderId}`, from);
+      // The earlier attempt sent without the move (as a step before the move rode with the e-mail).
+      expect((await sender.sendToOrder(request(orderId))).status).toBe("sent");
+      expect(await status(orderId)).toBe("shipped");
+      const moves: string[] = [];
+
+      expect(await sender.sendToOrder(moving(orderId, moves))).toEqual({ status: "already-sent", messageId });
+      expect(await status(orderId)).toBe("completed");
+      expect(moves).toEqual(["completed"]);
+      expect((await reviewEntries(orderId)).map((e) => (e.detail as { status: string }).status)).toEqual([
+        "already-sent",
+      ]);
+    });
+
+    it("an order not in a status it moves from stays where it is, and still gets the entry", async () => {
+      const sender = createEmailSender({ db: database.db, transport, from, logger });
+      const orderId = await createOrder();
+      await database.db.order.update({ where: { id: orderId }, data: { status: "cancelled" } });
+      const moves: string[] = [];
+
+      expect((await sender.sendToOrder(moving(orderId, moves))).status).toBe("sent");
+      expect(await status(orderId)).toBe("cancelled");
+      expect(moves).toEqual([]);
+      expect(await reviewEntries(orderId)).toHaveLength(1);
+    });
+  });
+
   it("an order that does not exist claims nothing", async () => {
     const sender = createEmailSender({ db: database.db, transport, from, logger });
     const orderId = "00000000-0000-4000-8000-000000000001";

@@ -183,4 +183,93 @@ describe("catalog and checkout", () => {
     expect(res.headers.get("retry-after")).toBe("2");
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe("service_unavailable");
   });
+
+  describe("with an Idempotency-Key (the key's lookup and the products in one read)", () => {
+    const postKeyed = async (key: string, body: unknown) => {
+      const res = await fetch(`${h.url}/api/checkout`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: JSON.stringify(body),
+      });
+      return {
+        status: res.status,
+        body: (await res.json()) as { error?: { code: string; message: string; details?: unknown } },
+      };
+    };
+    /** Everything a checkout could write, and the stock it could take. */
+    const written = async () => ({
+      orders: await h.db.order.count(),
+      requests: await h.db.checkoutRequest.count(),
+      holds: await h.db.stockHold.count(),
+      entries: await h.db.orderTimelineEntry.count(),
+      stock: (await h.db.product.findMany({ orderBy: { sku: "asc" } })).map((p) => [p.sku, p.stockOnHand]),
+    });
+
+    it("an unknown SKU: 400 unknown_sku naming it, nothing written, the key still free", async () => {
+      const before = await written();
+      const res = await postKeyed("key-unknown-sku", {
+        customerId: "cus-keyed-unknown",
+        email: "k@example.com",
+        items: [
+          { sku: "MUG", quantity: 1 },
+          { sku: "NOPE-KEYED", quantity: 1 },
+        ],
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({
+        code: "unknown_sku",
+        message: "Unknown SKU: NOPE-KEYED",
+        details: { skus: ["NOPE-KEYED"] },
+      });
+      expect(await written()).toEqual(before);
+
+      // The key took nothing: the same key with a good cart checks out.
+      const good = await postKeyed("key-unknown-sku", {
+        customerId: "cus-keyed-unknown",
+        email: "k@example.com",
+        items: [{ sku: "MUG", quantity: 1 }],
+      });
+      expect(good.status).toBe(201);
+    });
+
+    it("an archived product: 409 product_unavailable naming it, nothing written", async () => {
+      await h.db.product.create({
+        data: {
+          sku: "OLD-KEYED",
+          name: "Old print",
+          unitPrice: 700,
+          currency: "usd",
+          stockOnHand: 5,
+          archivedAt: new Date(),
+        },
+      });
+      const before = await written();
+      const res = await postKeyed("key-archived", {
+        customerId: "cus-keyed-archived",
+        email: "k@example.com",
+        items: [{ sku: "OLD-KEYED", quantity: 1 }],
+      });
+      expect(res.status).toBe(409);
+      expect(res.body.error).toEqual({
+        code: "product_unavailable",
+        message: "No longer on sale: OLD-KEYED",
+        details: { skus: ["OLD-KEYED"] },
+      });
+      expect(await written()).toEqual(before);
+    });
+
+    it("a repeat of a keyed checkout answers with the same order and session", async () => {
+      const body = {
+        customerId: "cus-keyed-repeat",
+        email: "k@example.com",
+        items: [{ sku: "TEE", quantity: 2 }],
+      };
+      const first = await postKeyed("key-repeat", body);
+      expect(first.status).toBe(201);
+      const before = await written();
+      const again = await postKeyed("key-repeat", body);
+      expect(again).toEqual(first);
+      expect(await written()).toEqual(before);
+    });
+  });
 });

@@ -68,8 +68,8 @@ const releaseWait = (timeout: string) => ({
   if: "async.data.orderId == event.data.orderId",
 });
 
-/** Everything up to the label when nothing holds the order. */
-const toTheLabel = ["claim-id", "claim", "reserve-stock", "charge-card", "check-address", "check-hold-0"];
+/** Everything up to the label when nothing holds the order (the first look at the hold comes with the address check). */
+const toTheLabel = ["claim-id", "claim", "reserve-stock", "charge-card", "check-address"];
 const fromTheLabel = [
   "create-shipment",
   "send-confirmation",
@@ -246,8 +246,10 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { orderId: order.orderId, stopped: "held" } });
+    // The first of the 200 looks is the address check's.
     const looks = stepIds(run).filter((id) => id.startsWith("check-hold-"));
-    expect(looks).toHaveLength(maxHoldWaits);
+    expect(looks).toHaveLength(maxHoldWaits - 1);
+    expect(looks[0]).toBe("check-hold-1");
     expect(looks.at(-1)).toBe(`check-hold-${maxHoldWaits - 1}`);
     expect(stepIds(run).at(-1)).toBe("alert-held-too-long");
     expect(world.notices).toEqual([
@@ -266,6 +268,82 @@ describe("fulfill-order (fast tier): a hold before the label", () => {
   });
 });
 
+describe("fulfill-order (fast tier): a run begun before the first look came with the address check", () => {
+  // Its history holds a check-address outcome without `hold`, and `check-hold-0` if it got that far.
+  const oldCheckAddress = { deliverable: true };
+
+  it("finds its memoised `check-hold-0` and goes on from it, reading no hold for that look", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    // Any read of the hold now would be a look the history already answered.
+    world.failNext("holds.current", new Error("the first look was read again"));
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "check-address": oldCheckAddress, "check-hold-0": null },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card", ...fromTheLabel]);
+    expect(world.order(order.orderId).status).toBe("completed");
+  });
+
+  it("a memoised look that found a hold: waits for its release as then", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const hold = await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
+    // Released before the next look.
+    world.failNext("holds.current", () => world.holdRows.delete(order.orderId));
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: {
+        "check-address": oldCheckAddress,
+        "check-hold-0": { reason: "customer_request", holdId: hold?.holdId },
+      },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "charge-card",
+      "wait-hold-release-0",
+      "check-hold-1",
+      ...fromTheLabel,
+    ]);
+  });
+
+  it("stopped after check-address: runs `check-hold-0` now, which finds the hold placed since", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    await world.holdsPort.placeHold(order.orderId, "customer_request", { by: "ops@shop.test" });
+    world.failNext("holds.current", () => undefined);
+    world.failNext("holds.current", () => world.holdRows.delete(order.orderId));
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "check-address": oldCheckAddress },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "reserve-stock",
+      "charge-card",
+      "check-hold-0",
+      "wait-hold-release-0",
+      "check-hold-1",
+      ...fromTheLabel,
+    ]);
+  });
+});
+
 describe("fulfill-order (fast tier): the address check", () => {
   it("an address the carrier cannot deliver to: holds the order, flags it, tells ops once, e-mails the customer, ships once corrected", async () => {
     const { world, place } = setup();
@@ -274,9 +352,13 @@ describe("fulfill-order (fast tier): the address check", () => {
     const { orderId } = order;
     world.addressVerdicts.set(orderId, { deliverable: false, message: "Unknown street" });
     let held: unknown;
-    world.failNext("holds.current", () => (held = world.holdRows.get(orderId)));
-    // The customer's correction releases the hold.
-    world.failNext("holds.current", () => world.holdRows.delete(orderId));
+    // The address check's read of the hold, before it places the address hold.
+    world.failNext("holds.current", () => undefined);
+    // The next look finds the address hold; the customer's correction then releases it.
+    world.failNext("holds.current", () => {
+      held = world.holdRows.get(orderId);
+      world.holdRows.delete(orderId);
+    });
 
     const run = await place(order, { events: { "wait-for-delivery": delivered(orderId) } });
 
@@ -407,15 +489,22 @@ describe("fulfill-order (fast tier): the address check", () => {
     world.addProduct("MUG", 5);
     const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
 
-    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({ deliverable: true });
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
+      deliverable: true,
+      hold: null,
+    });
     world.addressVerdicts.set(orderId, { deliverable: true });
-    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({ deliverable: true });
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
+      deliverable: true,
+      hold: null,
+    });
     expect(world.holdChanges).toEqual([]);
     world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
     await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
       deliverable: false,
       message: "No such number",
       held: true,
+      hold: { reason: "address", holdId: "hold-1" },
     });
     // Another hold in the way: the address hold is still owed.
     const other = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
@@ -425,6 +514,7 @@ describe("fulfill-order (fast tier): the address check", () => {
       deliverable: false,
       message: "No such number",
       held: false,
+      hold: { reason: "high_risk", holdId: "hold-2" },
     });
   });
 

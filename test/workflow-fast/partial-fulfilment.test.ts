@@ -64,7 +64,6 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
       "charge-card",
       "send-short-notice",
       "check-address",
-      "check-hold-0",
       "create-shipment",
       "send-confirmation",
       "wait-for-delivery",

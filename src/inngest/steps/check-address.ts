@@ -9,8 +9,19 @@ export const checkAddressStepId = "check-address"; // durable Inngest state: nev
  * dispute) was in the way: await-hold-release places the address hold once that one is released.
  * Absent in the outcome of runs begun before it existed (await-hold-release then reads the holds).
  */
-export type AddressCheckOutcome =
-  { deliverable: true } | { deliverable: false; message: string; held?: boolean };
+export type AddressCheckOutcome = (
+  { deliverable: true } | { deliverable: false; message: string; held?: boolean }
+) & {
+  /**
+   * The order's hold when the step ended (null: none), read with the address: await-hold-release's
+   * first look. Absent in the outcome of runs begun before it was (their first look is the
+   * `check-hold-0` step, memoised or run then).
+   */
+  hold?: HoldLook | null;
+};
+
+/** A look at an order's hold, as `check-hold-<n>` records it. */
+export type HoldLook = { reason: string; holdId: string };
 
 /**
  * What became of an undeliverable order's address hold: `held` (placed now, or already standing),
@@ -31,6 +42,16 @@ export async function holdForAddress(
   message: string,
   runId: string,
 ): Promise<AddressHoldOutcome> {
+  return (await placeAddressHold(deps, orderId, message, runId)).outcome;
+}
+
+/** holdForAddress, and the hold standing once it is done (null: none). */
+async function placeAddressHold(
+  deps: WorkflowDependencies,
+  orderId: string,
+  message: string,
+  runId: string,
+): Promise<{ outcome: AddressHoldOutcome; hold: HoldLook | null }> {
   const placed = await deps.holds.placeHold(orderId, "address", { note: message, by: "address-check" });
   const hold = placed ?? (await deps.holds.current(orderId));
   if (placed) {
@@ -46,10 +67,11 @@ export async function holdForAddress(
       },
     });
   }
-  if (!hold) return "unholdable";
-  if (hold.reason !== "address") return "blocked";
+  if (!hold) return { outcome: "unholdable", hold: null };
+  const look = { reason: hold.reason, holdId: hold.holdId };
+  if (hold.reason !== "address") return { outcome: "blocked", hold: look };
   await deps.messages.addressUndeliverable(orderId, message, hold.holdId);
-  return "held";
+  return { outcome: "held", hold: look };
 }
 
 /**
@@ -61,13 +83,26 @@ export async function holdForAddress(
  * is released, so the parcel never goes to the address the carrier rejected. Idempotent: a retry
  * finds the hold in place and the e-mail's key sent.
  */
+export const lookAt = (hold: HoldLook | null): HoldLook | null =>
+  hold ? { reason: hold.reason, holdId: hold.holdId } : null;
+
 export const checkAddress = createStep({
   id: checkAddressStepId,
   invoke: ({ step, deps, orderId, runId }: StepContext) =>
     step.run(checkAddressStepId, async (): Promise<AddressCheckOutcome> => {
-      const verdict = await deps.shipments.verifyDestination(orderId);
-      if (!verdict || verdict.deliverable) return { deliverable: true };
-      const held = await holdForAddress(deps, orderId, verdict.message, runId);
-      return { deliverable: false, message: verdict.message, held: held === "held" };
+      // The order's hold comes with the address, in one statement: await-hold-release's first look.
+      const checked = await deps.shipments.verifyDestinationWithHold(orderId);
+      const { verdict } = checked;
+      if (!verdict || verdict.deliverable) {
+        const hold = checked.hold !== undefined ? checked.hold : lookAt(await deps.holds.current(orderId));
+        return { deliverable: true, hold };
+      }
+      const placed = await placeAddressHold(deps, orderId, verdict.message, runId);
+      return {
+        deliverable: false,
+        message: verdict.message,
+        held: placed.outcome === "held",
+        hold: placed.hold,
+      };
     }),
 });

@@ -7,12 +7,13 @@ export const sendReviewRequest = createStep({
   id: sendReviewRequestStepId,
   invoke: ({ step, deps, orderId, runId }, afterDelivery: boolean) =>
     step.run(sendReviewRequestStepId, async () => {
-      const sent = await deps.messages.reviewRequest(orderId);
-      await deps.orders.transition(orderId, ["shipped", "delivered"], "completed", {
+      // The order's completion and its `review-requested` entry ride in the e-mail's outcome statement.
+      return deps.messages.reviewRequest(orderId, {
         kind: "review-requested",
-        detail: { ...sent, afterDelivery },
         runId,
+        detail: { afterDelivery },
+        from: ["shipped", "delivered"],
+        to: "completed",
       });
-      return sent;
     }),
 });

@@ -1,7 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
+import type { ProductView } from "../../inventory/inventory";
+import { productsJsonSql, toProductView } from "../../inventory/prisma-inventory-repository";
 import { HoldOutOfStock, releaseHolds } from "../../inventory/stock-holds";
+import { orderLinesJsonSql, type OrderLineJson } from "../../db/order-lines-sql";
 import { recordInTransaction } from "../../timeline/in-transaction";
 import { timelineKindSql } from "../../timeline/kinds";
 
@@ -52,6 +55,15 @@ export interface CheckoutRepository {
     input: PendingOrderInput,
   ): Promise<{ orderId: string; total: number; order: CheckoutOrder }>;
   findByIdempotencyKey(customerId: string, idempotencyKey: string): Promise<CheckoutOrder | null>;
+  /**
+   * findByIdempotencyKey and the catalog's findProducts in one statement (every keyed checkout
+   * asks both): the key's order, if any, and the products of `skus` as findProducts reads them.
+   */
+  findByIdempotencyKeyWithProducts(
+    customerId: string,
+    idempotencyKey: string,
+    skus: string[],
+  ): Promise<{ existing: CheckoutOrder | null; products: ProductView[] }>;
   findCheckout(orderId: string): Promise<CheckoutOrder | null>;
   /** Sets the session once: a replay with the same id changes nothing. False if another is set. */
   attachCheckoutSession(orderId: string, checkoutSessionId: string): Promise<boolean>;
@@ -96,6 +108,37 @@ const checkoutInclude = {
   lines: true,
   checkout: { select: { requestHash: true, expiresAt: true } },
 } as const;
+
+/**
+ * A keyed checkout's lookup and its cart's products, one statement: one row always, the key's
+ * order's columns null when the key is free.
+ */
+export const keyedLookupStatement = `
+  WITH found AS (
+    SELECT o.id, o.status, o.customer_id, o.email, o.currency, o.checkout_session_id, o.created_at,
+           c.request_hash, c.expires_at, ${orderLinesJsonSql("o")} AS lines
+    FROM checkout_requests c JOIN orders o ON o.id = c.order_id
+    WHERE c.customer_id = $1 AND c.idempotency_key = $2
+  )
+  SELECT f.*, ${productsJsonSql("$3")} AS products FROM (SELECT 1) one LEFT JOIN found f ON true`;
+
+type KeyedLookupRow = {
+  products: Parameters<typeof toProductView>[0][];
+} & (
+  | {
+      id: string;
+      status: OrderStatus;
+      customer_id: string;
+      email: string;
+      currency: string;
+      checkout_session_id: string | null;
+      created_at: Date;
+      request_hash: string;
+      expires_at: Date;
+      lines: OrderLineJson[];
+    }
+  | { id: null; [column: string]: unknown }
+);
 
 export function createCheckoutRepository(db: Database): CheckoutRepository {
   // Every checkout creates an order and attaches its session: raw pg, one round trip each.
@@ -213,6 +256,32 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         select: { order: { include: checkoutInclude } },
       });
       return request ? toCheckoutOrder(request.order) : null;
+    },
+
+    async findByIdempotencyKeyWithProducts(customerId, idempotencyKey, skus) {
+      const { rows } = await sql.query<KeyedLookupRow>(keyedLookupStatement, [
+        customerId,
+        idempotencyKey,
+        skus,
+      ]);
+      const row = rows[0];
+      const products = (row?.products ?? []).map(toProductView);
+      if (!row || row.id === null) return { existing: null, products };
+      return {
+        existing: {
+          orderId: row.id,
+          status: row.status,
+          customerId: row.customer_id,
+          email: row.email,
+          currency: row.currency.trim(),
+          checkoutSessionId: row.checkout_session_id,
+          requestHash: row.request_hash,
+          expiresAt: row.expires_at,
+          createdAt: row.created_at,
+          lines: row.lines,
+        },
+        products,
+      };
     },
 
     async findCheckout(orderId) {

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import Stripe from "stripe";
 import { AppError } from "../../errors";
-import type { InventoryRepository } from "../../inventory/inventory";
+import type { InventoryRepository, ProductView } from "../../inventory/inventory";
 import { HoldOutOfStock } from "../../inventory/stock-holds";
 import type { Logger } from "../../logger";
 import type { CheckoutSessions, ShippingCollection } from "../../payments/stripe-checkout";
@@ -167,9 +167,10 @@ export function createCheckoutService(deps: {
     return finish(order);
   }
 
-  async function priced(request: CheckoutRequest) {
+  /** `found`: the products as the keyed lookup read them (one statement with it); otherwise read here. */
+  async function priced(request: CheckoutRequest, found?: readonly ProductView[]) {
     const products = new Map(
-      (await deps.inventory.findProducts(request.items.map((i) => i.sku))).map((p) => [p.sku, p]),
+      (found ?? (await deps.inventory.findProducts(request.items.map((i) => i.sku)))).map((p) => [p.sku, p]),
     );
     const unknown: string[] = [];
     const lines = request.items.flatMap((item) => {
@@ -214,11 +215,17 @@ export function createCheckoutService(deps: {
     });
 
   async function start(request: CheckoutRequest, idempotencyKey: string | null, requestHash: string) {
+    let found: ProductView[] | undefined;
     if (idempotencyKey !== null) {
-      const existing = await deps.orders.findByIdempotencyKey(request.customerId, idempotencyKey);
-      if (existing) return resume(existing, requestHash);
+      const looked = await deps.orders.findByIdempotencyKeyWithProducts(
+        request.customerId,
+        idempotencyKey,
+        request.items.map((i) => i.sku),
+      );
+      if (looked.existing) return resume(looked.existing, requestHash);
+      found = looked.products;
     }
-    const { currency, lines, digitalOnly } = await priced(request);
+    const { currency, lines, digitalOnly } = await priced(request, found);
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
     let order: CheckoutOrder;

@@ -28,6 +28,11 @@ export interface DriverOptions {
   /** Events for `step.waitForEvent`, by step id; none, or one that does not match, is a timeout. */
   events?: Record<string, { name: string; data: Record<string, unknown> }>;
   runId?: string;
+  /**
+   * Step results already in the run's history, by step id (a run in flight across a deploy): found
+   * as Inngest finds a memoised step, never run (and not in `steps`).
+   */
+  memoised?: Record<string, unknown>;
 }
 
 export interface StepRecord {
@@ -73,7 +78,9 @@ export async function runFunction(
   const internals = internalsOf(fn);
   const retries = internals.opts.retries ?? 3;
   const runId = options.runId ?? `run-${Math.random().toString(36).slice(2, 10)}`;
-  const memo = new Map<string, Memo>();
+  const memo = new Map<string, Memo>(
+    Object.entries(options.memoised ?? {}).map(([id, data]) => [id, { data }]),
+  );
   const steps: StepRecord[] = [];
   const triggerEvent = { ...event, id: `evt-${runId}`, ts: Date.now() };
 

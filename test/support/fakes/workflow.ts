@@ -750,6 +750,14 @@ export class FakeWorkflowWorld {
       return [{ ...this.carrierBook(orderId), parcelNumber: 1, lines }];
     },
     verifyDestination: async (orderId) => this.addressVerdicts.get(orderId) ?? null,
+    // As the real one: the verdict and the hold from one read of the order (the hold read first).
+    verifyDestinationWithHold: async (orderId) => {
+      const held = await this.holdsPort.current(orderId);
+      return {
+        verdict: this.addressVerdicts.get(orderId) ?? null,
+        hold: held ? { reason: held.reason, holdId: held.holdId } : null,
+      };
+    },
     voidWithCarrier: async (_orderId, booking) => {
       this.voidedLabels.push(booking.trackingNumber);
       return this.carrierVoidOutcome;
@@ -847,8 +855,16 @@ export class FakeWorkflowWorld {
     },
     reshipped: async (orderId, shipmentId, parcel) =>
       this.sendEmail(emailKeys.reshipped(shipmentId), orderId, "shipped", [parcel]),
-    reviewRequest: async (orderId) =>
-      this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []),
+    reviewRequest: async (orderId, completion) => {
+      const outcome = this.sendEmail(emailKeys.reviewRequest(orderId), orderId, "review-request", []);
+      // As the real sender: the move and its entry with the outcome (the entry whether or not it moves).
+      if (completion) {
+        this.recordEntry(orderId, completion.kind, { ...outcome, ...completion.detail }, completion.runId);
+        const order = this.orders.get(orderId);
+        if (order && completion.from.includes(order.status)) this.moveTo(order, completion.to);
+      }
+      return outcome;
+    },
     paymentFailed: async (orderId, reason) =>
       this.sendEmail(emailKeys.paymentFailed(orderId), orderId, "payment-failed", [reason]),
     outOfStock: async (orderId, sku, settlement: PaymentSettlement) =>
