@@ -80,8 +80,7 @@ export const chargeCard = createStep({
         claimId: claim.claimId,
         runId,
         ...captured,
-        // Both undefined unless some lines are short: the port then stores the capture as authorized.
-        amountAuthorized: total,
+        amountAuthorized: total, // undefined unless lines are short: the capture is then the authorized sum
         amountRefunded,
       });
       if (recorded.landed) {
