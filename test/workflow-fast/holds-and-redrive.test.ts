@@ -491,6 +491,26 @@ describe("await-hold-release: the address hold owed after another hold", () => {
     expect(world.notices).toEqual([]);
   });
 
+  it("an address hold ops release without a correction is not placed again: ops decided", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    const { ctx, ids } = staged(world, orderId, async (id) => {
+      if (id === "check-hold-1") await world.holdsPort.releaseHold(orderId, { by: "ops" });
+    });
+
+    await expect(awaitHoldRelease.invoke(ctx, undeliverable)).resolves.toEqual({
+      held: true,
+      released: true,
+    });
+    expect(ids).toEqual(["check-hold-0", "hold-address-0", "wait-hold-release-0", "check-hold-1"]);
+    expect(world.holdChanges).toEqual([
+      { orderId, change: "placed", reason: "address", by: "address-check" },
+      { orderId, change: "released", reason: "address", by: "ops" },
+    ]);
+  });
+
   it("a hold placed between the look and the address hold: waits for it, then places the address hold and waits for the correction", async () => {
     const world = new FakeWorkflowWorld();
     world.addProduct("MUG", 5);
