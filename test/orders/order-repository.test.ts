@@ -453,6 +453,18 @@ describe("fulfilment records: guarded writes", () => {
     expect(moves).toEqual(["delivered"]);
   });
 
+  it("records an empty list of parcels as a shipment with nothing to ship: no shipment row, no parcel entry", async () => {
+    const { id } = await claimed();
+    expect(
+      await records().recordShipment({ orderId: id, claimId: "run-claim", runId: "run-1", parcels: [] }),
+    ).toEqual({ landed: true, value: null });
+
+    expect((await database.db.order.findUniqueOrThrow({ where: { id } })).status).toBe("shipped");
+    expect(await database.db.shipment.count({ where: { orderId: id } })).toBe(0);
+    expect(await kinds(id)).toEqual([["nothing-to-ship", "run-1"]]);
+    expect(moves).toEqual(["shipped"]);
+  });
+
   it("refuses a shipment for a cancelled order or another run's order, recording nothing", async () => {
     const cancelling = await claimed({ cancelRequestedAt: new Date() });
     const owned = await claimed();

@@ -2,6 +2,7 @@ import { Inngest } from "inngest";
 import { createCleanupCancelledOrder } from "../../src/inngest/functions/cleanup-cancelled-order";
 import { compensate } from "../../src/inngest/steps/compensate";
 import type { StepContext } from "../../src/inngest/steps/context";
+import { finishUnfulfilled } from "../../src/inngest/steps/finish-unfulfilled";
 import type { OrderStatus } from "../../src/orders/order-repository";
 import type { AuthorizationState } from "../../src/payments/payment-gateway";
 import { defined } from "../support/defined";
@@ -243,5 +244,47 @@ describe("cleanup-cancelled-order (fast tier)", () => {
     expect(result).toEqual({ outcome: null, settlement: "none" });
     expect(world.order(order.orderId).status).toBe("shipped");
     expect(world.emails).toEqual([]);
+  });
+});
+
+describe("finish-unfulfilled: the end it answers", () => {
+  function ended(world: FakeWorkflowWorld, orderId: string) {
+    const ctx: StepContext = {
+      step: {
+        run: async (_id: string, body: () => Promise<unknown>) => body(),
+      } as unknown as StepContext["step"],
+      deps: world.dependencies(),
+      orderId,
+      runId: "run-late",
+    };
+    return finishUnfulfilled(ctx, { status: "payment_failed", error: "declined" }, "voided");
+  }
+
+  it("answers the cancelled end it adopts with the reason its entry recorded, and e-mails that end", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }], status: "cancelled" });
+    await world.timelinePort.record(
+      orderId,
+      "cancelled",
+      { status: "cancelled", reason: "cancelled by request", settlement: "voided" },
+      "cleanup-run",
+    );
+
+    await expect(ended(world, orderId)).resolves.toEqual({
+      status: "cancelled",
+      reason: "cancelled by request",
+    });
+    expect(world.order(orderId).status).toBe("cancelled");
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["voided"] }]);
+  });
+
+  it("answers an adopted cancelled end without an entry with an empty reason", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }], status: "cancelled" });
+
+    await expect(ended(world, orderId)).resolves.toEqual({ status: "cancelled", reason: "" });
+    expect(sentEmails(world)).toEqual([{ template: "cancelled", args: ["voided"] }]);
   });
 });

@@ -546,6 +546,115 @@ describe("fulfill-order (fast tier): the address check", () => {
   });
 });
 
+describe("await-hold-release: the address hold owed after another hold", () => {
+  const undeliverable = { deliverable: false as const, message: "No such number", held: false };
+
+  /** The step's context, running `before(id)` ahead of each step's body and recording the ids. */
+  function staged(world: FakeWorkflowWorld, orderId: string, before: (id: string) => Promise<void> | void) {
+    const ids: string[] = [];
+    const ctx = stepContext(world, orderId);
+    const step = {
+      ...ctx.step,
+      run: async (id: string, body: () => Promise<unknown>) => {
+        ids.push(id);
+        await before(id);
+        return body();
+      },
+      waitForEvent: async (id: string) => {
+        ids.push(id);
+        return null;
+      },
+    } as unknown as StepContext["step"];
+    return { ctx: { ...ctx, step }, ids };
+  }
+
+  it("goes on, placing nothing, when the carrier no longer answers the address check", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    await expect(awaitHoldRelease.invoke(stepContext(world, orderId), undeliverable)).resolves.toEqual({
+      held: false,
+    });
+    expect(world.holdChanges).toEqual([]);
+    expect(world.emailsTo(orderId)).toEqual([]);
+    expect(world.notices).toEqual([]);
+  });
+
+  it("an address hold ops release without a correction is not placed again: ops decided", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    const { ctx, ids } = staged(world, orderId, async (id) => {
+      if (id === "check-hold-1") await world.holdsPort.releaseHold(orderId, { by: "ops" });
+    });
+
+    await expect(awaitHoldRelease.invoke(ctx, undeliverable)).resolves.toEqual({
+      held: true,
+      released: true,
+    });
+    expect(ids).toEqual(["check-hold-0", "hold-address-0", "wait-hold-release-0", "check-hold-1"]);
+    expect(world.holdChanges).toEqual([
+      { orderId, change: "placed", reason: "address", by: "address-check" },
+      { orderId, change: "released", reason: "address", by: "ops" },
+    ]);
+  });
+
+  it("a hold placed between the look and the address hold: waits for it, then places the address hold and waits for the correction", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+    const { ctx, ids } = staged(world, orderId, async (id) => {
+      // Ops hold the order in the moment after the first look found no hold.
+      if (id === "hold-address-0")
+        await world.holdsPort.placeHold(orderId, "customer_request", { by: "ops" });
+      if (id === "check-hold-2") await world.holdsPort.releaseHold(orderId, { by: "ops" });
+      // The customer corrects the address once asked.
+      if (id === "check-hold-4") {
+        world.addressVerdicts.set(orderId, { deliverable: true });
+        await world.holdsPort.releaseHold(orderId, { by: "customer", onlyReason: "address" });
+      }
+    });
+
+    await expect(awaitHoldRelease.invoke(ctx, undeliverable)).resolves.toEqual({
+      held: true,
+      released: true,
+    });
+    expect(ids).toEqual([
+      "check-hold-0",
+      "hold-address-0",
+      "wait-hold-release-0",
+      "check-hold-1",
+      "wait-hold-release-1",
+      "check-hold-2",
+      "hold-address-2",
+      "wait-hold-release-2",
+      "check-hold-3",
+      "wait-hold-release-3",
+      "check-hold-4",
+    ]);
+    expect(world.holdChanges).toEqual([
+      { orderId, change: "placed", reason: "customer_request", by: "ops" },
+      { orderId, change: "released", reason: "customer_request", by: "ops" },
+      { orderId, change: "placed", reason: "address", by: "address-check" },
+      { orderId, change: "released", reason: "address", by: "customer" },
+    ]);
+    expect(world.emails.filter((email) => email.template === "address-correction")).toEqual([
+      {
+        key: emailKeys.addressCorrection(orderId, "hold-2"),
+        orderId,
+        template: "address-correction",
+        args: ["No such number"],
+      },
+    ]);
+    expect(world.notices.map((notice) => notice.title)).toEqual([
+      "Order held: the carrier cannot deliver to its address",
+    ]);
+  });
+});
+
 describe("fulfill-order (fast tier): a capture answered after the cancel, Stripe having refunded some", () => {
   it("refunds what is left, and records the whole capture refunded before the compensation runs", async () => {
     const { world, place } = setup();

@@ -1,5 +1,7 @@
 import { Inngest } from "inngest";
 import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
+import { chargeCard } from "../../src/inngest/steps/charge-card";
+import type { StepContext } from "../../src/inngest/steps/context";
 import type { WorkflowSettings } from "../../src/inngest/dependencies";
 import { defined } from "../support/defined";
 import { defaultSettings, FakeWorkflowWorld } from "../support/fakes/workflow";
@@ -146,6 +148,55 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
     });
   });
 
+  it("puts the short-lines e-mail's outcome on the timeline, once, under the run", async () => {
+    const { world, place } = setup(shipAvailable);
+    const order = orderWithOneLineShort(world);
+
+    const run = await place(order);
+
+    const key = `short-lines-${order.orderId}`;
+    expect(world.emails.find((email) => email.template === "short-lines")?.key).toBe(key);
+    expect(
+      world.timelineKinds(order.orderId).filter((kind) => kind === "short-lines-notice-sent"),
+    ).toHaveLength(1);
+    expect(world.timelineEntry(order.orderId, "short-lines-notice-sent")).toMatchObject({
+      detail: { idempotencyKey: key, status: "sent", messageId: `<${key}@shop.test>` },
+      runId: run.runId,
+    });
+  });
+
+  it("refunds nothing more when Stripe shows the short lines refunded already (a retry past the key's memory)", async () => {
+    const { world, place } = setup(shipAvailable);
+    const order = orderWithOneLineShort(world, { paid: true });
+    const intentId = defined(order.paymentIntentId);
+    // An earlier attempt's refund of the short lines, seen by the step's look at Stripe.
+    world.failNext("payments.retrieve", () => world.refundPartly(intentId, 1000));
+
+    const run = await place(order);
+
+    expect(run.status).toBe("completed");
+    expect(world.stripeCallsOf("refundAmount")).toEqual([]);
+    expect(world.intent(intentId)).toMatchObject({ amountCaptured: 4500, amountRefunded: 1000 });
+    expect(world.paymentRows.get(order.orderId)).toMatchObject({
+      status: "captured",
+      amountAuthorized: 4500,
+      amountCaptured: 4500,
+      amountRefunded: 1000,
+    });
+    expect(world.emails[0]).toMatchObject({
+      template: "short-lines",
+      args: [{ short: [{ sku: "PIN", short: 1, amount: 1000 }], settlement: "refunded" }],
+    });
+    expect(world.timelineEntry(order.orderId, "short-lines-refunded")?.detail).toEqual({
+      settlement: "refunded",
+      amount: 1000,
+      refundId: null,
+      captured: 4500,
+      total: 4500,
+      lines: [{ sku: "PIN", requested: 2, short: 1, amount: 1000 }],
+    });
+  });
+
   it("a capture retried after a failure asks Stripe for the same amount under the same key, and captures once", async () => {
     const { world, place } = setup(shipAvailable);
     const order = orderWithOneLineShort(world);
@@ -219,5 +270,29 @@ describe("fulfill-order (fast tier): partial fulfilment, cancel_order", () => {
       { template: "out-of-stock", args: ["PIN", "voided"] },
     ]);
     expect(world.timelineKinds(order.orderId)).not.toContain("lines-short");
+  });
+});
+
+describe("charge-card (the step): short lines that leave nothing to charge", () => {
+  it("refuses for good, asking Stripe for nothing, when the short lines' price is the whole total", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("PIN", 0);
+    const order = world.addPaidOrder({ lines: [{ sku: "PIN", quantity: 2, unitPrice: 1000 }] });
+    const ctx: StepContext = {
+      step: {
+        run: async (_id: string, body: () => Promise<unknown>) => body(),
+      } as unknown as StepContext["step"],
+      deps: world.dependencies(shipAvailable),
+      orderId: order.orderId,
+      runId: "run-1",
+    };
+    const claim = { claimId: "claim-1", paymentIntentId: order.paymentIntentId, lines: [] };
+    const short = [{ sku: "PIN", requested: 2, short: 2, amount: 2000 }];
+
+    await expect(chargeCard.invoke(ctx, claim, null, short)).rejects.toThrow(
+      `Order ${order.orderId} has nothing left to charge (0)`,
+    );
+    expect(world.stripeCalls).toEqual([]);
+    expect(world.intent(defined(order.paymentIntentId)).state).toBe("requires_capture");
   });
 });

@@ -44,7 +44,7 @@ export const chargeCard = createStep({
       // price; the same amount on every retry, so the capture key's request never changes.
       const shortAmount = shortLines.reduce((sum, line) => sum + line.amount, 0);
       const total = shortAmount > 0 ? (await deps.orders.findForFulfilment(orderId))?.total : undefined;
-      const toCapture = total !== undefined && shortAmount > 0 ? total - shortAmount : undefined;
+      const toCapture = total === undefined ? undefined : total - shortAmount;
       if (toCapture !== undefined && toCapture <= 0)
         throw new NonRetriableError(`Order ${orderId} has nothing left to charge (${toCapture})`);
       let captured;
@@ -80,8 +80,8 @@ export const chargeCard = createStep({
         claimId: claim.claimId,
         runId,
         ...captured,
-        ...(total !== undefined && short ? { amountAuthorized: total } : {}),
-        ...(amountRefunded !== undefined ? { amountRefunded } : {}),
+        amountAuthorized: total, // undefined unless lines are short: the capture is then the authorized sum
+        amountRefunded,
       });
       if (recorded.landed) {
         if (!short) return { charged: true, paymentId: recorded.value.paymentId };
