@@ -51,7 +51,12 @@ export function createExchangePaymentEvents(deps: {
       const settled = await deps.work.settleExchangeCheckout(view, null);
       if (settled.outcome !== "charged") {
         logger.info(
-          { eventId: event.id, checkoutSessionId: view.id, returnId: view.returnId, outcome: settled.outcome },
+          {
+            eventId: event.id,
+            checkoutSessionId: view.id,
+            returnId: view.returnId,
+            outcome: settled.outcome,
+          },
           "Exchange Checkout event changes nothing more",
         );
         return { outcome: settled.outcome === "refunded" ? "processed" : "ignored", announced: false };
@@ -59,7 +64,11 @@ export function createExchangePaymentEvents(deps: {
       // Sent on every delivery of a charged session (a failed send is retried by Stripe's
       // redelivery); the event id makes the engine take it once.
       await deps.publisher.publish(
-        exchangePaidEvent({ returnId: settled.returnId, orderId: settled.orderId, checkoutSessionId: view.id }),
+        exchangePaidEvent({
+          returnId: settled.returnId,
+          orderId: settled.orderId,
+          checkoutSessionId: view.id,
+        }),
       );
       return {
         outcome: settled.first ? "processed" : "duplicate",

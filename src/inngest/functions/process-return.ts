@@ -161,7 +161,9 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
             if: "async.data.returnId == event.data.returnId",
           });
         }
-        const expired = await step.run(ids.expire, () => returns.work.expireExchangeCheckout(returnId, runId));
+        const expired = await step.run(ids.expire, () =>
+          returns.work.expireExchangeCheckout(returnId, runId),
+        );
         return expired.outcome;
       }
 
