@@ -387,6 +387,45 @@ describe("exchanges that cost more", () => {
     );
   });
 
+  it("authentication required, ops close the return, then the customer pays: the payment refunded once, nothing shipped", async () => {
+    const { order, returnId, sessionId, stockBefore } = await awaitingCheckout("cus_exc_checkout_late");
+    const closed = await api(`/api/returns/${returnId}/close`, { body: { note: "settled by phone" } });
+    expect(closed.status).toBe(200);
+    await h.settle(3);
+    // The cancelled run's cleanup puts the held item back.
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+
+    const paid = await h.sandbox.completeCheckoutSession(sessionId, "paid", { deliver: false });
+    const completed = paid.events.find((e) => e.type === "checkout.session.completed");
+    const deliver = async () => {
+      const { payload, header } = h.sandbox.signedDelivery(completed?.id ?? "-");
+      const res = await fetch(`${h.appUrl}/api/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": header },
+        body: payload,
+      });
+      return res.status;
+    };
+    expect(await deliver()).toBe(200);
+    expect(await deliver()).toBe(200);
+    await h.settle(3);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    const session = await h.services.stripe.checkout.sessions.retrieve(sessionId);
+    expect(row.status).toBe("closed");
+    expect(row.exchangeChargeStatus).toBe("refunded");
+    expect(row.exchangeChargeIntentId).toBe(session.payment_intent);
+    const refunds = await h.services.stripe.refunds.list({
+      payment_intent: row.exchangeChargeIntentId ?? "-",
+    });
+    expect(refunds.data.map((r) => r.amount)).toEqual([500]);
+    expect(exchangeParcels(returnId)).toHaveLength(0);
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+    const kinds = await timelineOf(order.id);
+    expect(kinds.filter((k) => k === "exchange-charge-refunded")).toHaveLength(1);
+    expect(kinds).not.toContain("exchange-shipped");
+  });
+
   it("the exchange's parcel cannot be booked, every retry spent: stock back and the charge refunded once, the exchange failed, ops told", async () => {
     const { order } = await deliveredOrder("cus_exc_unbooked");
     const orderId = order.id;
