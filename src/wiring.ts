@@ -46,6 +46,8 @@ import {
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
+import { createExchangeCheckouts } from "./payments/exchange-checkout";
+import { createExchangePaymentEvents, type ExchangePaymentEvents } from "./returns/exchange-payment-events";
 import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
@@ -266,9 +268,19 @@ export async function createServices(options: {
   });
   const stockLedger = createStockLedger(db);
   const catalog = createCatalog(db, { ledger: stockLedger, lowStock });
+  // The returns' side of the Stripe webhook (an exchange's difference paid on Checkout), set once
+  // the returns are built below; the webhook serves nothing before the app is built.
+  let exchangePayments: ExchangePaymentEvents | undefined;
   const intake = createOrderIntake({
     db,
     stripe,
+    exchanges: {
+      owns: (event) => exchangePayments?.owns(event) ?? false,
+      handle: (event) => {
+        if (!exchangePayments) throw new Error("exchange payments are not wired");
+        return exchangePayments.handle(event);
+      },
+    },
     voidLabel: (orderId) => labels.voidLabel(orderId, "refunded"),
     holds,
     inventory,
@@ -308,6 +320,7 @@ export async function createServices(options: {
     listForOrder: (orderId) => returnRecords.listForOrder(orderId),
   });
   const payments = createStripePaymentGateway(stripe);
+  const exchangeCheckouts = createExchangeCheckouts(stripe);
   const returnWork = endpoints.easyPost
     ? createReturnWork({
         db,
@@ -324,10 +337,16 @@ export async function createServices(options: {
         timeline,
         alerts,
         fee: parseRestockingFee(config.RETURN_RESTOCKING_FEE),
+        checkouts: {
+          sessions: exchangeCheckouts,
+          windowMs: durationMs(config.EXCHANGE_PAYMENT_WINDOW),
+        },
         orderUrl: (orderId) => links.order(orderId),
         trackUrl: (trackingNumber) => links.track(trackingNumber),
       })
     : undefined;
+
+  if (returnWork) exchangePayments = createExchangePaymentEvents({ work: returnWork, publisher, logger });
 
   const workflow: WorkflowDependencies = {
     orders,
@@ -389,6 +408,9 @@ export async function createServices(options: {
             work: returnWork,
             waitSlice: "1d",
             waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),
+            // EXCHANGE_PAYMENT_WINDOW is at most 23h: one slice.
+            paymentSlice: config.EXCHANGE_PAYMENT_WINDOW,
+            paymentSlices: 1,
             exchangeShips: config.EXCHANGE_SHIPS,
           },
         }

@@ -157,6 +157,20 @@ export const returnCancelledEvent = (data: z.infer<typeof returnCancelled.schema
   data: { ...data },
 });
 
+/**
+ * A return's Checkout Session for its exchange's difference was paid (the Stripe webhook, after
+ * reading the session at Stripe): process-return, waiting for it, ships the exchange. Its id is
+ * the session's, so a second delivery of the webhook sends nothing new.
+ */
+export const exchangePaid = eventType("shop/exchange.paid", {
+  schema: z.object({ returnId: z.uuid(), orderId: z.uuid(), checkoutSessionId: z.string().min(1) }),
+});
+export const exchangePaidEvent = (data: z.infer<typeof exchangePaid.schema>) => ({
+  name: exchangePaid.name,
+  id: `exchange-paid-${data.checkoutSessionId}`,
+  data: { ...data },
+});
+
 /** Every event this service sends, as the publisher takes it. */
 export type OutgoingEvent =
   | OrderPlacedEvent
@@ -167,7 +181,8 @@ export type OutgoingEvent =
   | ReturnType<typeof returnRequestedEvent>
   | ReturnType<typeof returnApprovedEvent>
   | ReturnType<typeof returnReceivedEvent>
-  | ReturnType<typeof returnCancelledEvent>;
+  | ReturnType<typeof returnCancelledEvent>
+  | ReturnType<typeof exchangePaidEvent>;
 
 /**
  * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the

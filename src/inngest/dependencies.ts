@@ -125,6 +125,10 @@ export interface ReturnWorkflowDependencies {
   waitSlice: string;
   /** How many slices cover RETURN_SHIP_WITHIN (at least one). */
   waitSlices: number;
+  /** How long each wait for a Checkout payment of the difference lasts before the return is read again. */
+  paymentSlice: string;
+  /** How many slices cover EXCHANGE_PAYMENT_WINDOW (at least one). */
+  paymentSlices: number;
   /** EXCHANGE_SHIPS: the new item ships once the return is back, or at once. */
   exchangeShips: "on_receipt" | "at_once";
 }

@@ -171,6 +171,16 @@ export function createEmailRenderer(deps: {
             reason: detail.reason === "authentication_required" ? "authentication_required" : "declined",
           });
         }
+        case "exchangePaymentNeeded": {
+          const detail = detailOf(timeline, "exchange-checkout-sent");
+          return emailTemplates.exchangePaymentNeeded({
+            order: summary,
+            lines: Array.isArray(detail.lines) ? (detail.lines as { name: string; quantity: number }[]) : [],
+            amount: typeof detail.amount === "number" ? detail.amount : 0,
+            payUrl: typeof detail.payUrl === "string" ? detail.payUrl : (summary.orderUrl ?? ""),
+            payBy: typeof detail.payBy === "string" ? detail.payBy : "",
+          });
+        }
         case "refunded": {
           // The latest refund; "full" once everything captured has been returned.
           const amount = detailOf(timeline, "refund-issued").amount;

@@ -14,7 +14,7 @@ import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
 import { checkoutFactsOf } from "./intake/stripe-event-plan";
 import { createIntakeRepository } from "./intake/intake-repository";
-import { createStripeIntake, type StripeIntake } from "./intake/stripe-intake";
+import { createStripeIntake, type StripeIntake, type StripeIntakeDeps } from "./intake/stripe-intake";
 import { createRefundEvents } from "./intake/refund-events";
 import { createRiskEvents } from "./intake/risk-events";
 import type { Holds } from "./hold-order";
@@ -61,6 +61,8 @@ export function createOrderIntake(deps: {
   holds?: Pick<Holds, "placeHold" | "releaseHold">;
   metrics?: WebhookObserver;
   onTransition?: (to: OrderStatus) => void;
+  /** Checkout Sessions paying a return's exchange difference, handed to the returns. */
+  exchanges?: StripeIntakeDeps["exchanges"];
   /** CHECKOUT_API_TOKEN: when set, POST /api/checkout needs it as a bearer token. */
   checkoutToken?: string;
 }): OrderIntake {
@@ -76,6 +78,7 @@ export function createOrderIntake(deps: {
     publisher: deps.publisher,
     logger: deps.logger,
     ...(deps.onTransition ? { onTransition: deps.onTransition } : {}),
+    ...(deps.exchanges ? { exchanges: deps.exchanges } : {}),
     refunds: createRefundEvents({
       db: deps.db,
       stripe: deps.stripe,

@@ -15,7 +15,12 @@ import { exchangeCharge, type ReturnActor, type ReturnCondition } from "./return
  * charged: the difference was taken; failed: Stripe refused it (the exchange does not ship, the
  * return waits for ops); refunded: charged, then given back (the exchange ended before it shipped).
  */
-export type ExchangeChargeStatus = "charged" | "failed" | "refunded";
+/**
+ * A dearer exchange's charge: charged (off-session, or on the Checkout page), failed (refused),
+ * refunded (given back); awaiting_payment while the customer is asked to pay on a Checkout page
+ * after the bank wanted them present, unpaid when that page expired unpaid.
+ */
+export type ExchangeChargeStatus = "charged" | "failed" | "refunded" | "awaiting_payment" | "unpaid";
 
 export type ReturnStatus = "requested" | "approved" | "received" | "closed" | "rejected" | "cancelled";
 
@@ -53,6 +58,8 @@ export interface ReturnRow {
   exchange_charge_error: string | null;
   exchange_charged_at: Date | null;
   exchange_charge_refund_id: string | null;
+  /** The Checkout Session the difference is paid on after an authentication_required refusal. */
+  exchange_checkout_session_id: string | null;
   exchange_tracker_status: string | null;
   exchange_delivered_at: Date | null;
   lines: {
@@ -71,7 +78,7 @@ const returnColumns = `r.id, r.order_id, r.status, r.reason, r.note, r.requested
   r.exchange_carrier, r.exchange_tracking_number, r.exchange_tracking_url, r.exchange_sent_at,
   r.exchange_charge_amount, r.exchange_charge_status, r.exchange_charge_intent_id,
   r.exchange_charge_error, r.exchange_charged_at, r.exchange_charge_refund_id,
-  r.exchange_tracker_status, r.exchange_delivered_at,
+  r.exchange_checkout_session_id, r.exchange_tracker_status, r.exchange_delivered_at,
   COALESCE((SELECT json_agg(json_build_object('sku', l.sku, 'quantity', l.quantity, 'unitPrice', l.unit_price,
                                               'exchangeSku', l.exchange_sku, 'exchangeUnitPrice', l.exchange_unit_price)
                             ORDER BY l.sku)
@@ -608,7 +615,7 @@ export function createReturnRecords(db: Database) {
       returnId: string,
       charge: {
         amount: number;
-        status: "charged" | "failed";
+        status: "charged" | "failed" | "awaiting_payment";
         paymentIntentId: string | null;
         error?: string | undefined;
       },
@@ -619,6 +626,60 @@ export function createReturnRecords(db: Database) {
                 exchange_charged_at = CASE WHEN $3 = 'charged' THEN now() END, updated_at = now()
          WHERE id = $1::uuid AND exchange_charge_status IS NULL`,
         [returnId, charge.amount, charge.status, charge.paymentIntentId, charge.error ?? null],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /** The return's one Checkout Session for the difference, kept once. Returns whether it wrote. */
+    async recordExchangeCheckout(returnId: string, checkoutSessionId: string): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_checkout_session_id = $2, updated_at = now()
+         WHERE id = $1::uuid AND exchange_checkout_session_id IS NULL`,
+        [returnId, checkoutSessionId],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /**
+     * The Checkout Session was paid: it becomes the exchange's charge (its PaymentIntent the
+     * session's, which the reconciliation and the undo's refund then find), once, and only while
+     * the charge awaits payment on a return not ended. Returns whether it wrote.
+     */
+    async recordExchangeCheckoutPaid(
+      returnId: string,
+      paid: { paymentIntentId: string; amount: number },
+    ): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_charge_status = 'charged', exchange_charge_intent_id = $2,
+                exchange_charge_amount = $3, exchange_charge_error = NULL, exchange_charged_at = now(),
+                updated_at = now()
+         WHERE id = $1::uuid AND exchange_charge_status = 'awaiting_payment'
+           AND status NOT IN ('rejected', 'closed', 'cancelled')`,
+        [returnId, paid.paymentIntentId, paid.amount],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /** The Checkout Session expired unpaid: the charge is unpaid, once. Returns whether it wrote. */
+    async markExchangeUnpaid(returnId: string): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_charge_status = 'unpaid', updated_at = now()
+         WHERE id = $1::uuid AND exchange_charge_status = 'awaiting_payment'`,
+        [returnId],
+      );
+      return (rowCount ?? 0) > 0;
+    },
+
+    /** A Checkout payment that came too late (unpaid, or the return ended), refunded: recorded once. */
+    async recordLateExchangePaymentRefund(
+      returnId: string,
+      refund: { paymentIntentId: string; amount: number; refundId: string },
+    ): Promise<boolean> {
+      const { rowCount } = await sql.query(
+        `UPDATE returns SET exchange_charge_status = 'refunded', exchange_charge_intent_id = $2,
+                exchange_charge_amount = $3, exchange_charge_refund_id = $4, updated_at = now()
+         WHERE id = $1::uuid AND exchange_charge_status IN ('awaiting_payment', 'unpaid')`,
+        [returnId, refund.paymentIntentId, refund.amount, refund.refundId],
       );
       return (rowCount ?? 0) > 0;
     },

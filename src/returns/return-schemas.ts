@@ -67,7 +67,7 @@ export const returnSchema = z.object({
       charge: z
         .object({
           amount: z.number().int().nullable(),
-          status: z.enum(["charged", "failed", "refunded"]),
+          status: z.enum(["charged", "failed", "refunded", "awaiting_payment", "unpaid"]),
           paymentIntentId: z.string().nullable(),
           error: z.string().nullable(),
           chargedAt: when,

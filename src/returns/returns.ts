@@ -8,7 +8,7 @@ import {
 import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { ReturnActor, ReturnCondition } from "./return-policy";
-import type { ReturnRecords, ReturnRow, ReturnStatus } from "./return-records";
+import type { ExchangeChargeStatus, ReturnRecords, ReturnRow, ReturnStatus } from "./return-records";
 
 /** A return as both doors answer it (the admin API's JSON, the console's and the customer's pages). */
 export interface ReturnView {
@@ -31,7 +31,7 @@ export interface ReturnView {
     /** A dearer exchange's off-session charge of the difference; null when none is owed or asked yet. */
     charge: {
       amount: number | null;
-      status: "charged" | "failed" | "refunded";
+      status: ExchangeChargeStatus;
       paymentIntentId: string | null;
       error: string | null;
       chargedAt: string | null;
@@ -267,7 +267,7 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
       const row = await load(decision.returnId);
       // A refused exchange charge stopped the run: the return is ops' to end, even received.
       const from: ReturnStatus[] =
-        row.exchange_charge_status === "failed"
+        row.exchange_charge_status === "failed" || row.exchange_charge_status === "awaiting_payment"
           ? ["requested", "approved", "received"]
           : ["requested", "approved"];
       const moved = await records.transition(row.id, from, "closed", decision);

@@ -101,6 +101,10 @@ export const timelineKinds = [
   "exchange-charged",
   "exchange-charge-failed",
   "exchange-charge-refunded",
+  // The bank wanted the customer present: the Checkout page for the difference e-mailed; paid
+  // there (exchange-charged), or expired unpaid and the exchange closed.
+  "exchange-checkout-sent",
+  "exchange-unpaid",
   // The recovery sweeps (src/recovery).
   "recovery-re-emitted",
   "authorization-expiry-alerted",

@@ -163,6 +163,7 @@ describe("templates", () => {
         "returnLabel",
         "exchangeShipped",
         "exchangeChargeFailed",
+        "exchangePaymentNeeded",
       ].sort(),
     );
   });
@@ -186,6 +187,22 @@ describe("templates", () => {
       reason: "declined",
     });
     expect(declined.text).toContain("Your bank declined it.");
+  });
+
+  it("the exchange's Checkout e-mail links Stripe's page, says the difference and until when, escaped", () => {
+    const mail = emailTemplates.exchangePaymentNeeded({
+      order,
+      lines: [{ name: "Mug <XL>", quantity: 1 }],
+      amount: 500,
+      payUrl: "https://checkout.stripe.com/c/pay/cs_test_1",
+      payBy: "2026-12-03T13:00:00.000Z",
+    });
+    expect(mail.subject).toMatch(/exchange .* confirm the payment of the difference/);
+    expect(mail.text).toContain("difference of $5.00");
+    expect(mail.text).toContain("Pay the difference: https://checkout.stripe.com/c/pay/cs_test_1");
+    expect(mail.text).toContain("by 2026-12-03T13:00:00.000Z");
+    expect(mail.html).toContain('href="https://checkout.stripe.com/c/pay/cs_test_1"');
+    expect(mail.html).toContain("Mug &lt;XL&gt;");
   });
 
   it("the return label e-mail links the label and the tracking, escaped, and says the refund", () => {

@@ -198,12 +198,12 @@ describe("exchanges that cost more", () => {
     expect(totals?.ours.captured).toBe(totals?.stripe.charges);
   });
 
-  it("the bank refuses the difference (authentication required): nothing ships, nothing is charged, the return waits for ops", async () => {
+  it("the bank declines the difference: nothing ships, nothing is charged, the return waits for ops", async () => {
     const { order } = await deliveredOrder("cus_exc_refused");
     const orderId = order.id;
     const stockBefore = await h.stockOf("EXC-1XL");
     const slackBefore = h.slack.bodies.length;
-    h.sandbox.injectFailure("payment_intents.create", { kind: "decline", code: "authentication_required" });
+    h.sandbox.injectFailure("payment_intents.create", { kind: "decline", code: "card_declined" });
     const created = await api(`/api/orders/${orderId}/returns`, {
       body: { lines: [{ sku: "EXC-1", quantity: 1, exchangeSku: "EXC-1XL" }], reason: "wrong_item" },
     });
@@ -214,7 +214,8 @@ describe("exchanges that cost more", () => {
     const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
     expect(row.status).toBe("received");
     expect(row.exchangeChargeStatus).toBe("failed");
-    expect(row.exchangeChargeError).toMatch(/^authentication required/);
+    expect(row.exchangeChargeError).not.toBeNull();
+    expect(row.exchangeCheckoutSessionId).toBeNull();
     // One attempt at Stripe, refused: its PaymentIntent awaits a payment method, no money moved.
     expect(executedCharges(returnId)).toHaveLength(1);
     const intent = h.sandbox.paymentIntent(row.exchangeChargeIntentId ?? "-");
@@ -247,6 +248,182 @@ describe("exchanges that cost more", () => {
     expect(executedCharges(returnId)).toHaveLength(1);
     expect(exchangeParcels(returnId)).toHaveLength(0);
     expect(h.mailsTo(/exchange for order .* is on hold/i)).toHaveLength(1);
+  });
+
+  /**
+   * A dearer exchange whose off-session charge the bank refuses with authentication_required,
+   * the return received: the run reserves the new item, creates the return's Checkout Session
+   * and e-mails its URL, then waits for the payment.
+   */
+  async function awaitingCheckout(customerId: string) {
+    const { order } = await deliveredOrder(customerId);
+    const stockBefore = await h.stockOf("EXC-1XL");
+    h.sandbox.injectFailure("payment_intents.create", { kind: "decline", code: "authentication_required" });
+    const created = await api(`/api/orders/${order.id}/returns`, {
+      body: { lines: [{ sku: "EXC-1", quantity: 1, exchangeSku: "EXC-1XL" }], reason: "wrong_item" },
+    });
+    const { returnId } = (await created.json()) as { returnId: string };
+    await h.settle(3);
+    await returnDeliveredTwice(returnId);
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(row.status).toBe("received");
+    expect(row.exchangeChargeStatus).toBe("awaiting_payment");
+    const sessionId = row.exchangeCheckoutSessionId ?? "-";
+    const session = await h.services.stripe.checkout.sessions.retrieve(sessionId);
+    expect(session).toMatchObject({
+      status: "open",
+      mode: "payment",
+      amount_total: 500,
+      client_reference_id: null,
+      metadata: { returnId, orderId: order.id, purpose: "exchange-difference" },
+    });
+    expect(
+      h
+        .stripeCalls("checkout.sessions.create")
+        .filter((call) => call.idempotencyKey === `exchange-checkout-${returnId}` && !call.replayed),
+    ).toHaveLength(1);
+    // The new item is held for the customer; nothing shipped, no "on hold" e-mail.
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore - 1);
+    expect(exchangeParcels(returnId)).toHaveLength(0);
+    const mails = h.mailsTo(/please confirm the payment of the difference/i);
+    expect(mails.filter((m) => m.text?.includes(session.url ?? "-"))).toHaveLength(1);
+    expect(
+      h.mailsTo(/exchange for order .* is on hold/i).filter((m) => m.messageId?.includes(returnId)),
+    ).toHaveLength(0);
+    return { order, returnId, sessionId, stockBefore };
+  }
+
+  it("authentication required, paid on the Checkout page: shipped once though the webhook comes twice", async () => {
+    const { order, returnId, sessionId, stockBefore } = await awaitingCheckout("cus_exc_checkout_paid");
+    const paid = await h.sandbox.completeCheckoutSession(sessionId, "paid", { deliver: false });
+    const completed = paid.events.find((e) => e.type === "checkout.session.completed");
+    // Stripe delivers the completion twice, the second while the first is being handled.
+    const deliver = async () => {
+      const { payload, header } = h.sandbox.signedDelivery(completed?.id ?? "-");
+      const res = await fetch(`${h.appUrl}/api/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": header },
+        body: payload,
+      });
+      return { status: res.status, body: (await res.json()) as { outcome: string } };
+    };
+    const answers = await Promise.all([deliver(), deliver()]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200]);
+    expect(answers.map((a) => a.body.outcome).sort()).toEqual(["duplicate", "processed"]);
+    await eventually("exchange shipped and closed", async () => {
+      await h.settle(2);
+      return (await h.db.return.findUniqueOrThrow({ where: { id: returnId } })).status === "closed";
+    });
+    await h.settle(2);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    const session = await h.services.stripe.checkout.sessions.retrieve(sessionId);
+    expect(row.exchangeChargeStatus).toBe("charged");
+    expect(row.exchangeChargeAmount).toBe(500);
+    expect(row.exchangeChargeIntentId).toBe(session.payment_intent);
+    expect(exchangeParcels(returnId)).toHaveLength(1);
+    expect(row.exchangeTrackingNumber).toBe(exchangeParcels(returnId)[0]?.tracking_code);
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore - 1);
+    const kinds = await timelineOf(order.id);
+    expect(kinds.filter((k) => k === "exchange-charged")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "exchange-shipped")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "exchange-reserved")).toHaveLength(1);
+    expect(kinds).not.toContain("exchange-unpaid");
+    expect(
+      h
+        .mailsTo(/exchange .* is on its way/i)
+        .filter((m) => m.text?.includes(row.exchangeTrackingNumber ?? "-")),
+    ).toHaveLength(1);
+    // No refund of the difference: the customer has the item.
+    const refunds = await h.services.stripe.refunds.list({
+      payment_intent: row.exchangeChargeIntentId ?? "-",
+    });
+    expect(refunds.data).toHaveLength(0);
+
+    // The reconciliation counts the Checkout payment as the exchange's charge.
+    const run = await fetch(`${h.appUrl}/api/reconciliation/runs`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify({ date: new Date(h.sandbox.clock().now).toISOString().slice(0, 10) }),
+    });
+    expect(run.status).toBe(201);
+    const report = (await run.json()) as { mismatches: { kind: string; reference: string }[] };
+    const intent = h.sandbox.paymentIntent(row.exchangeChargeIntentId ?? "-");
+    expect(intent).toMatchObject({ status: "succeeded", amount_received: 500 });
+    expect(report.mismatches.filter((m) => m.reference === intent?.latest_charge)).toEqual([]);
+  });
+
+  it("authentication required, never paid: at the window's end the page expired, the item released, the exchange closed unpaid", async () => {
+    const { order, returnId, sessionId, stockBefore } = await awaitingCheckout("cus_exc_checkout_unpaid");
+    const slackBefore = h.slack.bodies.length;
+    // EXCHANGE_PAYMENT_WINDOW (23h by default) passes on the engine's frozen clock.
+    await h.engine.clock.advance(24 * 3600_000);
+    await eventually("exchange closed unpaid", async () => {
+      await h.settle(2);
+      return (
+        (await h.db.return.findUniqueOrThrow({ where: { id: returnId } })).exchangeChargeStatus === "unpaid"
+      );
+    });
+    await h.settle(2);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(row.status).toBe("closed");
+    expect(row.exchangeReleasedAt).not.toBeNull();
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+    expect(exchangeParcels(returnId)).toHaveLength(0);
+    const session = await h.services.stripe.checkout.sessions.retrieve(sessionId);
+    expect(session.status).toBe("expired");
+    const kinds = await timelineOf(order.id);
+    expect(kinds.filter((k) => k === "exchange-released")).toHaveLength(1);
+    expect(kinds.filter((k) => k === "exchange-unpaid")).toHaveLength(1);
+    expect(kinds).not.toContain("exchange-charged");
+    expect(kinds).not.toContain("exchange-shipped");
+    expect(JSON.stringify(h.slack.bodies.slice(slackBefore))).toContain(
+      "the difference was not paid in time",
+    );
+    // Too late: Stripe no longer takes payment on the page.
+    await expect(async () => h.sandbox.completeCheckoutSession(sessionId, "paid")).rejects.toThrow(
+      /is expired, not open/,
+    );
+  });
+
+  it("authentication required, ops close the return, then the customer pays: the payment refunded once, nothing shipped", async () => {
+    const { order, returnId, sessionId, stockBefore } = await awaitingCheckout("cus_exc_checkout_late");
+    const closed = await api(`/api/returns/${returnId}/close`, { body: { note: "settled by phone" } });
+    expect(closed.status).toBe(200);
+    await h.settle(3);
+    // The cancelled run's cleanup puts the held item back.
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+
+    const paid = await h.sandbox.completeCheckoutSession(sessionId, "paid", { deliver: false });
+    const completed = paid.events.find((e) => e.type === "checkout.session.completed");
+    const deliver = async () => {
+      const { payload, header } = h.sandbox.signedDelivery(completed?.id ?? "-");
+      const res = await fetch(`${h.appUrl}/api/stripe/webhook`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "stripe-signature": header },
+        body: payload,
+      });
+      return res.status;
+    };
+    expect(await deliver()).toBe(200);
+    expect(await deliver()).toBe(200);
+    await h.settle(3);
+
+    const row = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    const session = await h.services.stripe.checkout.sessions.retrieve(sessionId);
+    expect(row.status).toBe("closed");
+    expect(row.exchangeChargeStatus).toBe("refunded");
+    expect(row.exchangeChargeIntentId).toBe(session.payment_intent);
+    const refunds = await h.services.stripe.refunds.list({
+      payment_intent: row.exchangeChargeIntentId ?? "-",
+    });
+    expect(refunds.data.map((r) => r.amount)).toEqual([500]);
+    expect(exchangeParcels(returnId)).toHaveLength(0);
+    expect(await h.stockOf("EXC-1XL")).toBe(stockBefore);
+    const kinds = await timelineOf(order.id);
+    expect(kinds.filter((k) => k === "exchange-charge-refunded")).toHaveLength(1);
+    expect(kinds).not.toContain("exchange-shipped");
   });
 
   it("the exchange's parcel cannot be booked, every retry spent: stock back and the charge refunded once, the exchange failed, ops told", async () => {

@@ -1,5 +1,11 @@
 import { NonRetriableError, type Inngest } from "inngest";
-import { returnApproved, returnCancelled, returnReceived, returnRequested } from "../../events/contracts";
+import {
+  exchangePaid,
+  returnApproved,
+  returnCancelled,
+  returnReceived,
+  returnRequested,
+} from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
 import { closeReturn } from "../steps/close-return";
 import { emailReturnLabel } from "../steps/email-return-label";
@@ -17,6 +23,19 @@ import { emailExchange } from "../steps/email-exchange";
 export const exchangeFailedStepId = "exchange-failed";
 
 export const processReturnFunctionId = "process-return";
+
+/**
+ * The steps of a difference paid on a Checkout page (the bank refused it off-session with
+ * authentication_required); their ids are durable Inngest state.
+ */
+export const exchangeCheckoutStepIds = {
+  create: "create-exchange-checkout",
+  email: "email-exchange-checkout",
+  check: (slice: number) => `check-exchange-payment-${slice}`,
+  wait: (slice: number) => `wait-exchange-payment-${slice}`,
+  expire: "expire-exchange-checkout",
+  unpaid: "close-unpaid-exchange",
+} as const;
 
 /** process-return's forward steps, in the order it runs them; their ids are durable Inngest state. */
 export const returnSteps = [
@@ -41,7 +60,10 @@ export const returnUndos = undosOf(returnSteps);
  * receiving it by hand) → refund the returned lines less the restocking fee → restock them, or
  * write them off when damaged → (an exchange: charge a dearer item's difference off-session,
  * reserve, ship and e-mail the new items; a refused charge stops the run there, the return
- * open for ops; with
+ * open for ops, except one the bank wants the customer present for: the new items are reserved,
+ * a Stripe Checkout page for the difference e-mailed, and the run waits EXCHANGE_PAYMENT_WINDOW
+ * for shop/exchange.paid (paid: it ships; never paid: the page expired, the items released, the
+ * exchange closed unpaid); with
  * EXCHANGE_SHIPS=at_once right after the label instead) → close. One run per return (idempotency by its id); a reject or a
  * close by ops cancels it (cancelOn shop/return.cancelled), and cleanup-cancelled-return hands
  * the unused label back. No parcel within RETURN_SHIP_WITHIN: the label is handed back and the
@@ -114,20 +136,68 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
        * the difference: nothing is reserved or shipped, and the return waits for ops; `ended` when
        * ops ended the return meanwhile (the charge, if taken, given back by the step).
        */
-      let exchangeOutcome: "sent" | "refused" | "ended" | null = null;
-      async function sendExchange(): Promise<"sent" | "refused" | "ended"> {
+      /**
+       * The difference on a Checkout page: its session created and its URL e-mailed (once each),
+       * then read-then-wait in slices for shop/exchange.paid (the webhook's, after it recorded the
+       * payment) until EXCHANGE_PAYMENT_WINDOW ends; then the session is expired at Stripe and its
+       * answer decides (paid meanwhile: paid). `ended`: ops ended the return meanwhile.
+       */
+      async function awaitExchangePayment(): Promise<"paid" | "unpaid" | "ended"> {
+        const ids = exchangeCheckoutStepIds;
+        const session = await step.run(ids.create, () => returns.work.createExchangeCheckout(returnId));
+        if (session.url)
+          await step.run(ids.email, () =>
+            returns.work.emailExchangeCheckout(returnId, runId, session.url ?? "", session.expiresAt),
+          );
+        for (let slice = 0; ; slice++) {
+          const state = await step.run(ids.check(slice), () => returns.work.exchangePaymentState(returnId));
+          if (state.charge === "charged") return "paid";
+          if (["rejected", "cancelled", "closed"].includes(state.status)) return "ended";
+          if (state.charge !== "awaiting_payment") return "ended";
+          if (slice >= returns.paymentSlices) break;
+          await step.waitForEvent(ids.wait(slice), {
+            event: exchangePaid,
+            timeout: returns.paymentSlice,
+            if: "async.data.returnId == event.data.returnId",
+          });
+        }
+        const expired = await step.run(ids.expire, () =>
+          returns.work.expireExchangeCheckout(returnId, runId),
+        );
+        return expired.outcome;
+      }
+
+      let exchangeOutcome: "sent" | "refused" | "ended" | "unpaid" | null = null;
+      async function sendExchange(): Promise<"sent" | "refused" | "ended" | "unpaid"> {
         if (exchangeOutcome) return exchangeOutcome;
         const charge = await saga.run(chargeExchange);
         if (charge.outcome === "failed") return (exchangeOutcome = "refused");
         if (charge.outcome === "ended" || charge.outcome === "refunded") return (exchangeOutcome = "ended");
+        // Paid on the Checkout page: the charge the undo refunds is that payment.
+        let paidOnCheckout = false;
+        if (charge.outcome === "awaiting-payment") {
+          // The new items are held for the customer while they pay.
+          await saga.run(reserveExchange);
+          const payment = await awaitExchangePayment();
+          if (payment !== "paid") {
+            await runUndos(saga.ctx, [releaseExchange]);
+            if (payment === "unpaid")
+              await step.run(exchangeCheckoutStepIds.unpaid, () =>
+                returns.work.closeUnpaidExchange(returnId, runId),
+              );
+            return (exchangeOutcome = payment);
+          }
+          paidOnCheckout = true;
+        }
         exchangeOutcome = "sent";
         try {
-          await saga.run(reserveExchange);
+          if (!paidOnCheckout) await saga.run(reserveExchange);
           await saga.run(shipExchange);
         } catch (error) {
           // The parcel could not be booked, retries spent: the new items go back on the shelf and
           // the difference back to the card, then the run fails for ops (its alert).
           const owed = saga.owed.filter((undo) => undo === releaseExchange || undo === refundExchangeCharge);
+          if (paidOnCheckout && !owed.includes(refundExchangeCharge)) owed.push(refundExchangeCharge);
           await runUndos(saga.ctx, owed);
           const reason = error instanceof Error ? error.message : String(error);
           await step.run(exchangeFailedStepId, () => returns.work.failExchange(returnId, runId, reason));
@@ -136,9 +206,14 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
         await saga.run(emailExchange);
         return "sent";
       }
-      const stopped = (outcome: "refused" | "ended") => ({
+      const stopped = (outcome: "refused" | "ended" | "unpaid") => ({
         returnId,
-        outcome: outcome === "refused" ? ("exchange-charge-failed" as const) : ("ended" as const),
+        outcome:
+          outcome === "refused"
+            ? ("exchange-charge-failed" as const)
+            : outcome === "unpaid"
+              ? ("exchange-unpaid" as const)
+              : ("ended" as const),
       });
       const shipsAtOnce = approval.exchange && returns.exchangeShips === "at_once";
 

@@ -11,6 +11,7 @@ import { shortLines } from "./short-lines";
 import { returnLabel } from "./return-label";
 import { exchangeShipped } from "./exchange-shipped";
 import { exchangeChargeFailed } from "./exchange-charge-failed";
+import { exchangePaymentNeeded } from "./exchange-payment-needed";
 
 export { freshLink, type FreshLinkInput } from "./fresh-link";
 export { orderCancelled, type CancellationSettlement, type OrderCancelledInput } from "./order-cancelled";
@@ -23,6 +24,7 @@ export { shortLines, type ShortLinesInput } from "./short-lines";
 export { returnLabel, type ReturnLabelInput } from "./return-label";
 export { exchangeShipped, type ExchangeShippedInput } from "./exchange-shipped";
 export { exchangeChargeFailed, type ExchangeChargeFailedInput } from "./exchange-charge-failed";
+export { exchangePaymentNeeded, type ExchangePaymentNeededInput } from "./exchange-payment-needed";
 export { addressCorrection, type AddressCorrectionInput } from "./address-correction";
 export {
   deliveryException,
@@ -49,6 +51,7 @@ export const emailTemplates = {
   returnLabel,
   exchangeShipped,
   exchangeChargeFailed,
+  exchangePaymentNeeded,
 } as const;
 
 export type EmailTemplateName = keyof typeof emailTemplates;

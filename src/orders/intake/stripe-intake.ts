@@ -55,6 +55,8 @@ export interface StripeIntakeDeps {
   refunds?: RefundEvents;
   /** Disputes and Radar (charge.dispute.*, review.*, radar.early_fraud_warning.created). */
   risks?: RiskEvents;
+  /** Checkout Sessions paying a return's exchange difference (src/returns/exchange-payment-events.ts). */
+  exchanges?: { owns(event: Stripe.Event): boolean; handle(event: Stripe.Event): Promise<IntakeResult> };
   /** Deadline for the event API (duplicates of the delivery wait meanwhile). Default 5 s. */
   publishTimeoutMs?: number;
 }
@@ -308,6 +310,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     async handle(event) {
       if (deps.refunds && isRefundEvent(event)) return deps.refunds.handle(event);
       if (deps.risks && isRiskEvent(event)) return deps.risks.handle(event);
+      if (deps.exchanges?.owns(event)) return deps.exchanges.handle(event);
       const key = orderKeyOf(event);
       if ("ignore" in key) {
         logger.debug({ eventId: event.id, type: event.type, reason: key.ignore }, "Stripe event ignored");

@@ -48,6 +48,7 @@ export class FakeReturnWorld {
       label_carrier: null,
       label_tracking_number: null,
       label_tracking_url: null,
+      exchange_checkout_session_id: null,
       label_url: null,
       label_tracker_status: null,
       label_refund_status: null,
@@ -101,7 +102,14 @@ export class FakeReturnWorld {
   }
 
   dependencies(exchangeShips: "on_receipt" | "at_once" = "on_receipt"): ReturnWorkflowDependencies {
-    return { work: this.work(), waitSlice: "1d", waitSlices: 3, exchangeShips };
+    return {
+      work: this.work(),
+      waitSlice: "1d",
+      waitSlices: 3,
+      paymentSlice: "1d",
+      paymentSlices: 1,
+      exchangeShips,
+    };
   }
 
   private work(): ReturnWork {
@@ -243,6 +251,15 @@ export class FakeReturnWorld {
         }
         return { status: row.status };
       },
+      // The Checkout page for a difference the bank wants the customer present for: the fake's
+      // charge never answers awaiting-payment, so the fast tier never gets here.
+      createExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
+      emailExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
+      exchangePaymentState: async () => ({ charge: row.exchange_charge_status, status: row.status }),
+      settleExchangeCheckout: async () => ({ outcome: "not-ours" as const }),
+      readExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
+      expireExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
+      closeUnpaidExchange: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
       failExchange: async (_returnId, _runId, reason) => {
         this.timeline.push("exchange-failed");
         this.notices.push("exchange-failed");
