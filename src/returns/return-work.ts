@@ -166,21 +166,7 @@ export function createReturnWork(deps: {
 
   /** What a refused exchange charge tells: the timeline, ops, and the customer once. */
   const chargeFailed = async (row: ReturnRow, amount: number, error: PaymentRejectedError, runId: string) => {
-    const order = await deps.db.order.findUniqueOrThrow({
-      where: { id: row.order_id },
-      include: { lines: { orderBy: { sku: "asc" } } },
-    });
-    const wanted = row.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : []));
-    const products = await deps.db.product.findMany({
-      where: { sku: { in: wanted } },
-      select: { sku: true, name: true },
-    });
-    const names = new Map(products.map((product) => [product.sku, product.name]));
-    const lines = row.lines.flatMap((line) =>
-      line.exchangeSku
-        ? [{ name: names.get(line.exchangeSku) ?? line.exchangeSku, quantity: line.quantity }]
-        : [],
-    );
+    const { order, lines } = await exchangeLines(row);
     const reason = error.reason === "authentication_required" ? "authentication_required" : "declined";
     const detail = {
       returnId: row.id,
@@ -536,21 +522,9 @@ export function createReturnWork(deps: {
       const row = await load(returnId);
       if (!row.exchange_tracking_number)
         throw new Error(`Exchange of return ${returnId} has not shipped yet`);
-      const order = await deps.db.order.findUniqueOrThrow({
-        where: { id: row.order_id },
-        include: { lines: { orderBy: { sku: "asc" } } },
-      });
-      const products = await deps.db.product.findMany({
-        where: { sku: { in: row.lines.flatMap((line) => (line.exchangeSku ? [line.exchangeSku] : [])) } },
-        select: { sku: true, name: true },
-      });
-      const names = new Map(products.map((product) => [product.sku, product.name]));
+      const { order, lines } = await exchangeLines(row);
       const content = {
-        lines: row.lines.flatMap((line) =>
-          line.exchangeSku
-            ? [{ name: names.get(line.exchangeSku) ?? line.exchangeSku, quantity: line.quantity }]
-            : [],
-        ),
+        lines,
         trackingNumber: row.exchange_tracking_number,
         trackingUrl: row.exchange_tracking_url ?? deps.trackUrl(row.exchange_tracking_number),
       };
