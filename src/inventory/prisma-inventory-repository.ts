@@ -18,10 +18,6 @@ export const productsJsonSql = (skusParam: string): string =>
                      'archived', p.archived_at IS NOT NULL))
             FROM products p WHERE p.sku = ANY(${skusParam}::text[])), '[]')`;
 
-export function toProductView(product: Parameters<typeof toView>[0]): ProductView {
-  return toView(product);
-}
-
 function toView(product: {
   sku: string;
   name: string;
@@ -256,3 +252,6 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
     },
   };
 }
+
+/** findProducts' row to a ProductView, for statements that read products beside something else. */
+export { toView as toProductView };
