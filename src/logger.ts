@@ -59,10 +59,38 @@ const errorSerializer = (error: unknown) =>
 
 const urlSerializer = (value: unknown) => (typeof value === "string" ? redactUrlCredentials(value) : value);
 
+/**
+ * Decides, for a line at error level or above, whether it is written as it is: a gate that
+ * returns false has the line written at debug instead. One gate per root logger, its children
+ * included, installed after creation by whoever learns the reason (src/dev/supervision.ts).
+ */
+export type ErrorLineGate = (level: number) => boolean;
+
+const errorLevel = 50;
+const gates = new WeakMap<Logger, { gate?: ErrorLineGate | undefined }>();
+
+/** Installs (or, with undefined, removes) the gate of a logger made by createLogger. */
+export function gateErrorLines(logger: Logger, gate: ErrorLineGate | undefined): void {
+  const holder = gates.get(logger);
+  if (holder === undefined) throw new Error("gateErrorLines: a logger from createLogger is needed");
+  holder.gate = gate;
+}
+
 export function createLogger(options: { level: string; destination?: pino.DestinationStream }): Logger {
+  const holder: { gate?: ErrorLineGate | undefined } = {};
   const logger = pino(
     {
       level: options.level,
+      hooks: {
+        // Consulted for error and fatal lines only, so the usual lines pay one comparison.
+        logMethod(args, write, level) {
+          if (level >= errorLevel && holder.gate !== undefined && !holder.gate(level)) {
+            this.debug(...(args as Parameters<Logger["debug"]>));
+            return;
+          }
+          write.apply(this, args);
+        },
+      },
       base: { service: "order-fulfillment" },
       redact: { paths: redactedPaths, censor: "[redacted]" },
       // `url` and `location` wherever a line names one: a customer link's signature is redacted.
@@ -74,6 +102,7 @@ export function createLogger(options: { level: string; destination?: pino.Destin
   );
   // Same output, without the redactor's path walk for strings and numbers (src/shims).
   skipRedactionWalkForPrimitives(logger);
+  gates.set(logger, holder);
   return logger;
 }
 

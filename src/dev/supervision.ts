@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import type { Logger } from "../logger";
+import { gateErrorLines, type Logger } from "../logger";
 
 /** How often the watches look; a second is quick for a person and nothing for the CPU. */
 const everyMs = 1_000;
@@ -34,17 +34,46 @@ export function exitWhenParentGoes(logger: Logger): () => void {
 /**
  * DATA_DIR holds the embedded cluster and the lock: deleted under a running service, every query
  * fails from then on. Said once, in words, and the service stops; a new start makes a fresh folder.
+ * The watch looks once a second, and a query may fail sooner (the engine's scheduler claims jobs
+ * every few hundred ms): an error line written while the folder is gone says so first, and is
+ * itself kept to debug, since it only follows from the deletion.
  */
-export function exitWhenDataDirGoes(lockFile: string, dataDir: string, logger: Logger): () => void {
-  const timer = setInterval(() => {
-    if (existsSync(lockFile)) return;
+export function exitWhenDataDirGoes(
+  lockFile: string,
+  dataDir: string,
+  logger: Logger,
+  options: { stop?: (exitCode: number) => void } = {},
+): () => void {
+  const stop = options.stop ?? stopService;
+  let said = false;
+  let saying = false;
+  const sayGoneOnce = () => {
+    if (said) return;
+    said = true;
     clearInterval(timer);
-    logger.fatal(
-      { dataDir },
-      `DATA_DIR ${dataDir} was deleted while the service was running: stopping. Start again to create a fresh one (the embedded database, outbox and dev secrets were in it)`,
-    );
-    stopService(1);
+    saying = true;
+    try {
+      logger.fatal(
+        { dataDir },
+        `DATA_DIR ${dataDir} was deleted while the service was running: stopping. Start again to create a fresh one (the embedded database, outbox and dev secrets were in it)`,
+      );
+    } finally {
+      saying = false;
+    }
+    stop(1);
+  };
+  const timer = setInterval(() => {
+    if (!existsSync(lockFile)) sayGoneOnce();
   }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  gateErrorLines(logger, () => {
+    if (saying) return true;
+    if (!said && existsSync(lockFile)) return true;
+    sayGoneOnce();
+    return false;
+  });
+  return () => {
+    clearInterval(timer);
+    gateErrorLines(logger, undefined);
+  };
 }
