@@ -63,7 +63,7 @@ for group in "${groups[@]}"; do
     # The fast tier: the handler and its steps in-process on in-memory fakes (no database, engine
     # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
     fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/charge-card.ts,src/inngest/steps/check-address.ts,src/inngest/steps/claim-order.ts,src/inngest/steps/compensate.ts,src/inngest/steps/context.ts,src/inngest/steps/create-shipment.ts,src/inngest/steps/finish-unfulfilled.ts,src/inngest/steps/hold-fulfilment.ts,src/inngest/steps/mark-delivered.ts,src/inngest/steps/release-stock.ts,src/inngest/steps/return-payment.ts,src/inngest/steps/reserve-stock.ts,src/inngest/steps/saga.ts,src/inngest/steps/send-confirmation.ts,src/inngest/steps/send-review-request.ts,src/inngest/steps/send-short-notice.ts" \
-      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/holds-and-redrive.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts,test/workflow-fast/parcel-outcome.test.ts" 10000 ;;
+      "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/holds-and-redrive.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts,test/workflow-fast/parcel-outcome.test.ts,test/workflow-fast/order-gone.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

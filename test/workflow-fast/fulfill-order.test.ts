@@ -408,6 +408,59 @@ describe("fulfill-order (fast tier): the claim", () => {
     expect(world.stockOf("MUG")).toBe(3);
     expect(world.holds.get(order.orderId)?.status).toBe("converted");
     expect(world.reservations.get(order.orderId)?.status).toBe("reserved");
+    // The conversion's statement wrote the run's entry: the step wrote none of its own.
+    expect(world.timelineEntry(order.orderId, "stock-reserved")).toMatchObject({
+      detail: { ok: true, reserved: [{ sku: "MUG", quantity: 2 }] },
+      runId: run.runId,
+    });
+    expect(world.timelineWrites.map((write) => write.kind)).not.toContain("stock-reserved");
+  });
+
+  it("claims with one statement, which writes the `claimed` entry and returns the order's lines", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }] });
+
+    const run = await place(order, { events: delivered(order.orderId) });
+
+    expect(run.status).toBe("completed");
+    expect(world.timelineEntries.filter((entry) => entry.kind === "claimed")).toMatchObject([
+      { detail: { claimId: world.order(order.orderId).claimId }, runId: run.runId },
+    ]);
+    expect(world.timelineWrites.map((write) => write.kind)).not.toContain("claimed");
+    expect(world.bookedLines.get(order.orderId)).toEqual([{ sku: "MUG", quantity: 2 }]);
+  });
+
+  it("a claim retried after its statement landed finds its own claim, reads the order and records `claimed` once", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    world.addProduct("PIN", 5);
+    const order = world.addPaidOrder({
+      lines: [
+        { sku: "PIN", quantity: 1 },
+        { sku: "MUG", quantity: 2 },
+      ],
+      status: "fulfilling",
+    });
+    world.order(order.orderId).claimId = "claim-of-this-run";
+
+    const run = await place(order, {
+      events: delivered(order.orderId),
+      memoised: { "claim-id": "claim-of-this-run" },
+    });
+
+    expect(run.status).toBe("completed");
+    expect(stepIds(run)).toEqual(happySteps.slice(1));
+    expect(world.timelineEntries.filter((entry) => entry.kind === "claimed")).toMatchObject([
+      { detail: { claimId: "claim-of-this-run" }, runId: run.runId },
+    ]);
+    expect(world.timelineWrites.filter((write) => write.kind === "claimed")).toHaveLength(1);
+    expect(world.bookedLines.get(order.orderId)).toEqual([
+      { sku: "MUG", quantity: 2 },
+      { sku: "PIN", quantity: 1 },
+    ]);
+    expect(world.stockOf("MUG")).toBe(3);
+    expect(world.stockOf("PIN")).toBe(4);
   });
 
   it("leaves an order claimed by another run alone", async () => {
@@ -853,6 +906,29 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
     expect(world.emails.map((email) => [email.template, email.key])).toEqual([
       ["cancelled", `cancelled-${order.orderId}`],
     ]);
+  });
+
+  it("shipment: two parcels booked after a cancel are each voided, each with an entry of its own", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }] });
+    world.parcelsPerOrder.set(order.orderId, 2);
+    world.failNext("shipments.bookWithCarrier", () => world.requestCancel(order.orderId));
+
+    const run = await place(order);
+
+    expect(run).toMatchObject({ status: "completed", result: { stopped: "cancelled" } });
+    expect(world.voidedLabels).toEqual(["TRK1", "TRK1-2"]);
+    expect(
+      world.timelineEntries
+        .filter((entry) => entry.kind === "shipment-voided")
+        .map(({ detail, runId }) => [detail.trackingNumber, detail.parcelNumber, runId]),
+    ).toEqual([
+      ["TRK1", 1, `${run.runId}/parcel-1`],
+      ["TRK1-2", 2, `${run.runId}/parcel-2`],
+    ]);
+    expect(world.order(order.orderId).status).toBe("cancelled");
+    expect(world.notices).toEqual([]);
   });
 
   it("shipment: a booking the carrier cannot void flags the order and tells ops to stop the parcel", async () => {

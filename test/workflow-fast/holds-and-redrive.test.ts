@@ -518,6 +518,23 @@ describe("fulfill-order (fast tier): the address check", () => {
     });
   });
 
+  it("the step: an undeliverable order that can no longer be held (cancelled meanwhile) says so, with no hold", async () => {
+    const world = new FakeWorkflowWorld();
+    world.addProduct("MUG", 5);
+    const { orderId } = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }], status: "cancelled" });
+    world.addressVerdicts.set(orderId, { deliverable: false, message: "No such number" });
+
+    await expect(checkAddress.invoke(stepContext(world, orderId))).resolves.toEqual({
+      deliverable: false,
+      message: "No such number",
+      held: false,
+      hold: null,
+    });
+    expect(world.holdChanges).toEqual([]);
+    expect(world.notices).toEqual([]);
+    expect(world.emails).toEqual([]);
+  });
+
   it("await-hold-release: an address corrected while another hold stood needs no address hold; a run begun before `held` counts a seen address hold", async () => {
     const world = new FakeWorkflowWorld();
     world.addProduct("MUG", 5);
@@ -781,5 +798,147 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
     expect(world.timelineEntry(order.orderId, "review-requested")?.detail).toMatchObject({
       afterDelivery: true,
     });
+  });
+  /** A second parcel of the booked order, delivered or not. */
+  const secondParcel = (deliveredAt: Date | null) => ({
+    carrier: "FakePost",
+    trackingNumber: "TRK10",
+    trackingUrl: "https://track.example/TRK10",
+    parcelNumber: 2,
+    deliveredAt,
+  });
+  const firstNotice = {
+    carrier: "FakePost",
+    trackingNumber: "TRK9",
+    trackingUrl: "https://track.example/TRK9",
+    parcelNumber: 1,
+  };
+
+  it("of an order in two parcels, one delivered: e-mails both tracking links and waits for the last delivery", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, new Date("2026-12-01T10:00:00.000Z"));
+    world.laterParcels.set(order.orderId, [secondParcel(null)]);
+
+    const run = await place(order);
+
+    // No delivery event came: the wait timed out, so no delivery mark, and the review is asked anyway.
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "find-booking",
+      "send-confirmation",
+      "wait-for-delivery",
+      "send-review-request",
+    ]);
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK9" } });
+    expect(world.trackingEmailParcels.get(order.orderId)).toEqual([
+      firstNotice,
+      {
+        carrier: "FakePost",
+        trackingNumber: "TRK10",
+        trackingUrl: "https://track.example/TRK10",
+        parcelNumber: 2,
+      },
+    ]);
+    expect(world.timelineEntry(order.orderId, "delivered")).toBeUndefined();
+    expect(world.timelineEntry(order.orderId, "review-requested")?.detail).toMatchObject({
+      afterDelivery: false,
+    });
+  });
+
+  it("of an order in two parcels, both delivered: the later delivery stands for the order's", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, new Date("2026-12-01T10:00:00.000Z"));
+    world.order(order.orderId).status = "delivered";
+    world.laterParcels.set(order.orderId, [secondParcel(new Date("2026-12-02T08:30:00.000Z"))]);
+
+    const run = await place(order);
+
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "find-booking",
+      "send-confirmation",
+      "mark-delivered",
+      "wait-after-delivery",
+      "send-review-request",
+    ]);
+    expect(world.timelineEntry(order.orderId, "delivered")?.detail).toEqual({
+      deliveredAt: "2026-12-02T08:30:00.000Z",
+    });
+  });
+
+  it("of an order in two parcels, the first delivered later: the later delivery still stands", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, new Date("2026-12-03T09:00:00.000Z"));
+    world.order(order.orderId).status = "delivered";
+    world.laterParcels.set(order.orderId, [secondParcel(new Date("2026-12-02T08:30:00.000Z"))]);
+
+    await place(order);
+
+    expect(world.timelineEntry(order.orderId, "delivered")?.detail).toEqual({
+      deliveredAt: "2026-12-03T09:00:00.000Z",
+    });
+  });
+
+  it("resumed from a find-booking memoised before orders had several parcels: its one notice is the parcel", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, null);
+    const notice = { carrier: "FakePost", trackingNumber: "TRK9", trackingUrl: "https://track.example/TRK9" };
+
+    const run = await place(order, {
+      memoised: { "find-booking": { notice, deliveredAt: "2026-12-01T10:00:00.000Z" } },
+    });
+
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "send-confirmation",
+      "mark-delivered",
+      "wait-after-delivery",
+      "send-review-request",
+    ]);
+    expect(world.trackingEmailParcels.get(order.orderId)).toEqual([notice]);
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK9" } });
+  });
+
+  it("resumed from a find-booking memoised as nothing found: no tracking e-mail, the review asked", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, null);
+
+    const run = await place(order, { memoised: { "find-booking": null } });
+
+    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(world.emailsTo(order.orderId)).toEqual(["review-request"]);
+  });
+
+  it("resumed from a find-booking memoised before orders had several parcels, with no notice in it: no tracking e-mail", async () => {
+    const { world, place } = setup();
+    const order = bookedOrder(world, null);
+
+    const run = await place(order, { memoised: { "find-booking": { notice: null, deliveredAt: null } } });
+
+    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(world.trackingEmailParcels.has(order.orderId)).toBe(false);
+  });
+
+  it("a booked claim memoised whose parcels are no longer on record: find-booking finds nothing, and the run still ends", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }], status: "shipped" });
+    const claim = {
+      claimed: true,
+      claimId: "claim-1",
+      lines: [{ sku: "MUG", quantity: 1 }],
+      paymentIntentId: order.paymentIntentId,
+      booked: true,
+    };
+
+    const run = await place(order, { memoised: { "claim-id": "claim-1", claim } });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: null } });
+    expect(stepIds(run)).toEqual(["find-booking", "wait-after-delivery", "send-review-request"]);
+    expect(stepOf(run, "find-booking")?.detail).toBe(1);
+    expect(world.emailsTo(order.orderId)).toEqual(["review-request"]);
   });
 });

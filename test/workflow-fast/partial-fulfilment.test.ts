@@ -120,6 +120,35 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
     });
   });
 
+  it("a short line that costs nothing: the whole total captured, and the customer still told which line does not ship", async () => {
+    const { world, place } = setup(shipAvailable);
+    world.addProduct("MUG", 5);
+    world.addProduct("GIFT", 0);
+    const order = world.addPaidOrder({
+      lines: [
+        { sku: "MUG", quantity: 1, unitPrice: 2500 },
+        { sku: "GIFT", quantity: 1, unitPrice: 0 },
+      ],
+    });
+    const intentId = defined(order.paymentIntentId);
+
+    const run = await place(order);
+
+    expect(run.status).toBe("completed");
+    expect(world.stripeCallsOf("capture").map((call) => call.args)).toEqual([
+      [intentId, `capture-${order.orderId}`, 2500],
+    ]);
+    expect(world.emails[0]).toMatchObject({
+      template: "short-lines",
+      args: [{ short: [{ sku: "GIFT", short: 1, amount: 0 }], settlement: "not-charged" }],
+    });
+    expect(world.timelineEntry(order.orderId, "short-lines-not-charged")?.detail).toMatchObject({
+      amount: 0,
+      captured: 2500,
+      total: 2500,
+    });
+  });
+
   it("refunds the short lines once, by their own key, when the money was taken whole already", async () => {
     const { world, place } = setup(shipAvailable);
     const order = orderWithOneLineShort(world, { paid: true });

@@ -19,6 +19,17 @@ import type { GuardRefusal } from "../../orders/fulfilment-records";
 export const fulfillOrderFunctionId = "fulfill-order";
 
 /**
+ * What `find-booking` keeps: every parcel and, once all are delivered, the last delivery. A run
+ * that memoised it before orders had several parcels kept parcel 1 as `notice` instead of
+ * `parcels` (Inngest replays that output).
+ */
+interface FoundBooking {
+  parcels?: ShipmentNotice[];
+  notice?: ShipmentNotice | null;
+  deliveredAt: string | null;
+}
+
+/**
  * fulfill-order's forward steps, in the order it runs them (src/inngest/steps: each file exports a
  * step with its undo). Their step ids are durable Inngest state: never rename one.
  */
@@ -109,10 +120,9 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         // Re-driven after the parcel was booked (a failure at the delivery mark or the review
         // e-mail): stock, payment and label are done; resume from the booking, buying and
         // charging nothing again (redrive-order.ts, docs/fulfilment-saga.md).
-        const booked = await step.run("find-booking", async () => {
+        const booked = await step.run("find-booking", async (): Promise<FoundBooking | null> => {
           const found = await deps.shipments.findByOrder(orderId);
-          const first = found[0];
-          if (!first) return null;
+          if (found.length === 0) return null;
           const parcels = found.map(({ carrier, trackingNumber, trackingUrl, parcelNumber }) => ({
             carrier,
             trackingNumber,
@@ -122,13 +132,8 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
           // Delivered only once every parcel is: then the last delivery stands for the event.
           const allDelivered = found.every((parcel) => parcel.deliveredAt);
           const last = Math.max(...found.map((parcel) => new Date(parcel.deliveredAt ?? 0).getTime()));
-          return {
-            notice: parcels[0] ?? null,
-            parcels,
-            deliveredAt: allDelivered ? new Date(last).toISOString() : null,
-          };
+          return { parcels, deliveredAt: allDelivered ? new Date(last).toISOString() : null };
         });
-        // `parcels` is missing from a find-booking memoised before orders had several parcels.
         const parcels = booked ? (booked.parcels ?? (booked.notice ? [booked.notice] : [])) : [];
         return afterBooking(parcels, null, booked?.deliveredAt ?? null);
       }
@@ -171,7 +176,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
 
       let charge;
       try {
-        charge = await saga.run(chargeCard, claim, event.data.paymentIntentId, reservation.short ?? []);
+        charge = await saga.run(chargeCard, claim, event.data.paymentIntentId, reservation.short);
       } catch (error) {
         if (!(error instanceof StepError)) throw error;
         // Declined, or failed on every attempt: Stripe's state decides whether money was taken.

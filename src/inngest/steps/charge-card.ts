@@ -2,6 +2,7 @@ import { NonRetriableError } from "inngest";
 import type { ShortLine } from "../../inventory/inventory";
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import { PaymentRejectedError } from "../../payments/payment-gateway";
+import { OrderVanishedError } from "./claim-order";
 import type { Claim } from "./context";
 import { createStep } from "./saga";
 
@@ -41,12 +42,20 @@ export const chargeCard = createStep({
       if (!intentId) throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
       // Partial fulfilment: only the shipped lines are charged. The order's total is the sum of its
       // line totals (no tax or shipping lines), so what is not charged is exactly the short lines'
-      // price; the same amount on every retry, so the capture key's request never changes.
+      // price; the same amount on every retry, so the capture key's request never changes. Short
+      // lines that cost nothing still make a partial capture (of the whole), so the customer is
+      // told of them with the money's answer.
+      let total: number | undefined;
+      let toCapture: number | undefined;
       const shortAmount = shortLines.reduce((sum, line) => sum + line.amount, 0);
-      const total = shortAmount > 0 ? (await deps.orders.findForFulfilment(orderId))?.total : undefined;
-      const toCapture = total === undefined ? undefined : total - shortAmount;
-      if (toCapture !== undefined && toCapture <= 0)
-        throw new NonRetriableError(`Order ${orderId} has nothing left to charge (${toCapture})`);
+      if (shortLines.length > 0) {
+        const order = await deps.orders.findForFulfilment(orderId);
+        if (!order) throw new OrderVanishedError(orderId);
+        total = order.total;
+        toCapture = total - shortAmount;
+        if (toCapture <= 0)
+          throw new NonRetriableError(`Order ${orderId} has nothing left to charge (${toCapture})`);
+      }
       let captured;
       try {
         captured = await deps.payments.capture(intentId, `capture-${orderId}`, toCapture);
@@ -94,13 +103,12 @@ export const chargeCard = createStep({
         return { charged: true, paymentId: recorded.value.paymentId, short };
       }
       if (recorded.reason === "cancelled") {
-        const order = await deps.orders.findForFulfilment(orderId);
         // Refunded at Stripe already (the refund that stopped the order, say): Stripe refuses a
         // second refund of a charge refunded in full, and there is nothing left to give back.
         const intent = await deps.payments.retrieve(intentId);
         const left = intent.amountCaptured - intent.amountRefunded;
         const refund = left > 0 ? await deps.payments.refundInFull(intentId, `refund-${orderId}`) : null;
-        await deps.paymentRecords.recordRefund(orderId, intentId, order?.currency ?? captured.currency, {
+        await deps.paymentRecords.recordRefund(orderId, intentId, captured.currency, {
           captured: captured.amountCaptured,
           refunded: Math.min(intent.amountRefunded + (refund?.amountRefunded ?? 0), captured.amountCaptured),
         });

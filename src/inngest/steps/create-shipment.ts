@@ -8,18 +8,19 @@ export const createShipmentStepId = "create-shipment";
 export type ShipmentOutcome =
   | {
       shipped: true;
-      /** Parcel 1 (null for a digital-only order: nothing to ship, the order is delivered). */
-      booking: ShipmentNotice | null;
       /**
-       * Every parcel, parcel 1 first. Missing from the output of runs that booked before orders
-       * had several parcels (Inngest replays the memoised output): read `booking` then.
+       * Every parcel, parcel 1 first (none for a digital-only order: nothing to ship, the order is
+       * delivered). Missing from the output of runs that booked before orders had several parcels
+       * (Inngest replays the memoised output): read `booking` then.
        */
       parcels?: ShipmentNotice[];
+      /** Parcel 1, in the output of those older runs only. */
+      booking?: ShipmentNotice | null;
     }
   | { shipped: false; stopped: GuardRefusal };
 
 /** The parcels of an outcome, old (one `booking`) or new (`parcels`). */
-export function parcelsOf(outcome: { booking: ShipmentNotice | null; parcels?: ShipmentNotice[] }) {
+export function parcelsOf(outcome: { booking?: ShipmentNotice | null; parcels?: ShipmentNotice[] }) {
   return outcome.parcels ?? (outcome.booking ? [outcome.booking] : []);
 }
 
@@ -54,7 +55,7 @@ export const createShipment = createStep({
         trackingUrl: parcel.trackingUrl,
         parcelNumber: parcel.parcelNumber,
       }));
-      if (recorded.landed) return { shipped: true, booking: notices[0] ?? null, parcels: notices };
+      if (recorded.landed) return { shipped: true, parcels: notices };
       if (recorded.reason === "cancelled" && parcels) {
         for (const parcel of parcels) {
           const voided = await deps.shipments.voidWithCarrier(orderId, parcel);

@@ -98,6 +98,7 @@ export type FailurePoint =
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
 const claimableStatuses: readonly OrderStatus[] = [...payableStatuses, "fulfilling"];
 const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_processing"];
+const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
 
 export const defaultSettings: WorkflowSettings = {
   cancelWindow: "30d",
@@ -123,14 +124,31 @@ export class FakeWorkflowWorld {
     string,
     CarrierBooking & { status: "booked" | "delivered"; deliveredAt?: Date | null }
   >();
+  /**
+   * Parcels after the first, by order, as the shipments table holds an order sent in several
+   * (the first is `shipmentRows`'s): only what a re-drive's `find-booking` reads.
+   */
+  readonly laterParcels = new Map<
+    string,
+    (ShipmentNotice & { parcelNumber: number; deliveredAt: Date | null })[]
+  >();
+  /** Every parcel each tracking e-mail was sent for, by order, as the step handed them over. */
+  readonly trackingEmailParcels = new Map<string, ShipmentNotice[]>();
   /** The carrier's answer to the address check, by order (none: no check, as without EasyPost). */
   readonly addressVerdicts = new Map<string, AddressVerdict>();
+  /** How many parcels the carrier books for an order (default one). */
+  readonly parcelsPerOrder = new Map<string, number>();
   /** What the carrier booked, recorded or not (a carrier is idempotent per order). */
   readonly carrierBookings = new Map<string, CarrierBooking>();
   readonly voidedLabels: string[] = [];
   /** The lines each order's parcel was booked with (what its weight is made of). */
   readonly bookedLines = new Map<string, ReservationLine[]>();
   readonly timelineEntries: (TimelineEntry & { orderId: string })[] = [];
+  /**
+   * Entries the workflow wrote through the timeline port, each a statement of its own (those
+   * written inside the statement that moves the order, as the claim's, are not here).
+   */
+  readonly timelineWrites: { orderId: string; kind: string }[] = [];
   readonly emails: { key: string; orderId: string; template: string; args: unknown[] }[] = [];
   /** Every status change the ports made, in order (what the metrics' transition listener hears). */
   readonly statusChanges: { orderId: string; status: OrderStatus }[] = [];
@@ -347,7 +365,7 @@ export class FakeWorkflowWorld {
         hasShipment: this.shipmentRows.has(orderId),
       };
     },
-    claim: async (orderId, claimId): Promise<ClaimOutcome> => {
+    claim: async (orderId, claimId, options = {}): Promise<ClaimOutcome> => {
       this.maybeFail("orders.claim");
       const order = this.orders.get(orderId);
       if (!order) return { claimed: false, reason: "not-found" };
@@ -358,7 +376,16 @@ export class FakeWorkflowWorld {
       ) {
         order.claimId = claimId;
         this.moveTo(order, "fulfilling");
-        return { claimed: true };
+        // As the real statement: given the run, it writes the `claimed` entry and returns the order.
+        if (options.runId === undefined) return { claimed: true };
+        this.recordEntry(orderId, "claimed", { claimId }, options.runId);
+        return {
+          claimed: true,
+          order: {
+            paymentIntentId: order.paymentIntentId,
+            lines: [...order.lines].sort((a, b) => a.sku.localeCompare(b.sku)).map((line) => ({ ...line })),
+          },
+        };
       }
       const booked = order.status === "shipped" || order.status === "delivered";
       // A retried claim step finds its own claim already in place.
@@ -449,10 +476,15 @@ export class FakeWorkflowWorld {
   };
 
   readonly timelinePort: Timeline = {
-    record: async (orderId, kind, detail = {}, runId) => this.recordEntry(orderId, kind, detail, runId),
+    record: async (orderId, kind, detail = {}, runId) => {
+      this.timelineWrites.push({ orderId, kind });
+      this.recordEntry(orderId, kind, detail, runId);
+    },
     recordMany: async (entries) => {
-      for (const { orderId, kind, detail, runId } of entries)
+      for (const { orderId, kind, detail, runId } of entries) {
+        this.timelineWrites.push({ orderId, kind });
         this.recordEntry(orderId, kind, detail ?? {}, runId);
+      }
     },
     list: async (orderId) =>
       this.timelineEntries
@@ -466,7 +498,7 @@ export class FakeWorkflowWorld {
   readonly inventoryPort: InventoryRepository = {
     listProducts: async () => this.productViews([...this.products.keys()]),
     findProducts: async (skus) => this.productViews(skus.filter((sku) => this.products.has(sku))),
-    reserve: async (orderId, lines, guard, options): Promise<ReserveOutcome> => {
+    reserve: async (orderId, lines, guard, options): Promise<ReserveOutcome & { entriesRecorded?: true }> => {
       this.maybeFail("inventory.reserve");
       const sorted = [...lines].sort((a, b) => a.sku.localeCompare(b.sku));
       if (guard) {
@@ -475,13 +507,30 @@ export class FakeWorkflowWorld {
         if (order.status !== "fulfilling" || order.cancelRequestedAt !== null)
           return { ok: false, reason: "cancelled" };
       }
+      // As stock-holds' convert: an existing reservation, or the checkout hold taken over, is
+      // answered by one statement that also writes the run's entries when given the run (and says
+      // so, given a record, whether or not it named the run).
+      const answered = (outcome: { ok: true; reserved: ReservationLine[]; short?: ShortLine[] }) => {
+        const runId = options?.record?.runId;
+        if (runId !== undefined) {
+          this.recordEntry(orderId, "stock-reserved", { ...outcome }, runId);
+          if (outcome.short)
+            this.recordEntry(
+              orderId,
+              "lines-short",
+              { short: outcome.short, reserved: outcome.reserved },
+              runId,
+            );
+        }
+        return options?.record ? { ...outcome, entriesRecorded: true as const } : outcome;
+      };
       const existing = this.reservations.get(orderId);
       if (existing)
-        return {
+        return answered({
           ok: true,
           reserved: existing.lines.map((line) => ({ ...line })),
           ...(existing.short ? { short: existing.short.map((line) => ({ ...line })) } : {}),
-        };
+        });
       const hold = this.holds.get(orderId);
       if (hold?.status === "held") {
         // The units left stock with the hold: the reservation takes them over.
@@ -490,7 +539,7 @@ export class FakeWorkflowWorld {
           lines: hold.lines.map((line) => ({ ...line })),
           status: "reserved",
         });
-        return { ok: true, reserved: hold.lines.map((line) => ({ ...line })) };
+        return answered({ ok: true, reserved: hold.lines.map((line) => ({ ...line })) });
       }
       if (options?.allowShort) {
         const takes = sorted.map((line) => ({
@@ -746,8 +795,21 @@ export class FakeWorkflowWorld {
       const recorded = this.shipmentRows.get(orderId);
       if (recorded) return [{ ...this.pick(recorded), parcelNumber: 1, lines }];
       if (this.isDigitalOnly(orderId)) return null;
-      // The whole booking (label, service, the carrier's id), for the guarded record to store.
-      return [{ ...this.carrierBook(orderId), parcelNumber: 1, lines }];
+      // The whole booking (label, service, the carrier's id), for the guarded record to store;
+      // parcels after the first get their own tracking number and label.
+      const booking = this.carrierBook(orderId);
+      const count = this.parcelsPerOrder.get(orderId) ?? 1;
+      return Array.from({ length: count }, (_, index) => {
+        const suffix = index === 0 ? "" : `-${index + 1}`;
+        return {
+          ...booking,
+          trackingNumber: `${booking.trackingNumber}${suffix}`,
+          labelUrl: `https://labels.example/${booking.trackingNumber}${suffix}.pdf`,
+          providerId: `${booking.providerId}${suffix}`,
+          parcelNumber: index + 1,
+          lines,
+        };
+      });
     },
     verifyDestination: async (orderId) => this.addressVerdicts.get(orderId) ?? null,
     // As the real one: the verdict and the hold from one read of the order (the hold read first).
@@ -764,17 +826,22 @@ export class FakeWorkflowWorld {
     },
     findByOrder: async (orderId) => {
       const recorded = this.shipmentRows.get(orderId);
-      return recorded
-        ? [
-            {
-              ...this.pick(recorded),
-              parcelNumber: 1,
-              lines: [],
-              status: recorded.status,
-              deliveredAt: recorded.deliveredAt ?? null,
-            },
-          ]
-        : [];
+      if (!recorded) return [];
+      const later = (this.laterParcels.get(orderId) ?? []).map((parcel) => ({
+        ...parcel,
+        lines: [],
+        status: parcel.deliveredAt ? ("delivered" as const) : ("booked" as const),
+      }));
+      return [
+        {
+          ...this.pick(recorded),
+          parcelNumber: 1,
+          lines: [],
+          status: recorded.status,
+          deliveredAt: recorded.deliveredAt ?? null,
+        },
+        ...later,
+      ];
     },
   };
 
@@ -795,6 +862,9 @@ export class FakeWorkflowWorld {
       return this.holdRows.get(orderId) ?? null;
     },
     placeHold: async (orderId, reason, options = {}) => {
+      // As the real one: only an open order with no parcel booked can be held.
+      const status = this.orders.get(orderId)?.status;
+      if (!status || !holdableStatuses.includes(status) || this.shipmentRows.has(orderId)) return null;
       const existing = this.holdRows.get(orderId);
       if (existing && !(existing.reason === "fulfilment_window" && reason !== "fulfilment_window"))
         return null;
@@ -842,7 +912,11 @@ export class FakeWorkflowWorld {
   readonly messagesPort: CustomerMessages = {
     shipped: async (orderId, parcels, record) => {
       this.maybeFail("messages.shipped");
-      // One parcel per order in this world: its notice, as before orders had several.
+      this.trackingEmailParcels.set(
+        orderId,
+        parcels.map((parcel) => ({ ...parcel })),
+      );
+      // The e-mail's arguments keep the first parcel's notice, as before orders had several.
       const [first] = parcels;
       const outcome = await this.sendEmail(emailKeys.shipped(orderId), orderId, "shipped", [
         first
