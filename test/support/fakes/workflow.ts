@@ -450,7 +450,7 @@ export class FakeWorkflowWorld {
         orderId,
         claimId,
         (order) => {
-          // The fake books one parcel per order.
+          // Parcel 1 is the order's shipment row here (later ones: `laterParcels`, for a re-drive).
           const booking = parcels?.[0] ?? null;
           if (booking === null) {
             this.moveTo(order, "delivered");
