@@ -722,6 +722,16 @@ describe("fulfill-order (fast tier): a capture answered after the cancel, Stripe
 });
 
 describe("fulfill-order (fast tier): re-driven after the parcel was booked", () => {
+  /** A re-drive's steps when the record says delivered: no wait for an event it cannot hear again. */
+  const resumedDelivered = [
+    "claim-id",
+    "claim",
+    "find-booking",
+    "send-confirmation",
+    "mark-delivered",
+    "wait-after-delivery",
+    "send-review-request",
+  ];
   /** A shipped order whose run failed after the booking, and a re-drive let go of its claim. */
   function bookedOrder(world: FakeWorkflowWorld, deliveredAt: Date | null) {
     world.addProduct("MUG", 5);
@@ -783,15 +793,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK9" } });
-    expect(stepIds(run)).toEqual([
-      "claim-id",
-      "claim",
-      "find-booking",
-      "send-confirmation",
-      "mark-delivered",
-      "wait-after-delivery",
-      "send-review-request",
-    ]);
+    expect(stepIds(run)).toEqual(resumedDelivered);
     expect(world.timelineEntry(order.orderId, "delivered")?.detail).toEqual({
       deliveredAt: "2026-12-01T10:00:00.000Z",
     });
@@ -854,15 +856,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     const run = await place(order);
 
-    expect(stepIds(run)).toEqual([
-      "claim-id",
-      "claim",
-      "find-booking",
-      "send-confirmation",
-      "mark-delivered",
-      "wait-after-delivery",
-      "send-review-request",
-    ]);
+    expect(stepIds(run)).toEqual(resumedDelivered);
     expect(world.timelineEntry(order.orderId, "delivered")?.detail).toEqual({
       deliveredAt: "2026-12-02T08:30:00.000Z",
     });
