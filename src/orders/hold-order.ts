@@ -36,7 +36,7 @@ export interface Hold {
 }
 
 /** Orders a hold still makes sense for: paid, no label bought yet. */
-const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+export const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
 
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it

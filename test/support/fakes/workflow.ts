@@ -19,7 +19,7 @@ import type {
 } from "../../../src/notifications/customer-messages";
 import { emailKeys } from "../../../src/notifications/customer-messages";
 import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
-import type { Hold } from "../../../src/orders/hold-order";
+import { holdableStatuses, type Hold } from "../../../src/orders/hold-order";
 import type {
   ClaimOutcome,
   FulfilmentOrder,
@@ -98,7 +98,10 @@ export type FailurePoint =
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
 const claimableStatuses: readonly OrderStatus[] = [...payableStatuses, "fulfilling"];
 const awaitingPaymentStatuses: readonly OrderStatus[] = ["pending", "payment_processing"];
-const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+
+/** An order's lines by SKU, copied, as the repository's statements return them. */
+const linesBySku = (order: Order) =>
+  [...order.lines].sort((a, b) => a.sku.localeCompare(b.sku)).map((line) => ({ ...line }));
 
 export const defaultSettings: WorkflowSettings = {
   cancelWindow: "30d",
@@ -361,7 +364,7 @@ export class FakeWorkflowWorld {
       const { attentionReason: _attention, ...view } = order;
       return {
         ...view,
-        lines: [...order.lines].sort((a, b) => a.sku.localeCompare(b.sku)).map((line) => ({ ...line })),
+        lines: linesBySku(order),
         hasShipment: this.shipmentRows.has(orderId),
       };
     },
@@ -383,7 +386,7 @@ export class FakeWorkflowWorld {
           claimed: true,
           order: {
             paymentIntentId: order.paymentIntentId,
-            lines: [...order.lines].sort((a, b) => a.sku.localeCompare(b.sku)).map((line) => ({ ...line })),
+            lines: linesBySku(order),
           },
         };
       }
