@@ -296,8 +296,47 @@ interface Figures {
   memory: { completed: number; heapMb: number; rssMb: number }[];
   /** The driver's own looks at `orders` (one scan each) during the run, taken off `tables`. */
   databasePolls: number;
+  /** The app's socket writes per order, by the peer they went to (the probe counts them). */
+  socketWrites: PeerWrites;
   floor?: FloorFigures;
 }
+
+/** Socket writes per order (or floor run) by peer name, in `peerOrder`. */
+type PeerWrites = [string, number][];
+
+/** The peers a process writes to, in the order they are printed. */
+const peerOrder = [
+  "PostgreSQL",
+  "engine (events, checkpoints)",
+  "answers to HTTP (serve(), shop)",
+  "Stripe",
+  "EasyPost",
+  "SMTP",
+  "other",
+];
+
+/** Names the probe's `out:<port>` / `in:<port>` keys, from the URLs a run handed out. */
+function peerNames(peers: { name: string; url: string; inbound?: boolean }[]): Map<string, string> {
+  return new Map(
+    peers.map(({ name, url, inbound }) => [`${inbound ? "in" : "out"}:${new URL(url).port}`, name]),
+  );
+}
+
+function socketWritesPerUnit(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  names: Map<string, string>,
+  count: number,
+): PeerWrites {
+  const byPeer = new Map<string, number>();
+  for (const [key, n] of Object.entries(after)) {
+    const name = names.get(key) ?? "other";
+    byPeer.set(name, (byPeer.get(name) ?? 0) + (n - (before[key] ?? 0)) / count);
+  }
+  return peerOrder.filter((name) => byPeer.has(name)).map((name) => [name, byPeer.get(name) ?? 0]);
+}
+
+const totalWrites = (writes: PeerWrites): number => writes.reduce((sum, [, n]) => sum + n, 0);
 
 type Shape = ("run" | "wait" | "sleep")[];
 
@@ -308,6 +347,7 @@ interface FloorFigures {
   serveCalls: number;
   checkpoints: number;
   engineCpuMs: number;
+  socketWrites: PeerWrites;
 }
 
 /** Deliveries a 5xx answer is followed by, at most, before the run gives up on the event. */
@@ -429,6 +469,10 @@ async function scratchDatabase(adminUrl: string, tag: string): Promise<{ name: s
 const statsOf = async (children: Child[]) => {
   const answers = await Promise.all(children.map((child) => child.ask({ type: "stats" })));
   const byText: Record<string, number> = {};
+  const socketWrites: Record<string, number> = {};
+  for (const answer of answers)
+    for (const [key, n] of Object.entries((answer.socketWrites as Record<string, number> | undefined) ?? {}))
+      socketWrites[key] = (socketWrites[key] ?? 0) + n;
   for (const answer of answers)
     for (const [text, n] of Object.entries((answer.byText as Record<string, number> | undefined) ?? {}))
       byText[text] = (byText[text] ?? 0) + n;
@@ -436,6 +480,7 @@ const statsOf = async (children: Child[]) => {
     statements: answers.reduce((sum, a) => sum + Number(a.statements), 0),
     cpuMs: answers.reduce((sum, a) => sum + Number(a.cpuMs), 0),
     byText,
+    socketWrites,
   };
 };
 
@@ -524,6 +569,16 @@ async function runFloor(
       serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / count,
       checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / count,
       engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / count,
+      socketWrites: socketWritesPerUnit(
+        before.socketWrites,
+        after.socketWrites,
+        peerNames([
+          { name: "PostgreSQL", url: database.url },
+          { name: "engine (events, checkpoints)", url: engineUrl },
+          ...urls.map((url) => ({ name: "answers to HTTP (serve(), shop)", url, inbound: true })),
+        ]),
+        count,
+      ),
     };
   } finally {
     for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
@@ -868,6 +923,19 @@ async function runMode(
       shape,
       memory,
       databasePolls,
+      socketWrites: socketWritesPerUnit(
+        appBefore.socketWrites,
+        appAfter.socketWrites,
+        peerNames([
+          { name: "PostgreSQL", url: databaseUrl },
+          { name: "engine (events, checkpoints)", url: engineUrl },
+          ...appUrls.map((url) => ({ name: "answers to HTTP (serve(), shop)", url, inbound: true })),
+          { name: "Stripe", url: stripeUrl },
+          { name: "EasyPost", url: easyPost.apiBase ?? stripeUrl },
+          { name: "SMTP", url: smtp.url },
+        ]),
+        orderCount,
+      ),
     };
     await engine.ask({ type: "close" }).catch(() => undefined);
     if (profileDir) {
@@ -968,6 +1036,29 @@ async function main(): Promise<void> {
     row("floor: CPU ms / run: floor app", (f) => floorValue(f, (fl) => fl.cpuMs.toFixed(1))),
     row("floor: CPU ms / run: engine", (f) => floorValue(f, (fl) => fl.engineCpuMs.toFixed(1))),
     row("app / floor CPU per order", (f) => floorValue(f, (fl) => (f.appCpuMs / fl.cpuMs).toFixed(2))),
+    "socket writes (one hand-over to the kernel each) per order, app / floor, by peer:",
+    ...peerOrder
+      .filter((name) => runs.some((f) => f.socketWrites.some(([peer]) => peer === name)))
+      .map((name) =>
+        row(`  ${name}`, (f) => {
+          const of = (writes: PeerWrites | undefined) => writes?.find(([peer]) => peer === name)?.[1];
+          const floor = of(f.floor?.socketWrites);
+          return `${(of(f.socketWrites) ?? 0).toFixed(1)} / ${f.floor ? (floor ?? 0).toFixed(1) : "-"}`;
+        }),
+      ),
+    row(
+      "  all peers",
+      (f) =>
+        `${totalWrites(f.socketWrites).toFixed(1)} / ${f.floor ? totalWrites(f.floor.socketWrites).toFixed(1) : "-"}`,
+    ),
+    row("app / floor socket writes per order", (f) =>
+      floorValue(f, (fl) => (totalWrites(f.socketWrites) / totalWrites(fl.socketWrites)).toFixed(2)),
+    ),
+    row(
+      "CPU ms per socket write, app / floor",
+      (f) =>
+        `${(f.appCpuMs / totalWrites(f.socketWrites)).toFixed(3)} / ${floorValue(f, (fl) => (fl.cpuMs / totalWrites(fl.socketWrites)).toFixed(3))}`,
+    ),
     row("other runs (crons etc.) during the run", (f) => String(f.otherRuns)),
     row("load average (1 min) start / end", (f) => `${f.loadBefore.toFixed(1)} / ${f.loadAfter.toFixed(1)}`),
     row(`machine busy (all processes, ${cores} cores)`, (f) =>
