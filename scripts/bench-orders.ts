@@ -315,11 +315,24 @@ const peerOrder = [
   "other",
 ];
 
-/** Names the probe's `out:<port>` / `in:<port>` keys, from the URLs a run handed out. */
-function peerNames(peers: { name: string; url: string; inbound?: boolean }[]): Map<string, string> {
-  return new Map(
-    peers.map(({ name, url, inbound }) => [`${inbound ? "in" : "out"}:${new URL(url).port}`, name]),
-  );
+/**
+ * Names the probe's `out:<port>` / `in:<port>` keys from the URLs a run handed out: the peers the
+ * app and the floor share (the database, the engine, the HTTP they answer), then the app's others.
+ */
+function peerNames(
+  shared: { databaseUrl: string; engineUrl: string; servedUrls: string[] },
+  others: { name: string; url: string }[] = [],
+): Map<string, string> {
+  const outTo = (url: string) => `out:${new URL(url).port}`;
+  return new Map([
+    [outTo(shared.databaseUrl), "PostgreSQL"],
+    [outTo(shared.engineUrl), "engine (events, checkpoints)"],
+    ...shared.servedUrls.map((url): [string, string] => [
+      `in:${new URL(url).port}`,
+      "answers to HTTP (serve(), shop)",
+    ]),
+    ...others.map(({ name, url }): [string, string] => [outTo(url), name]),
+  ]);
 }
 
 function socketWritesPerUnit(
@@ -572,11 +585,7 @@ async function runFloor(
       socketWrites: socketWritesPerUnit(
         before.socketWrites,
         after.socketWrites,
-        peerNames([
-          { name: "PostgreSQL", url: database.url },
-          { name: "engine (events, checkpoints)", url: engineUrl },
-          ...urls.map((url) => ({ name: "answers to HTTP (serve(), shop)", url, inbound: true })),
-        ]),
+        peerNames({ databaseUrl: database.url, engineUrl, servedUrls: urls }),
         count,
       ),
     };
@@ -926,12 +935,9 @@ async function runMode(
       socketWrites: socketWritesPerUnit(
         appBefore.socketWrites,
         appAfter.socketWrites,
-        peerNames([
-          { name: "PostgreSQL", url: databaseUrl },
-          { name: "engine (events, checkpoints)", url: engineUrl },
-          ...appUrls.map((url) => ({ name: "answers to HTTP (serve(), shop)", url, inbound: true })),
+        peerNames({ databaseUrl, engineUrl, servedUrls: appUrls }, [
           { name: "Stripe", url: stripeUrl },
-          { name: "EasyPost", url: easyPost.apiBase ?? stripeUrl },
+          ...(easyPost.apiBase ? [{ name: "EasyPost", url: easyPost.apiBase }] : []),
           { name: "SMTP", url: smtp.url },
         ]),
         orderCount,

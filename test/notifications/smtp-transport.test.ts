@@ -1,45 +1,9 @@
-import net, { type AddressInfo } from "node:net";
-import { simpleParser, type ParsedMail } from "mailparser";
+import net from "node:net";
+import type { ParsedMail } from "mailparser";
 import nodemailer from "nodemailer";
-import { SMTPServer } from "smtp-server";
 import { createSmtpTransport } from "../../src/notifications/smtp-transport";
 import type { EmailTransport, OutgoingEmail } from "../../src/notifications/email-transport";
-
-interface Received {
-  mailFrom: string | false;
-  rcptTo: string[];
-  mail: ParsedMail;
-}
-
-/** A real SMTP server that keeps each message with the envelope it came in. */
-async function startServer(): Promise<{ url: string; received: Received[]; close(): Promise<void> }> {
-  const received: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ["STARTTLS", "AUTH"],
-    logger: false,
-    onData(stream, session, callback) {
-      simpleParser(stream).then(
-        (mail) => {
-          received.push({
-            mailFrom: session.envelope.mailFrom && session.envelope.mailFrom.address,
-            rcptTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
-            mail,
-          });
-          callback();
-        },
-        (error: Error) => callback(error),
-      );
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    url: `smtp://127.0.0.1:${port}`,
-    received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
+import { startSmtpReceiver, type SmtpReceiver } from "../support/smtp-receiver";
 
 const email = (messageId: string): OutgoingEmail => ({
   messageId,
@@ -53,10 +17,10 @@ const email = (messageId: string): OutgoingEmail => ({
 type WriteGeneric = (this: net.Socket, ...args: unknown[]) => unknown;
 
 describe("SMTP transport", () => {
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: SmtpReceiver;
   let transport: EmailTransport;
   beforeAll(async () => {
-    server = await startServer();
+    server = await startSmtpReceiver();
     transport = createSmtpTransport(server.url);
   });
   afterAll(async () => {
@@ -72,15 +36,14 @@ describe("SMTP transport", () => {
     const receipt = await transport.send(email("<ours@shop.example>"));
 
     expect(receipt.providerMessageId).toMatch(/^250 /);
-    const [theirs, ours] = server.received.slice(-2) as [Received, Received];
-    expect(ours.mail.messageId).toBe("<ours@shop.example>");
-    expect({ mailFrom: ours.mailFrom, rcptTo: ours.rcptTo }).toEqual({
+    const [theirs, ours] = server.accepted.slice(-2) as [ParsedMail, ParsedMail];
+    expect(ours.messageId).toBe("<ours@shop.example>");
+    expect(server.envelopes.get("<ours@shop.example>")).toEqual({
       mailFrom: "orders@shop.example",
       rcptTo: ["ada@customer.example"],
     });
-    const view = ({ mailFrom, rcptTo, mail }: Received) => ({
-      mailFrom,
-      rcptTo,
+    const view = (mail: ParsedMail) => ({
+      envelope: server.envelopes.get(mail.messageId ?? ""),
       from: mail.from?.value,
       to: Array.isArray(mail.to) ? mail.to.map((to) => to.value) : mail.to?.value,
       subject: mail.subject,
@@ -113,6 +76,6 @@ describe("SMTP transport", () => {
     // MAIL FROM, RCPT TO and DATA (one pipelined write), the message, the terminating dot. A
     // streamed message took 12 writes of a socket, one per header block and part.
     expect(clientWrites).toHaveLength(3);
-    expect(server.received.at(-1)?.mail.messageId).toBe("<counted@shop.example>");
+    expect(server.accepted.at(-1)?.messageId).toBe("<counted@shop.example>");
   });
 });

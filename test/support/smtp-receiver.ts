@@ -6,6 +6,8 @@ export interface SmtpReceiver {
   url: string;
   /** Messages the server accepted, parsed. */
   accepted: ParsedMail[];
+  /** The SMTP envelope each accepted message came in, by its Message-ID. */
+  envelopes: Map<string, { mailFrom: string | false; rcptTo: string[] }>;
   /** Messages the server received and then refused with a 451. */
   refused: ParsedMail[];
   /** The next `count` messages are refused after their data has been read. */
@@ -17,12 +19,13 @@ export interface SmtpReceiver {
 export async function startSmtpReceiver(options: { port?: number } = {}): Promise<SmtpReceiver> {
   const accepted: ParsedMail[] = [];
   const refused: ParsedMail[] = [];
+  const envelopes: SmtpReceiver["envelopes"] = new Map();
   let toRefuse = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ["STARTTLS", "AUTH"],
     logger: false,
-    onData(stream, _session, callback) {
+    onData(stream, session, callback) {
       simpleParser(stream).then(
         (mail) => {
           if (toRefuse > 0) {
@@ -32,6 +35,11 @@ export async function startSmtpReceiver(options: { port?: number } = {}): Promis
             return;
           }
           accepted.push(mail);
+          if (mail.messageId)
+            envelopes.set(mail.messageId, {
+              mailFrom: session.envelope.mailFrom && session.envelope.mailFrom.address,
+              rcptTo: session.envelope.rcptTo.map((rcpt) => rcpt.address),
+            });
           callback();
         },
         (error: Error) => callback(error),
@@ -43,6 +51,7 @@ export async function startSmtpReceiver(options: { port?: number } = {}): Promis
   return {
     url: `smtp://127.0.0.1:${port}`,
     accepted,
+    envelopes,
     refused,
     refuseNext(count) {
       toRefuse = count;
