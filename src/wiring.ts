@@ -4,7 +4,11 @@ import { createAlerter, defaultRunUrlTemplate, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
 import { inngestDevServerUrl, type Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
-import { createDatabaseReadiness } from "./health/readiness";
+import {
+  combineReadiness,
+  createDatabaseReadiness,
+  createInngestDevServerReadiness,
+} from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
 import { customerDataEncryption } from "./inngest/encryption";
 import { customerDataScrubbing } from "./inngest/error-scrubbing";
@@ -170,7 +174,12 @@ export async function createServices(options: {
       .stepFailed(failure)
       .catch((error: unknown) => logger.warn({ err: error, ...failure }, "could not record a failed step"));
   };
-  const readiness = await createDatabaseReadiness(db);
+  const databaseReadiness = await createDatabaseReadiness(db);
+  const devServer = endpoints.localEngineUrl === undefined ? inngestDevServerUrl(config) : undefined;
+  const readiness =
+    devServer === undefined
+      ? databaseReadiness
+      : combineReadiness([databaseReadiness, createInngestDevServerReadiness(devServer)]);
   const stripe = createStripeClient({
     secretKey: endpoints.stripeSecretKey,
     apiBase: endpoints.stripeApiBase,
