@@ -1,9 +1,19 @@
+/**
+ * The Inngest SDK's async context (AsyncLocalStorage) loaded as production loads it: see
+ * test/support/inngest-als-transform.js for why jest needs this one file rewritten.
+ */
+const inngestAsyncContext = {
+  "inngest/components/execution/als\\.cjs$": "<rootDir>/test/support/inngest-als-transform.js",
+};
+
 /** @type {import('jest').Config} */
 const base = {
   testEnvironment: "node",
   roots: ["<rootDir>/test"],
   testMatch: ["**/*.test.ts"],
-  transform: { "^.+\\.tsx?$": ["ts-jest", { tsconfig: "tsconfig.test.json" }] },
+  transform: { "^.+\\.tsx?$": ["ts-jest", { tsconfig: "tsconfig.test.json" }], ...inngestAsyncContext },
+  // node_modules are not transformed, except the one SDK file above.
+  transformIgnorePatterns: ["/node_modules/(?!inngest/components/execution/als\\.cjs$)"],
 };
 
 module.exports = {
