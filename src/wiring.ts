@@ -119,6 +119,8 @@ export interface ResolvedEndpoints {
   /** The key the local engine signs its calls with; serve() then checks them as in production. */
   localEngineSigningKey?: string;
   adminToken: string;
+  /** The file a generated admin token was written to (development without ADMIN_API_TOKEN). */
+  adminTokenFile?: string;
   /** EasyPost, or its stand-in (createShippingProvider refuses to wire without it). */
   easyPost?: { apiKey: string; apiBase?: string };
   easyPostWebhookSecret?: string;
@@ -440,6 +442,7 @@ export async function createServices(options: {
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+    checkoutSessionTtl: config.CHECKOUT_SESSION_TTL,
     reship: {
       shipments: shipmentRecords,
       provider: shippingProvider,
@@ -469,6 +472,7 @@ export async function createServices(options: {
     links,
     freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
+    ...(endpoints.adminTokenFile ? { adminTokenFile: endpoints.adminTokenFile } : {}),
     sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
     renderer,
     catalog,

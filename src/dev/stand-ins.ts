@@ -222,6 +222,7 @@ export async function startStandIns(
         stripeWebhookSecret,
         ...(localEngineUrl ? { localEngineUrl, localEngineSigningKey: secrets.INNGEST_SIGNING_KEY } : {}),
         adminToken: config.ADMIN_API_TOKEN ?? secrets.ADMIN_API_TOKEN,
+        ...(config.ADMIN_API_TOKEN === undefined ? { adminTokenFile: secretsFile } : {}),
         ...(easyPostApiKey
           ? { easyPost: { apiKey: easyPostApiKey, ...(easyPostApiBase ? { apiBase: easyPostApiBase } : {}) } }
           : {}),

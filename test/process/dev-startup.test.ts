@@ -92,6 +92,12 @@ describe("npm start on the embedded defaults", () => {
     }
   });
 
+  it("the ops login names the dev-secrets.json of this DATA_DIR, where the admin token was generated", async () => {
+    const page = await (await fetch(`${(first as ServerProcess).url}/ops/login`)).text();
+    expect(page).toContain(`generated into ${path.join(dataDir, "dev-secrets.json")}`);
+    expect(page).not.toContain(".data/dev-secrets.json");
+  });
+
   it("one instance per DATA_DIR: a second start on a folder in use exits 1 naming the folder and the pid, and the first keeps serving", async () => {
     const server = first as ServerProcess;
     const second = await runToExit({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ...standInPorts });
