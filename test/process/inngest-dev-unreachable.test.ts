@@ -49,7 +49,12 @@ describe("INNGEST_DEV with no dev server listening", () => {
 
   it("/readyz answers 503 with an inngest check naming the dev server's address, and start-up says so", async () => {
     const { url } = server as ServerProcess;
-    expect(server?.output()).toMatch(/"msg":"listening, but not ready: .*Inngest dev server at/);
+    // Said right after the "listening" line the server is started by, once readiness was asked.
+    await eventually(
+      "start-up says it is not ready",
+      () => /"msg":"listening, but not ready: .*Inngest dev server at/.test(server?.output() ?? ""),
+      { attempts: 600, everyMs: 50 },
+    );
     const res = await fetch(`${url}/readyz`);
     expect(res.status).toBe(503);
     const body = (await res.json()) as { checks: Record<string, { ok: boolean; detail?: string }> };
