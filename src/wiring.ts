@@ -307,6 +307,7 @@ export async function createServices(options: {
     sender,
     logger,
     onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+    alerts,
   });
   // Returns after delivery (src/returns): the use cases both doors and the carrier's tracker
   // share, and what process-return's steps do.

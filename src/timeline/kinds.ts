@@ -86,6 +86,8 @@ export const timelineKinds = [
   "return-in-transit",
   "return-received",
   "return-refunded",
+  // A charged-back payment: the return's refund is left to the dispute.
+  "return-refund-withheld",
   "return-restocked",
   "return-written-off",
   "return-closed",

@@ -35,6 +35,8 @@ export function openDispute(
     created,
     currency: charge.currency,
     // Stripe gives about three weeks to answer.
+    // A chargeback, not an inquiry: the charge cannot be refunded while it is open (refunds.ts).
+    is_charge_refundable: false,
     evidence_details: {
       ...fromFixture("dispute").evidence_details,
       due_by: created + 21 * 86_400,
