@@ -76,6 +76,7 @@ import { parseRestockingFee } from "./returns/return-policy";
 import { createReturnRecords } from "./returns/return-records";
 import { createReturnTracking } from "./returns/return-tracking";
 import { createReturnWork } from "./returns/return-work";
+import { createStalledReturns } from "./returns/stalled-returns";
 import { createReturnActions } from "./returns/returns";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
@@ -407,6 +408,7 @@ export async function createServices(options: {
       ? {
           returns: {
             work: returnWork,
+            stalled: createStalledReturns(db),
             waitSlice: "1d",
             waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),
             // EXCHANGE_PAYMENT_WINDOW is at most 23h: one slice.
