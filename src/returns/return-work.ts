@@ -178,6 +178,7 @@ export function createReturnWork(deps: {
     };
     await timeline.record(row.order_id, "exchange-charge-failed", detail, runId);
     await deps.alerts.notify({
+      key: `exchange-charge-failed-${row.id}`,
       title: "Exchange not shipped: the difference could not be charged",
       fields: {
         orderId: row.order_id,

@@ -169,3 +169,10 @@ export function closeDispute(
   events.push(recordEvent(ctx, "charge.dispute.closed", dispute, origin));
   return { result: dispute, events };
 }
+
+/** GET /v1/disputes/:id: Stripe's 404 `resource_missing` for a dispute it never opened. */
+export function retrieveDispute(ctx: SandboxContext, disputeId: string): Stripe.Dispute {
+  const dispute = ctx.store.data.disputes[disputeId];
+  if (!dispute) throw stripeErrors.resourceMissing("dispute", disputeId);
+  return dispute;
+}
