@@ -138,8 +138,12 @@ export function createReturnWork(deps: {
       return { outcome: "charged" as const, first: true, row };
     }
     const now = await load(row.id);
-    if (now.exchange_charge_intent_id === view.paymentIntentId && now.exchange_charge_status !== "unpaid")
-      return { outcome: "charged" as const, first: false, row: now };
+    if (now.exchange_charge_intent_id === view.paymentIntentId) {
+      // This payment again (Stripe redelivers): the charge it became, or the refund it got.
+      if (now.exchange_charge_status === "charged")
+        return { outcome: "charged" as const, first: false, row: now };
+      if (now.exchange_charge_status === "refunded") return { outcome: "refunded" as const, row: now };
+    }
     if (now.exchange_charge_status !== "awaiting_payment" && now.exchange_charge_status !== "unpaid")
       return { outcome: "not-ours" as const };
     const refund = await deps.payments.refundInFull(view.paymentIntentId, exchangeCheckoutRefundKey(row.id));
