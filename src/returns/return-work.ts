@@ -4,6 +4,7 @@ import { PaymentRejectedError, type PaymentGateway } from "../payments/payment-g
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import type { Refunds } from "../orders/refund-order";
+import { disputedRefundAlertKey } from "../orders/disputed-amount";
 import { parseStoredAddress } from "../shipping/shipping-destinations";
 import type { ReturnLabels } from "../shipping/return-labels";
 import type { Timeline } from "../timeline/timeline";
@@ -70,16 +71,45 @@ export function createReturnWork(deps: {
     return row;
   };
 
+  /**
+   * The exchange's own payment is charged back: Stripe refuses its refund, and the cardholder gets
+   * the money through the dispute. Said on the timeline and to ops once per payment; nothing retried.
+   */
+  const refundRefusedAsDisputed = async (row: ReturnRow, paymentIntentId: string, runId: string | null) => {
+    await timeline.record(
+      row.order_id,
+      "return-refund-withheld",
+      { returnId: row.id, paymentIntentId, exchange: true, reason: "charge_disputed" },
+      runId ?? undefined,
+    );
+    await deps.alerts.notify({
+      key: disputedRefundAlertKey(paymentIntentId),
+      title: "Refund refused: the payment is disputed",
+      fields: {
+        orderId: row.order_id,
+        returnId: row.id,
+        paymentIntentId,
+        action:
+          "The exchange's payment is charged back: refund nothing outside the dispute; answer or accept it in the Stripe Dashboard, then close the return",
+      },
+    });
+    return { outcome: "disputed" as const };
+  };
+  const isDisputed = (error: unknown) => isAppError(error) && error.code === "charge_disputed";
+
   /** The undo of the exchange charge (see refundExchangeCharge below). */
   const refundCharge = async (returnId: string, runId: string) => {
     const row = await load(returnId);
-    if (row.exchange_charge_status !== "charged" || !row.exchange_charge_intent_id)
-      return { outcome: "not-charged" as const };
+    const intentId = row.exchange_charge_intent_id;
+    if (row.exchange_charge_status !== "charged" || !intentId) return { outcome: "not-charged" as const };
     if (row.exchange_tracking_number) return { outcome: "shipped" as const };
-    const refund = await deps.payments.refundInFull(
-      row.exchange_charge_intent_id,
-      exchangeChargeRefundKey(returnId),
-    );
+    let refund;
+    try {
+      refund = await deps.payments.refundInFull(intentId, exchangeChargeRefundKey(returnId));
+    } catch (error) {
+      if (isDisputed(error)) return refundRefusedAsDisputed(row, intentId, runId);
+      throw error;
+    }
     if (await records.recordExchangeChargeRefund(returnId, refund.refundId)) {
       await timeline.record(
         row.order_id,
@@ -146,7 +176,14 @@ export function createReturnWork(deps: {
     }
     if (now.exchange_charge_status !== "awaiting_payment" && now.exchange_charge_status !== "unpaid")
       return { outcome: "not-ours" as const };
-    const refund = await deps.payments.refundInFull(view.paymentIntentId, exchangeCheckoutRefundKey(row.id));
+    let refund;
+    try {
+      refund = await deps.payments.refundInFull(view.paymentIntentId, exchangeCheckoutRefundKey(row.id));
+    } catch (error) {
+      if (!isDisputed(error)) throw error;
+      await refundRefusedAsDisputed(now, view.paymentIntentId, runId);
+      return { outcome: "not-ours" as const };
+    }
     if (
       await records.recordLateExchangePaymentRefund(row.id, {
         ...paid,

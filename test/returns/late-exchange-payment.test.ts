@@ -1,4 +1,5 @@
 import type { OpsNotice } from "../../src/alerts";
+import { AppError } from "../../src/errors";
 import type { ExchangeCheckoutView } from "../../src/payments/exchange-checkout";
 import type { PaymentGateway } from "../../src/payments/payment-gateway";
 import { createReturnRecords } from "../../src/returns/return-records";
@@ -31,6 +32,7 @@ describe("a late payment for an exchange", () => {
   });
   afterAll(() => database.drop());
 
+  let disputedIntents = new Set<string>();
   const work = () =>
     createReturnWork({
       db: database.db,
@@ -40,6 +42,8 @@ describe("a late payment for an exchange", () => {
       payments: {
         chargeOffSession: () => Promise.reject(new Error("not in this test")),
         refundInFull: async (paymentIntentId: string, key: string) => {
+          if (disputedIntents.has(paymentIntentId))
+            throw new AppError("charge_disputed", "Charge has been charged back; cannot issue a refund.");
           refunds.push([paymentIntentId, key]);
           return { paymentIntentId, refundId: `re_${key}`, amountRefunded: 500 };
         },
@@ -139,5 +143,21 @@ describe("a late payment for an exchange", () => {
       exchangeChargeStatus: "charged",
       exchangeChargeIntentId: paid.paymentIntentId,
     });
+  });
+
+  it("a late payment charged back: no refund tried again and again, ops told once what to do", async () => {
+    const { orderId, returnId, paid } = await exchangeReturn("unpaid", "closed");
+    disputedIntents = new Set([paid.paymentIntentId as string]);
+    expect(await work().settleExchangeCheckout(paid, null)).toEqual({ outcome: "not-ours" });
+    expect(await work().settleExchangeCheckout(paid, null)).toEqual({ outcome: "not-ours" });
+    expect(refunds.filter(([intent]) => intent === paid.paymentIntentId)).toEqual([]);
+    expect(
+      (await database.db.return.findUniqueOrThrow({ where: { id: returnId } })).exchangeChargeStatus,
+    ).toBe("unpaid");
+    expect(await kindsOf(orderId)).toContain("return-refund-withheld");
+    const told = alerts.filter((alert) => alert.key === `refund-refused-disputed-${paid.paymentIntentId}`);
+    expect(told.length).toBeGreaterThan(0);
+    expect(new Set(told.map((alert) => alert.key)).size).toBe(1);
+    expect(JSON.stringify(told[0])).toContain("Stripe Dashboard");
   });
 });
