@@ -77,7 +77,7 @@ for group in "${groups[@]}"; do
     label-voids) run label-voids "src/shipping/label-void.ts" \
       "test/workflow/label-void.test.ts,test/workflow/cancellation.test.ts" 120000 ;;
     refunds-disputes) run refunds-disputes "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
-      "test/orders/refunds.test.ts,test/workflow/disputes-stop-refunds.test.ts,test/orders/intake/stripe-intake.unit.test.ts" 120000 ;;
+      "test/orders/refunds.test.ts,test/orders/intake/dispute-states.test.ts,test/workflow/disputes-stop-refunds.test.ts,test/orders/intake/stripe-intake.unit.test.ts" 120000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

@@ -118,13 +118,20 @@ describe("disputes stop refunds", () => {
 
   it("a dispute the shop won holds nothing: the refund goes through", async () => {
     const { orderId, paymentIntentId } = await deliveredOrder("cus_dsp_won");
-    const { dispute } = await h.sandbox.dispute({ paymentIntent: paymentIntentId, reason: "fraudulent" });
+    const { dispute, events } = await h.sandbox.dispute({
+      paymentIntent: paymentIntentId,
+      reason: "fraudulent",
+    });
     await h.settle(2);
     const refused = await api(`/api/orders/${orderId}/refund`, { amount: 700 });
     expect(refused.status).toBe(409);
 
     await h.sandbox.closeDispute(dispute.id, "won");
     await h.settle(2);
+    expect((await h.db.dispute.findUniqueOrThrow({ where: { providerId: dispute.id } })).status).toBe("won");
+    // Stripe redelivers the dispute's first events after it was won: a closed dispute stays closed.
+    for (const event of events) expect((await h.sandbox.redeliver(event.id)).status).toBe(200);
+    await h.settle(1);
     expect((await h.db.dispute.findUniqueOrThrow({ where: { providerId: dispute.id } })).status).toBe("won");
     const refunded = await api(`/api/orders/${orderId}/refund`, { amount: 700 });
     expect(refunded.status).toBe(201);
