@@ -69,7 +69,7 @@ for group in "${groups[@]}"; do
     # engine and stand-ins, tens of seconds a run, so these groups take hours; run one at a time,
     # and with --mutate "<file>:<lines>" for the lines a change touched.
     returns) run returns "src/returns/return-work.ts,src/returns/return-records.ts,src/returns/returns.ts,src/returns/return-policy.ts,src/returns/stalled-returns.ts,src/inngest/functions/process-return.ts,src/inngest/functions/recover-stalled-returns.ts" \
-      "test/returns/return-policy.test.ts,test/workflow-fast/process-return.test.ts,test/workflow/returns.test.ts,test/workflow/replayed-return-steps.test.ts,test/workflow/return-recovery.test.ts,test/workflow/disputes-stop-refunds.test.ts" 180000 ;;
+      "test/returns/return-policy.test.ts,test/returns/return-refund-alerts.test.ts,test/returns/late-exchange-payment.test.ts,test/workflow-fast/process-return.test.ts,test/workflow/returns.test.ts,test/workflow/replayed-return-steps.test.ts,test/workflow/return-recovery.test.ts,test/workflow/disputes-stop-refunds.test.ts" 180000 ;;
     exchanges) run exchanges "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts" \
       "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts" 240000 ;;
     reconciliation) run reconciliation "src/reconciliation/reconcile.ts,src/reconciliation/label-voids.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts" \
