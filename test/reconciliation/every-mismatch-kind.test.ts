@@ -276,6 +276,53 @@ describe("the reconciliation reports every kind of mismatch", () => {
       }),
     );
     plant("void_not_refunded", "shp_return");
+    // A return label kept without the carrier's id, bought another day: asked by its reference.
+    const unnamed = await database.db.return.create({
+      data: {
+        orderId: voids,
+        reason: "other",
+        requestedBy: "admin-api",
+        status: "closed",
+        labelTrackingNumber: "TRK-RETURN-2",
+        labelRefundStatus: "submitted",
+      },
+    });
+    await entry(voids, "return-label-refund-requested", { returnId: unnamed.id, status: "submitted" });
+    carrierLabel({ id: "shp_return_2", trackingCode: "TRK-RETURN-2", refundStatus: "rejected" }, [
+      `return-${unnamed.id}`,
+    ]);
+    plant("void_not_refunded", "shp_return_2");
+    // Twins that are no void of the day, each with a label the carrier refused to refund: a label
+    // scanned before it could be voided (ops told, nothing handed back), the run's void the carrier
+    // would not take, a return label the carrier no longer had, and a void of the day before.
+    const twins: { kind: TimelineKind; detail: object; createdAt?: Date }[] = [
+      { kind: "label-not-voided", detail: { trackingNumber: "TRK-TWIN-0", why: "scanned" } },
+      { kind: "shipment-voided", detail: { trackingNumber: "TRK-TWIN-1", outcome: "not-voidable" } },
+      {
+        kind: "label-refund-requested",
+        detail: { trackingNumber: "TRK-TWIN-2", cause: "cancelled" },
+        createdAt: new Date(noon.getTime() - 86_400_000),
+      },
+    ];
+    for (const [index, twin] of twins.entries()) {
+      await parcel(voids, `TRK-TWIN-${index}`, `shp_twin_${index}`, 10 + index);
+      await database.db.orderTimelineEntry.create({
+        data: { orderId: voids, kind: twin.kind, detail: twin.detail, createdAt: twin.createdAt ?? noon },
+      });
+      carrierLabel({ id: `shp_twin_${index}`, trackingCode: `TRK-TWIN-${index}`, refundStatus: "rejected" });
+    }
+    const gone = await database.db.return.create({
+      data: {
+        orderId: voids,
+        reason: "other",
+        requestedBy: "admin-api",
+        status: "rejected",
+        labelTrackingNumber: "TRK-TWIN-GONE",
+        labelProviderId: "shp_twin_gone",
+      },
+    });
+    await entry(voids, "return-label-refund-requested", { returnId: gone.id, status: "not-found" });
+    carrierLabel({ id: "shp_twin_gone", trackingCode: "TRK-TWIN-GONE", refundStatus: "rejected" });
 
     // not_shipped_in_time: paid three days ago, nothing shipped; the twin was paid this morning.
     const late = await order({ status: "paid", createdAt: new Date(noon.getTime() - 3 * 86_400_000) });
