@@ -258,10 +258,8 @@ export function createAlertOutbox(deps: {
         deps.onDelivery?.(alert.content.kind, "failed");
         return;
       }
-      if (deps.groupWindowMs === 0) {
-        await drain();
-        return;
-      }
+      // With no window the alert goes at once from here; its run retries should Slack fail.
+      if (deps.groupWindowMs === 0) await drain();
       let told = false;
       if (deps.onQueued) {
         try {
@@ -271,12 +269,26 @@ export function createAlertOutbox(deps: {
           logger.warn({ err: error, group: alert.group }, "alert kept; its delivery event was not sent");
         }
       }
-      if (!told) deliverWhenDue(alert.group, deps.groupWindowMs);
-      await reportBacklog().catch(() => undefined);
+      if (!told && deps.groupWindowMs > 0) deliverWhenDue(alert.group, deps.groupWindowMs);
+      if (deps.groupWindowMs > 0) await reportBacklog().catch(() => undefined);
     },
     drain,
     async deliverGroup(group) {
       const at = now();
+      // A message that failed waits for its backoff (the run sleeps until then).
+      const failing = await db.opsAlert.findFirst({
+        where: { groupKey: group, deliveredAt: null, attempts: { gt: 0 } },
+        orderBy: { nextAttemptAt: "desc" },
+        select: { nextAttemptAt: true },
+      });
+      if (failing && failing.nextAttemptAt > at) {
+        return {
+          messages: 0,
+          delivered: 0,
+          retrying: 0,
+          retryInMs: Math.max(1_000, failing.nextAttemptAt.getTime() - at.getTime()),
+        };
+      }
       const result = await deliverGroup(group, at);
       await reportBacklog().catch(() => undefined);
       // Alerts stored since have events of their own; rows another delivery holds are its to finish.

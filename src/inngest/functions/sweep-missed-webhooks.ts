@@ -2,7 +2,12 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const sweepMissedWebhooksFunctionId = "sweep-missed-webhooks";
-export const sweepMissedWebhooksCron = "*/15 * * * *";
+/**
+ * Every 2 hours: Stripe itself redelivers a webhook that failed for 3 days; this sweep is for one
+ * that never arrives (an endpoint disabled or misconfigured). Every 15 minutes it cost 11,520
+ * Inngest executions a month with no orders (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const sweepMissedWebhooksCron = "5 */2 * * *";
 export const stripeEventsCheckpoint = "stripe-events";
 /** With no checkpoint yet, look this far back (Stripe lists events for 30 days). */
 export const firstSweepLookbackMs = 3 * 24 * 3600_000;
