@@ -58,6 +58,7 @@ import { createEasyPostSandbox } from "../src/dev/easypost-sandbox";
 import { createStripeSandbox } from "../src/dev/stripe-sandbox";
 import { PrismaClient } from "../src/generated/prisma/client";
 import { createLogger } from "../src/logger";
+import { parseCron } from "../src/dev/inngest-engine/cron";
 
 const { values: args } = parseArgs({
   options: {
@@ -88,12 +89,16 @@ const { values: args } = parseArgs({
     // Completed orders already in `orders` when the run starts, analysed, as a shop's database
     // has them: on a near-empty table every lookup is rightly a sequential scan (0 for none).
     "earlier-orders": { type: "string", default: "2000" },
+    // Orders of the executions phase (production configuration: FULFILMENT_HOLD=30m, each
+    // delivered by the carrier's webhook, reviewed); 0 skips the phase.
+    "production-orders": { type: "string", default: "3" },
   },
 });
 const sizes = (args.memory && args.orders === "200,1000" ? "5000" : args.orders).split(",").map(Number);
 const checkoutConcurrency = Number(args.concurrency);
 const cronIntervalMs = Number(args["cron-interval-ms"]);
 const earlierOrders = Number(args["earlier-orders"]);
+const productionOrders = Number(args["production-orders"]);
 const appProcessCounts = args.memory ? [1] : args["app-processes"].split(",").map(Number);
 const modes = args.memory ? ["checkpointing"] : args.modes.split(",");
 if (
@@ -104,6 +109,8 @@ if (
   cronIntervalMs < 0 ||
   !Number.isInteger(earlierOrders) ||
   earlierOrders < 0 ||
+  !Number.isInteger(productionOrders) ||
+  productionOrders < 0 ||
   !appProcessCounts.every((n) => Number.isInteger(n) && n >= 1)
 ) {
   process.stderr.write(
@@ -449,6 +456,7 @@ async function startEngine(
   replicaOrigins: string[],
   profileArgs: string[],
   logFile?: string,
+  cronMinRealIntervalMs = cronIntervalMs,
 ): Promise<{ engine: Child; url: string }> {
   const engine = spawnNode(
     [
@@ -460,7 +468,7 @@ async function startEngine(
         databaseUrl,
         checkpointing,
         timeScale: engineTimeScale,
-        cronMinRealIntervalMs: cronIntervalMs,
+        cronMinRealIntervalMs,
         appReplicaOrigins: replicaOrigins.length > 1 ? replicaOrigins : [],
       }),
     ],
@@ -969,6 +977,214 @@ async function runMode(
   return figures;
 }
 
+/** What an order and an idle month cost in Inngest executions (a run, or one step: Inngest bills both). */
+interface ExecutionFigures {
+  orders: number;
+  /** Per production order: fulfil-order runs, their steps (runs, sleeps, waits, sends), events sent. */
+  runs: number;
+  steps: number;
+  events: number;
+  /** One completed fulfil-order run's step names, in order. */
+  stepNames: string[];
+  /** Per cron function: fires in 30 days as configured, steps of an idle run, executions a month. */
+  idle: { functionId: string; cron: string; firesPerMonth: number; idleSteps: number; executions: number }[];
+}
+
+/** A cron's fires in 30 days, from a Monday midnight UTC (every cron's pattern repeats within it). */
+function firesIn30Days(source: string): number {
+  const cron = parseCron(source);
+  const start = Date.UTC(2027, 0, 4);
+  const end = start + 30 * 86_400_000;
+  let fires = 0;
+  for (let at = cron.nextAfter(start); at !== undefined && at <= end; at = cron.nextAfter(at)) fires++;
+  return fires;
+}
+
+/**
+ * The executions phase: one app process (checkpointing) in the production configuration
+ * (FULFILMENT_HOLD=30m, the carrier's `tracker.updated` webhook delivering each parcel, the review
+ * request after it), on a fresh empty database. First, with no order at all, every cron fires a few
+ * times: the steps of its last run are what an idle run costs, times its fires in 30 days as
+ * configured. Then `count` orders, one at a time: their runs, steps and events, read from the
+ * engine's tables.
+ */
+async function runExecutionsPhase(adminUrl: string, count: number): Promise<ExecutionFigures> {
+  const scratch = await scratchDatabase(adminUrl, "executions");
+  const databaseUrl = scratch.url;
+  await migrate(databaseUrl);
+  const db = new PrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+  await db.product.create({
+    data: { sku: "BENCH-1", name: "Bench item", unitPrice: 1000, currency: "usd", stockOnHand: 100 },
+  });
+  const logger = createLogger({ level: "warn" });
+  const smtp = await startSmtpSink();
+  const sandbox = createStripeSandbox({ webhookSecret, logger });
+  const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+  const port = await freePort();
+  const appUrl = `http://127.0.0.1:${port}`;
+  const easyPost = createEasyPostSandbox({
+    webhookSecret: easyPostWebhookSecret,
+    logger,
+    webhookUrl: `${appUrl}/api/carrier/webhook`,
+  });
+  await easyPost.listen(0, "127.0.0.1");
+  const children: Child[] = [];
+  try {
+    // Crons at most every 300 real ms: each fires a few times in the idle wait below.
+    const { engine, url: engineUrl } = await startEngine(
+      databaseUrl,
+      true,
+      [appUrl],
+      [],
+      path.join(logDir, "engine-executions.log"),
+      300,
+    );
+    children.push(engine);
+    const app = spawnNode(
+      appCommand(false),
+      {
+        NODE_ENV: "test",
+        LOG_LEVEL: "warn",
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        DATABASE_URL: databaseUrl,
+        STRIPE_SECRET_KEY: "sk_test_bench",
+        STRIPE_API_BASE: stripeUrl,
+        STRIPE_WEBHOOK_SECRET: webhookSecret,
+        INNGEST_DEV: engineUrl,
+        SMTP_URL: smtp.url,
+        ADMIN_API_TOKEN: "bench-admin-token-0123456789",
+        PUBLIC_URL: "http://shop.test",
+        EASYPOST_API_KEY: "EZTK_bench",
+        EASYPOST_API_BASE: easyPost.apiBase ?? "",
+        EASYPOST_WEBHOOK_SECRET: easyPostWebhookSecret,
+        // Production's default (src/config.ts), which NODE_ENV=test turns off.
+        FULFILMENT_HOLD: "30m",
+      },
+      path.join(logDir, "app-executions.log"),
+    );
+    children.push(app);
+    for (let attempt = 0; ; attempt++) {
+      const up = await fetch(`${appUrl}/healthz`).then(
+        (res) => res.status < 500,
+        () => false,
+      );
+      if (up) break;
+      if (attempt > 600 || app.process.exitCode !== null) throw new Error(`the app did not start:\n${app.output}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await engine.ask({ type: "sync", url: `${appUrl}/api/inngest` });
+
+    const query = <R extends Record<string, unknown>>(text: string, values: unknown[] = []) =>
+      withAdmin(databaseUrl, async (c) => (await c.query<R>(text, values)).rows);
+    const functions = await query<{ id: string; config: { triggers?: { cron?: string }[] } }>(
+      "SELECT id, config FROM inngest_local.functions ORDER BY id",
+    );
+    const crons = functions.flatMap((fn) =>
+      (fn.config.triggers ?? []).flatMap((t) => (t.cron ? [{ functionId: fn.id, cron: t.cron }] : [])),
+    );
+    // Idle: every cron completes at least three runs (the first of some does a day's work once).
+    for (let waited = 0; ; waited += 200) {
+      const done = await query<{ function_id: string; n: number }>(
+        `SELECT function_id, count(*)::int AS n FROM inngest_local.runs
+         WHERE status = 'Completed' AND event->>'name' = 'inngest/scheduled.timer' GROUP BY function_id`,
+      );
+      const runsOf = new Map(done.map((row) => [row.function_id, row.n]));
+      if (crons.every((c) => (runsOf.get(c.functionId) ?? 0) >= 3)) break;
+      if (waited > 120_000) throw new Error(`crons did not run: ${JSON.stringify(done)}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const idle = [];
+    for (const { functionId, cron } of crons) {
+      const [last] = await query<{ steps: number }>(
+        `SELECT (SELECT count(*)::int FROM inngest_local.steps s WHERE s.run_id = r.id) AS steps
+         FROM inngest_local.runs r
+         WHERE r.function_id = $1 AND r.status = 'Completed' AND r.event->>'name' = 'inngest/scheduled.timer'
+         ORDER BY r.started_at DESC LIMIT 1`,
+        [functionId],
+      );
+      const idleSteps = last?.steps ?? 0;
+      const firesPerMonth = firesIn30Days(cron);
+      idle.push({ functionId, cron, firesPerMonth, idleSteps, executions: firesPerMonth * (1 + idleSteps) });
+    }
+
+    // Production orders, one at a time: checkout, paid, booked, delivered by the carrier, reviewed.
+    const [{ seq: eventsBefore } = { seq: "0" }] = await query<{ seq: string }>(
+      "SELECT coalesce(max(seq), 0)::text AS seq FROM inngest_local.events",
+    );
+    const orderIds: string[] = [];
+    const failures: WebhookFailures = { redeliveries: 0, causes: new Map() };
+    for (let i = 0; i < count; i++) {
+      const res = await fetch(`${appUrl}/api/checkout`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": `bench-production-${i}` },
+        body: JSON.stringify({
+          customerId: `cus_production_${i}`,
+          email: `production${i}@example.com`,
+          items: [{ sku: "BENCH-1", quantity: 1 }],
+        }),
+      });
+      if (res.status !== 201) throw new Error(`checkout answered ${res.status}: ${await res.text()}`);
+      const { orderId, checkoutSessionId } = (await res.json()) as { orderId: string; checkoutSessionId: string };
+      orderIds.push(orderId);
+      const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", { deliver: false });
+      await deliverWebhooks(sandbox, completed.events, appUrl, app, failures);
+      const waitFor = async <T>(what: string, look: () => Promise<T | undefined>): Promise<T> => {
+        for (let waited = 0; waited < 120_000; waited += 50) {
+          const found = await look();
+          if (found !== undefined) return found;
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        throw new Error(`order ${orderId}: ${what} did not happen in 120 s`);
+      };
+      const trackingCode = await waitFor("the label", async () => {
+        const parcel = await db.shipment.findFirst({ where: { orderId }, select: { trackingNumber: true } });
+        return parcel?.trackingNumber ?? undefined;
+      });
+      await easyPost.advanceTracker(trackingCode, "delivered");
+      await waitFor("completion", async () => {
+        const order = await db.order.findUnique({ where: { id: orderId }, select: { status: true } });
+        return order?.status === "completed" ? true : undefined;
+      });
+    }
+    const [orderRuns] = await query<{ runs: number; steps: number }>(
+      `SELECT count(*)::int AS runs,
+              coalesce(sum((SELECT count(*) FROM inngest_local.steps s WHERE s.run_id = r.id)), 0)::int AS steps
+       FROM inngest_local.runs r
+       WHERE r.event->>'name' <> 'inngest/scheduled.timer' AND r.event->'data'->>'orderId' = ANY($1::text[])`,
+      [orderIds],
+    );
+    const [sent] = await query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM inngest_local.events
+       WHERE seq > $1::bigint AND name NOT LIKE 'inngest/%'`,
+      [eventsBefore],
+    );
+    const names = await query<{ name: string | null }>(
+      `SELECT s.name FROM inngest_local.steps s
+       WHERE s.run_id = (SELECT id FROM inngest_local.runs WHERE function_id LIKE '%-fulfill-order'
+                         AND status = 'Completed' AND event->'data'->>'orderId' = $1 LIMIT 1)
+       ORDER BY s.seq`,
+      [orderIds[0] ?? ""],
+    );
+    await engine.ask({ type: "close" }).catch(() => undefined);
+    return {
+      orders: count,
+      runs: (orderRuns?.runs ?? 0) / count,
+      steps: (orderRuns?.steps ?? 0) / count,
+      events: (sent?.n ?? 0) / count,
+      stepNames: names.map((row) => row.name ?? "?"),
+      idle,
+    };
+  } finally {
+    for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
+    await db.$disconnect();
+    await sandbox.close();
+    await easyPost.close();
+    await smtp.close();
+    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${scratch.name}" WITH (FORCE)`));
+  }
+}
+
 /** Tables whose counters are printed whether or not they moved: the order's and the engine's. */
 const mainTables = [
   "orders",
@@ -996,6 +1212,11 @@ async function main(): Promise<void> {
   const databaseServer = await benchDatabaseServer(args["database-url"]);
   stopDatabaseServer = databaseServer.stop;
   const runs: Figures[] = [];
+  const executions =
+    productionOrders > 0 && !args.memory
+      ? await runExecutionsPhase(databaseServer.url, productionOrders)
+      : undefined;
+  if (executions) process.stdout.write(`  ran the executions phase: ${executions.orders} production orders\n`);
   for (const mode of modes)
     for (const appProcesses of appProcessCounts)
       for (const [i, size] of sizes.entries()) {
@@ -1127,6 +1348,21 @@ async function main(): Promise<void> {
         lines.push(
           `  ${String(sample.completed).padStart(6)} orders: heap ${sample.heapMb.toFixed(1)}, RSS ${sample.rssMb.toFixed(1)}`,
         );
+  }
+  if (executions) {
+    const perOrder = executions.runs + executions.steps;
+    lines.push(
+      `executions per production order (FULFILMENT_HOLD=30m, delivered by the carrier's webhook, reviewed; ${executions.orders} orders): ${executions.runs.toFixed(1)} runs + ${executions.steps.toFixed(1)} steps = ${perOrder.toFixed(1)} (events sent per order: ${executions.events.toFixed(1)}; goal <= 9)`,
+      `  fulfil-order's steps: ${executions.stepNames.join(", ")}`,
+      "idle executions a month (30 days, no orders), per cron as configured: fires x (1 run + steps of an idle run)",
+    );
+    for (const cron of executions.idle)
+      lines.push(
+        `  ${cron.functionId.padEnd(40)} ${cron.cron.padEnd(14)} ${String(cron.firesPerMonth).padStart(6)} x (1 + ${cron.idleSteps}) = ${String(cron.executions).padStart(7)}`,
+      );
+    const idleTotal = executions.idle.reduce((sum, cron) => sum + cron.executions, 0);
+    lines.push(`idle-executions-a-month: ${idleTotal} (goal <= 5000)`);
+    lines.push(`executions-per-production-order: ${perOrder.toFixed(1)} (goal <= 9)`);
   }
   // One ratio per mode and process count (the first size's runs), the default mode's last.
   const withFloor = runs.filter((f) => f.floor);
