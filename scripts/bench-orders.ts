@@ -984,6 +984,7 @@ interface ExecutionFigures {
   runs: number;
   steps: number;
   events: number;
+  eventNames: string[];
   /** One completed fulfil-order run's step names, in order. */
   stepNames: string[];
   /** Per cron function: fires in 30 days as configured, steps of an idle run, executions a month. */
@@ -1141,6 +1142,16 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
         const parcel = await db.shipment.findFirst({ where: { orderId }, select: { trackingNumber: true } });
         return parcel?.trackingNumber ?? undefined;
       });
+      // Delivered once the run waits for it, as a parcel days on the road is (an event before the
+      // wait starts is not seen by it, and the review would then come from the wait's timeout).
+      await waitFor("the wait for delivery", async () => {
+        const [waiting] = await query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM inngest_local.jobs j JOIN inngest_local.runs r ON r.id = j.run_id
+           WHERE j.kind = 'wait' AND r.event->'data'->>'orderId' = $1 AND j.event_name = 'shop/shipment.delivered'`,
+          [orderId],
+        );
+        return (waiting?.n ?? 0) > 0 ? true : undefined;
+      });
       await easyPost.advanceTracker(trackingCode, "delivered");
       await waitFor("completion", async () => {
         const order = await db.order.findUnique({ where: { id: orderId }, select: { status: true } });
@@ -1154,9 +1165,9 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
        WHERE r.event->>'name' <> 'inngest/scheduled.timer' AND r.event->'data'->>'orderId' = ANY($1::text[])`,
       [orderIds],
     );
-    const [sent] = await query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM inngest_local.events
-       WHERE seq > $1::bigint AND name NOT LIKE 'inngest/%'`,
+    const sentByName = await query<{ name: string; n: number }>(
+      `SELECT name, count(*)::int AS n FROM inngest_local.events
+       WHERE seq > $1::bigint AND name NOT LIKE 'inngest/%' GROUP BY name ORDER BY name`,
       [eventsBefore],
     );
     const names = await query<{ name: string | null }>(
@@ -1171,7 +1182,8 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
       orders: count,
       runs: (orderRuns?.runs ?? 0) / count,
       steps: (orderRuns?.steps ?? 0) / count,
-      events: (sent?.n ?? 0) / count,
+      events: sentByName.reduce((sum, row) => sum + row.n, 0) / count,
+      eventNames: sentByName.map((row) => `${row.name} ${(row.n / count).toFixed(1)}`),
       stepNames: names.map((row) => row.name ?? "?"),
       idle,
     };
@@ -1354,13 +1366,18 @@ async function main(): Promise<void> {
     lines.push(
       `executions per production order (FULFILMENT_HOLD=30m, delivered by the carrier's webhook, reviewed; ${executions.orders} orders): ${executions.runs.toFixed(1)} runs + ${executions.steps.toFixed(1)} steps = ${perOrder.toFixed(1)} (events sent per order: ${executions.events.toFixed(1)}; goal <= 9)`,
       `  fulfil-order's steps: ${executions.stepNames.join(", ")}`,
+      `  events per order: ${executions.eventNames.join(", ")}`,
       "idle executions a month (30 days, no orders), per cron as configured: fires x (1 run + steps of an idle run)",
     );
     for (const cron of executions.idle)
       lines.push(
         `  ${cron.functionId.padEnd(40)} ${cron.cron.padEnd(14)} ${String(cron.firesPerMonth).padStart(6)} x (1 + ${cron.idleSteps}) = ${String(cron.executions).padStart(7)}`,
       );
-    const idleTotal = executions.idle.reduce((sum, cron) => sum + cron.executions, 0);
+    // reconcile-daily's first run of a shop day reconciles it: one step more, once a day.
+    const dailyReconcile = executions.idle.some((cron) => cron.functionId.endsWith("-reconcile-daily")) ? 30 : 0;
+    if (dailyReconcile > 0)
+      lines.push(`  ${"reconcile-daily's reconcile-day, once a day".padEnd(62)} 30 x 1 = ${String(dailyReconcile).padStart(7)}`);
+    const idleTotal = executions.idle.reduce((sum, cron) => sum + cron.executions, 0) + dailyReconcile;
     lines.push(`idle-executions-a-month: ${idleTotal} (goal <= 5000)`);
     lines.push(`executions-per-production-order: ${perOrder.toFixed(1)} (goal <= 9)`);
   }

@@ -110,13 +110,12 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     const run = await place(order, { events: { "wait-for-delivery": delivered(order.orderId) } });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    // One step for the window, the wait: reserve-stock places its hold and charge-card ends it.
     expect(stepIds(run)).toEqual([
       "claim-id",
       "claim",
       "reserve-stock",
-      "place-fulfilment-hold",
       "wait-fulfilment-hold",
-      "end-fulfilment-hold",
       ...toTheLabel.slice(3),
       ...fromTheLabel,
     ]);
@@ -127,6 +126,60 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     ]);
     expect(world.holdRows.has(order.orderId)).toBe(false);
     expect(world.stripeCallsOf("capture")).toHaveLength(1);
+  });
+
+  // A run begun before the window was one wait: its memoised reserve-stock has no `windowHold`.
+  const olderReservation = { ok: true, reserved: [{ sku: "MUG", quantity: 1 }] };
+
+  it("a run memoised by the older step shape, waiting in the window, ends it with its own end-fulfilment-hold", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const hold = await world.holdsPort.placeHold(order.orderId, "fulfilment_window", { by: "workflow" });
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "reserve-stock": olderReservation, "place-fulfilment-hold": hold?.holdId ?? null },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "wait-fulfilment-hold",
+      "end-fulfilment-hold",
+      ...toTheLabel.slice(3),
+      ...fromTheLabel,
+    ]);
+    expect(world.holdChanges.map((change) => change.change)).toEqual(["placed", "released"]);
+    expect(world.holdRows.has(order.orderId)).toBe(false);
+    expect(world.stripeCallsOf("capture")).toHaveLength(1);
+  });
+
+  it("a run memoised by the older step shape up to reserve-stock places the window's hold in its own step", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "reserve-stock": olderReservation },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim-id",
+      "claim",
+      "place-fulfilment-hold",
+      "wait-fulfilment-hold",
+      "end-fulfilment-hold",
+      ...toTheLabel.slice(3),
+      ...fromTheLabel,
+    ]);
+    expect(world.holdChanges).toEqual([
+      { orderId: order.orderId, change: "placed", reason: "fulfilment_window", by: "workflow" },
+      { orderId: order.orderId, change: "released", reason: "fulfilment_window", by: "workflow" },
+    ]);
   });
 
   it("leaves a hold ops put on the order in place of the window's, and waits for its release", async () => {
