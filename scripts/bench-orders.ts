@@ -92,6 +92,9 @@ const { values: args } = parseArgs({
     // Orders of the executions phase (production configuration: FULFILMENT_HOLD=30m, each
     // delivered by the carrier's webhook, reviewed); 0 skips the phase.
     "production-orders": { type: "string", default: "3" },
+    // The burst, after the executions phase on its app: this many signed first deliveries of
+    // checkout.session.completed, 50 in flight; 0 skips it.
+    burst: { type: "string", default: "200" },
   },
 });
 const sizes = (args.memory && args.orders === "200,1000" ? "5000" : args.orders).split(",").map(Number);
@@ -99,6 +102,7 @@ const checkoutConcurrency = Number(args.concurrency);
 const cronIntervalMs = Number(args["cron-interval-ms"]);
 const earlierOrders = Number(args["earlier-orders"]);
 const productionOrders = Number(args["production-orders"]);
+const burstSize = Number(args.burst);
 const appProcessCounts = args.memory ? [1] : args["app-processes"].split(",").map(Number);
 const modes = args.memory ? ["checkpointing"] : args.modes.split(",");
 if (
@@ -111,6 +115,8 @@ if (
   earlierOrders < 0 ||
   !Number.isInteger(productionOrders) ||
   productionOrders < 0 ||
+  !Number.isInteger(burstSize) ||
+  burstSize < 0 ||
   !appProcessCounts.every((n) => Number.isInteger(n) && n >= 1)
 ) {
   process.stderr.write(
@@ -987,9 +993,28 @@ interface ExecutionFigures {
   eventNames: string[];
   /** One completed fulfil-order run's step names, in order. */
   stepNames: string[];
+  burst?: BurstFigures;
   /** Per cron function: fires in 30 days as configured, steps of an idle run, executions a month. */
   idle: { functionId: string; cron: string; firesPerMonth: number; idleSteps: number; executions: number }[];
 }
+
+/** The burst: signed first deliveries, 50 in flight, then every order fulfilled. */
+interface BurstFigures {
+  deliveries: number;
+  inFlight: number;
+  ackAllSeconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  statuses: Record<string, number>;
+  fulfilledSeconds: number;
+  labels: number;
+  captures: number;
+  emails: number;
+  announced: number;
+}
+
+const percentile = (sorted: number[], p: number): number =>
+  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0);
 
 /** A cron's fires in 30 days, from a Monday midnight UTC (every cron's pattern repeats within it). */
 function firesIn30Days(source: string): number {
@@ -1177,8 +1202,93 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
        ORDER BY s.seq`,
       [orderIds[0] ?? ""],
     );
+    // The burst: `burstSize` orders checked out and paid beforehand (their webhooks kept back), then
+    // every first delivery at once, 50 in flight: how long until all are acknowledged, and until
+    // all are fulfilled; then the exactly-once counts, from the stand-ins and the database.
+    let burst: BurstFigures | undefined;
+    if (burstSize > 0) {
+      const inFlight = 50;
+      const prepared: { orderId: string; eventId: string }[] = [];
+      await pool(
+        Array.from({ length: burstSize }, (_, i) => i),
+        checkoutConcurrency,
+        async (i) => {
+          const res = await fetch(`${appUrl}/api/checkout`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "idempotency-key": `bench-burst-${i}` },
+            body: JSON.stringify({
+              customerId: `cus_burst_${i}`,
+              email: `burst${i}@example.com`,
+              items: [{ sku: "BENCH-1", quantity: 1 }],
+            }),
+          });
+          if (res.status !== 201) throw new Error(`burst checkout answered ${res.status}: ${await res.text()}`);
+          const { orderId, checkoutSessionId } = (await res.json()) as { orderId: string; checkoutSessionId: string };
+          const completed = await sandbox.completeCheckoutSession(checkoutSessionId, "authorized", {
+            deliver: false,
+          });
+          const first = completed.events.find((event) => event.type === "checkout.session.completed");
+          if (!first) throw new Error(`order ${orderId}: no checkout.session.completed`);
+          prepared.push({ orderId, eventId: first.id });
+        },
+      );
+      const capturesBefore = sandbox.requests.filter(
+        (r) => r.endpoint === "payment_intents.capture" && r.status < 300 && !r.replayed,
+      ).length;
+      const labelsBefore = easyPost.purchased().length;
+      const mailsBefore = smtp.received();
+      const latencies: number[] = [];
+      const statuses: Record<string, number> = {};
+      const started = performance.now();
+      await pool(prepared, inFlight, async ({ eventId }) => {
+        const { payload, header } = sandbox.signedDelivery(eventId);
+        const sent = performance.now();
+        const res = await fetch(`${appUrl}/api/stripe/webhook`, {
+          method: "POST",
+          headers: { "content-type": "application/json; charset=utf-8", "stripe-signature": header },
+          body: payload,
+        });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - sent);
+        statuses[String(res.status)] = (statuses[String(res.status)] ?? 0) + 1;
+      });
+      const ackAllSeconds = (performance.now() - started) / 1000;
+      const burstIds = prepared.map((p) => p.orderId);
+      for (let waited = 0; ; waited += 100) {
+        const [done] = await query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND status = 'completed'",
+          [burstIds],
+        );
+        if ((done?.n ?? 0) >= burstIds.length) break;
+        if (waited > 600_000) throw new Error(`the burst's orders did not all complete: ${done?.n ?? 0}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const fulfilledSeconds = (performance.now() - started) / 1000;
+      const [announced] = await query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND placed_event_sent_at IS NOT NULL",
+        [burstIds],
+      );
+      const sorted = [...latencies].sort((a, b) => a - b);
+      burst = {
+        deliveries: prepared.length,
+        inFlight,
+        ackAllSeconds,
+        p50Ms: percentile(sorted, 50),
+        p99Ms: percentile(sorted, 99),
+        statuses,
+        fulfilledSeconds,
+        labels: easyPost.purchased().length - labelsBefore,
+        captures:
+          sandbox.requests.filter(
+            (r) => r.endpoint === "payment_intents.capture" && r.status < 300 && !r.replayed,
+          ).length - capturesBefore,
+        emails: smtp.received() - mailsBefore,
+        announced: announced?.n ?? 0,
+      };
+    }
     await engine.ask({ type: "close" }).catch(() => undefined);
     return {
+      burst,
       orders: count,
       runs: (orderRuns?.runs ?? 0) / count,
       steps: (orderRuns?.steps ?? 0) / count,
@@ -1379,6 +1489,20 @@ async function main(): Promise<void> {
       lines.push(`  ${"reconcile-daily's reconcile-day, once a day".padEnd(62)} 30 x 1 = ${String(dailyReconcile).padStart(7)}`);
     const idleTotal = executions.idle.reduce((sum, cron) => sum + cron.executions, 0) + dailyReconcile;
     lines.push(`idle-executions-a-month: ${idleTotal} (goal <= 5000)`);
+    const burst = executions.burst;
+    if (burst) {
+      const exact =
+        burst.labels === burst.deliveries &&
+        burst.captures === burst.deliveries &&
+        burst.emails === 2 * burst.deliveries &&
+        burst.announced === burst.deliveries;
+      lines.push(
+        `burst: ${burst.deliveries} signed first deliveries, ${burst.inFlight} in flight (one app process, checkpointing, FULFILMENT_HOLD=30m): ` +
+          `all acknowledged in ${burst.ackAllSeconds.toFixed(1)} s, p50 ${burst.p50Ms.toFixed(1)} ms, p99 ${burst.p99Ms.toFixed(1)} ms, answers ${JSON.stringify(burst.statuses)}; ` +
+          `all fulfilled in ${burst.fulfilledSeconds.toFixed(1)} s; exactly once ${exact ? "held" : "BROKEN"}: ` +
+          `${burst.announced} announced, ${burst.labels} labels bought, ${burst.captures} captures, ${burst.emails} e-mails (2 an order)`,
+      );
+    }
     lines.push(`executions-per-production-order: ${perOrder.toFixed(1)} (goal <= 9)`);
   }
   // One ratio per mode and process count (the first size's runs), the default mode's last.
