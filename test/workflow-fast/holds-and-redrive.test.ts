@@ -69,7 +69,7 @@ const releaseWait = (timeout: string) => ({
 });
 
 /** Everything up to the label when nothing holds the order (the first look at the hold comes with the address check). */
-const toTheLabel = ["claim-id", "claim", "reserve-stock", "charge-card", "check-address"];
+const toTheLabel = ["claim", "reserve-stock", "charge-card", "check-address"];
 const fromTheLabel = [
   "create-shipment",
   "send-confirmation",
@@ -112,11 +112,10 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     // One step for the window, the wait: reserve-stock places its hold and charge-card ends it.
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "wait-fulfilment-hold",
-      ...toTheLabel.slice(3),
+      ...toTheLabel.slice(2),
       ...fromTheLabel,
     ]);
     expect(stepOf(run, "wait-fulfilment-hold")?.detail).toEqual(releaseWait("2h"));
@@ -144,11 +143,10 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "wait-fulfilment-hold",
       "end-fulfilment-hold",
-      ...toTheLabel.slice(3),
+      ...toTheLabel.slice(2),
       ...fromTheLabel,
     ]);
     expect(world.holdChanges.map((change) => change.change)).toEqual(["placed", "released"]);
@@ -168,12 +166,11 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "place-fulfilment-hold",
       "wait-fulfilment-hold",
       "end-fulfilment-hold",
-      ...toTheLabel.slice(3),
+      ...toTheLabel.slice(2),
       ...fromTheLabel,
     ]);
     expect(world.holdChanges).toEqual([
@@ -338,7 +335,7 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
     });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card", ...fromTheLabel]);
+    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "charge-card", ...fromTheLabel]);
     expect(world.order(order.orderId).status).toBe("completed");
   });
 
@@ -360,7 +357,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -385,7 +381,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -777,7 +772,6 @@ describe("fulfill-order (fast tier): a capture answered after the cancel, Stripe
 describe("fulfill-order (fast tier): re-driven after the parcel was booked", () => {
   /** A re-drive's steps when the record says delivered: no wait for an event it cannot hear again. */
   const resumedDelivered = [
-    "claim-id",
     "claim",
     "find-booking",
     "send-confirmation",
@@ -820,7 +814,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
       result: { orderId: order.orderId, paymentId: null, trackingNumber: "TRK9" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "find-booking",
       "send-confirmation",
@@ -878,7 +871,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     // No delivery event came: the wait timed out, so no delivery mark, and the review is asked anyway.
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "find-booking",
       "send-confirmation",
@@ -938,7 +930,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
     });
 
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "send-confirmation",
       "mark-delivered",
@@ -955,7 +946,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     const run = await place(order, { memoised: { "find-booking": null } });
 
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(stepIds(run)).toEqual(["claim", "wait-after-delivery", "send-review-request"]);
     expect(world.emailsTo(order.orderId)).toEqual(["review-request"]);
   });
 
@@ -965,7 +956,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     const run = await place(order, { memoised: { "find-booking": { notice: null, deliveredAt: null } } });
 
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(stepIds(run)).toEqual(["claim", "wait-after-delivery", "send-review-request"]);
     expect(world.trackingEmailParcels.has(order.orderId)).toBe(false);
   });
 
