@@ -1014,6 +1014,8 @@ interface BurstFigures {
   /** Messages the SMTP sink took meanwhile, and tracking e-mails recorded sent, for the burst's orders. */
   emails: number;
   trackingMails: number;
+  /** Parcels recorded for the burst's orders (one label each). */
+  parcels: number;
   announced: number;
 }
 
@@ -1281,11 +1283,11 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
       const ackAllSeconds = (performance.now() - started) / 1000;
       const burstIds = prepared.map((p) => p.orderId);
       for (let waited = 0; ; waited += 100) {
-        // Fulfilled: the label bought, the money captured, the tracking e-mail sent (the order
-        // `shipped`); its delivery and review come days later.
+        // Fulfilled: the label bought, the money captured, the tracking e-mail recorded sent (the
+        // last of the three); its delivery and review come days later.
         const [done] = await query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM orders
-           WHERE id = ANY($1::uuid[]) AND status IN ('shipped', 'delivered', 'completed')`,
+          `SELECT count(*)::int AS n FROM email_messages
+           WHERE order_id = ANY($1::uuid[]) AND template = 'shipped' AND status = 'sent'`,
           [burstIds],
         );
         if ((done?.n ?? 0) >= burstIds.length) break;
@@ -1300,6 +1302,10 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
       const [trackingMails] = await query<{ n: number }>(
         `SELECT count(*)::int AS n FROM email_messages
          WHERE order_id = ANY($1::uuid[]) AND template = 'shipped' AND status = 'sent'`,
+        [burstIds],
+      );
+      const [parcels] = await query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM shipments WHERE order_id = ANY($1::uuid[])",
         [burstIds],
       );
       const sorted = [...latencies].sort((a, b) => a - b);
@@ -1318,6 +1324,7 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
           ).length - capturesBefore,
         emails: smtp.received() - mailsBefore,
         trackingMails: trackingMails?.n ?? 0,
+        parcels: parcels?.n ?? 0,
         announced: announced?.n ?? 0,
       };
     }
@@ -1534,6 +1541,7 @@ async function main(): Promise<void> {
     if (burst) {
       const exact =
         burst.labels === burst.deliveries &&
+        burst.parcels === burst.deliveries &&
         burst.captures === burst.deliveries &&
         burst.emails === burst.deliveries &&
         burst.trackingMails === burst.deliveries &&
@@ -1542,7 +1550,7 @@ async function main(): Promise<void> {
         `burst: ${burst.deliveries} signed first deliveries, ${burst.inFlight} in flight (one app process, checkpointing, FULFILMENT_HOLD=30m): ` +
           `all acknowledged in ${burst.ackAllSeconds.toFixed(1)} s, p50 ${burst.p50Ms.toFixed(1)} ms, p99 ${burst.p99Ms.toFixed(1)} ms, answers ${JSON.stringify(burst.statuses)}; ` +
           `all fulfilled (label, capture, tracking e-mail) in ${burst.fulfilledSeconds.toFixed(1)} s; exactly once ${exact ? "held" : "BROKEN"}: ` +
-          `${burst.announced} announced, ${burst.labels} labels bought, ${burst.captures} captures, ${burst.trackingMails} tracking e-mails recorded sent, ${burst.emails} messages at the SMTP sink`,
+          `${burst.announced} announced, ${burst.labels} labels bought (${burst.parcels} parcels recorded), ${burst.captures} captures, ${burst.trackingMails} tracking e-mails recorded sent, ${burst.emails} messages at the SMTP sink`,
       );
     }
     lines.push(`executions-per-production-order: ${perOrder.toFixed(1)} (goal <= 9)`);
