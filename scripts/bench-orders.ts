@@ -1014,6 +1014,8 @@ interface BurstFigures {
   /** Messages the SMTP sink took meanwhile, and tracking e-mails recorded sent, for the burst's orders. */
   emails: number;
   trackingMails: number;
+  /** Orders a cron's sweep announced before their delivery arrived. */
+  announcedEarly: number;
   /** Parcels recorded for the burst's orders (one label each). */
   parcels: number;
   announced: number;
@@ -1232,7 +1234,7 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
     let burst: BurstFigures | undefined;
     if (burstSize > 0) {
       const inFlight = 50;
-      const prepared: { orderId: string; eventId: string }[] = [];
+      const prepared: { orderId: string; eventId: string; paymentIntentId: string }[] = [];
       await pool(
         Array.from({ length: burstSize }, (_, i) => i),
         checkoutConcurrency,
@@ -1256,15 +1258,18 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
             deliver: false,
           });
           const first = completed.events.find((event) => event.type === "checkout.session.completed");
-          if (!first) throw new Error(`order ${orderId}: no checkout.session.completed`);
-          prepared.push({ orderId, eventId: first.id });
+          const paymentIntentId = completed.paymentIntent?.id;
+          if (!first || !paymentIntentId) throw new Error(`order ${orderId}: no checkout.session.completed`);
+          prepared.push({ orderId, eventId: first.id, paymentIntentId });
         },
       );
-      const capturesBefore = sandbox.requests.filter(
-        (r) => r.endpoint === "payment_intents.capture" && r.status < 300 && !r.replayed,
-      ).length;
-      const labelsBefore = easyPost.purchased().length;
       const mailsBefore = smtp.received();
+      // The phase's crons fire every 300 real ms: sweep-missed-webhooks may find a prepared order's
+      // event at the Stripe stand-in before its delivery does (the delivery is then a duplicate).
+      const [early] = await query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM orders WHERE id = ANY($1::uuid[]) AND placed_event_sent_at IS NOT NULL",
+        [prepared.map((p) => p.orderId)],
+      );
       const latencies: number[] = [];
       const statuses: Record<string, number> = {};
       const started = performance.now();
@@ -1317,11 +1322,22 @@ async function runExecutionsPhase(adminUrl: string, count: number): Promise<Exec
         p99Ms: percentile(sorted, 99),
         statuses,
         fulfilledSeconds,
-        labels: easyPost.purchased().length - labelsBefore,
-        captures:
-          sandbox.requests.filter(
-            (r) => r.endpoint === "payment_intents.capture" && r.status < 300 && !r.replayed,
-          ).length - capturesBefore,
+        // Per order, as the crash e2e test counts them: exactly one each.
+        labels: prepared.filter(
+          ({ orderId }) =>
+            easyPost.purchased().filter((x) => x.reference === `order-${orderId}`).length === 1,
+        ).length,
+        captures: prepared.filter(
+          ({ paymentIntentId }) =>
+            sandbox.requests.filter(
+              (r) =>
+                r.endpoint === "payment_intents.capture" &&
+                r.status < 300 &&
+                !r.replayed &&
+                r.path.includes(paymentIntentId),
+            ).length === 1,
+        ).length,
+        announcedEarly: early?.n ?? 0,
         emails: smtp.received() - mailsBefore,
         trackingMails: trackingMails?.n ?? 0,
         parcels: parcels?.n ?? 0,
@@ -1543,14 +1559,14 @@ async function main(): Promise<void> {
         burst.labels === burst.deliveries &&
         burst.parcels === burst.deliveries &&
         burst.captures === burst.deliveries &&
-        burst.emails === burst.deliveries &&
+        burst.emails >= burst.deliveries - burst.announcedEarly &&
         burst.trackingMails === burst.deliveries &&
         burst.announced === burst.deliveries;
       lines.push(
         `burst: ${burst.deliveries} signed first deliveries, ${burst.inFlight} in flight (one app process, checkpointing, FULFILMENT_HOLD=30m): ` +
           `all acknowledged in ${burst.ackAllSeconds.toFixed(1)} s, p50 ${burst.p50Ms.toFixed(1)} ms, p99 ${burst.p99Ms.toFixed(1)} ms, answers ${JSON.stringify(burst.statuses)}; ` +
           `all fulfilled (label, capture, tracking e-mail) in ${burst.fulfilledSeconds.toFixed(1)} s; exactly once ${exact ? "held" : "BROKEN"}: ` +
-          `${burst.announced} announced, ${burst.labels} labels bought (${burst.parcels} parcels recorded), ${burst.captures} captures, ${burst.trackingMails} tracking e-mails recorded sent, ${burst.emails} messages at the SMTP sink`,
+          `${burst.announced} announced, ${burst.labels} labels bought (${burst.parcels} parcels recorded), ${burst.captures} captures, ${burst.trackingMails} tracking e-mails recorded sent, ${burst.emails} messages at the SMTP sink during the burst (orders with exactly one label and one capture counted; ${burst.announcedEarly} announced by the missed-webhook sweep before their delivery)`,
       );
     }
     lines.push(`executions-per-production-order: ${perOrder.toFixed(1)} (goal <= 9)`);
