@@ -256,7 +256,10 @@ export function createCheckoutService(deps: {
     }
     if (lowStockSkus && lowStockSkus.length > 0 && deps.onLowStock) {
       await deps.onLowStock(lowStockSkus, order.orderId).catch((error: unknown) => {
-        logger.warn({ err: error, skus: lowStockSkus }, "low stock not announced; the daily watch will see it");
+        logger.warn(
+          { err: error, skus: lowStockSkus },
+          "low stock not announced; the daily watch will see it",
+        );
       });
     }
     return finish(order, digitalOnly);
