@@ -301,6 +301,8 @@ interface Figures {
   engineStatementsByName: [string, number][];
   /** App statements per order by text (--statement-texts), largest first. */
   appStatementsByText: [string, number][];
+  /** pg_stat_statements per order over the run (the app's database), by total time, largest first. */
+  statements: StatementFigures[];
   /** pg_stat_user_tables per order over the run. */
   tables: TableCounters;
   /** fulfil-order's ops in one completed run, in order: what the floor mirrors. */
@@ -312,6 +314,64 @@ interface Figures {
   /** The app's socket writes per order, by the peer they went to (the probe counts them). */
   socketWrites: PeerWrites;
   floor?: FloorFigures;
+}
+
+/** One statement's share of PostgreSQL's time per order (pg_stat_statements). */
+interface StatementFigures {
+  calls: number;
+  execMs: number;
+  planMs: number;
+  query: string;
+}
+
+/**
+ * pg_stat_statements of one database, when the server loads it (the embedded one does; a given
+ * `--database-url` may not): undefined otherwise.
+ */
+async function statementStats(databaseUrl: string): Promise<Map<string, StatementFigures> | undefined> {
+  return withAdmin(databaseUrl, async (c) => {
+    try {
+      await c.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+      const { rows } = await c.query<{
+        id: string;
+        calls: string;
+        exec: number;
+        plan: number;
+        query: string;
+      }>(
+        `SELECT queryid::text AS id, calls::text, total_exec_time AS exec, total_plan_time AS plan, query
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      );
+      return new Map(
+        rows.map((r) => [
+          r.id,
+          { calls: Number(r.calls), execMs: Number(r.exec), planMs: Number(r.plan), query: r.query },
+        ]),
+      );
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+function statementsPerOrder(
+  before: Map<string, StatementFigures> | undefined,
+  after: Map<string, StatementFigures> | undefined,
+  orders: number,
+): StatementFigures[] {
+  if (!after) return [];
+  return [...after]
+    .map(([id, a]) => {
+      const b = before?.get(id);
+      return {
+        calls: (a.calls - (b?.calls ?? 0)) / orders,
+        execMs: (a.execMs - (b?.execMs ?? 0)) / orders,
+        planMs: (a.planMs - (b?.planMs ?? 0)) / orders,
+        query: a.query.replace(/\s+/g, " ").slice(0, 140),
+      };
+    })
+    .filter((s) => s.calls > 0)
+    .sort((x, y) => y.execMs + y.planMs - (x.execMs + x.planMs));
 }
 
 /** Socket writes per order (or floor run) by peer name, in `peerOrder`. */
@@ -718,6 +778,7 @@ async function runMode(
       database.pid === undefined ? undefined : processTreeCpuMs(database.pid);
 
     const tablesBefore = await tableCounters(databaseUrl);
+    const statementsBefore = await statementStats(databaseUrl);
     const engineBefore = await engine.ask({ type: "stats" });
     const appBefore = await statsOf(apps);
     const driverBefore = driverCpuMs();
@@ -874,6 +935,7 @@ async function runMode(
     const machineAfter = machineCpuMs();
     const loadAfter = loadAverage();
     const tablesAfter = await tableCounters(databaseUrl);
+    const statementsAfter = await statementStats(databaseUrl);
     const ordersAfter = tablesAfter.get("orders");
     if (ordersAfter)
       tablesAfter.set("orders", {
@@ -943,6 +1005,7 @@ async function runMode(
         .filter(([, perOrder]) => perOrder > 0)
         .sort((a, b) => b[1] - a[1]),
       tables: tableCounterDelta(tablesBefore, tablesAfter, orderCount),
+      statements: statementsPerOrder(statementsBefore, statementsAfter, orderCount),
       shape,
       memory,
       databasePolls,
@@ -1511,6 +1574,28 @@ async function main(): Promise<void> {
         .map(([name, n]) => `${name} ${n.toFixed(2)}`)
         .join(", ")}`,
     );
+  lines.push(
+    "PostgreSQL per order by statement (pg_stat_statements; the app's, the engine's and the driver's, one database): calls, execution ms, planning ms",
+  );
+  for (const f of runs) {
+    if (f.statements.length === 0) {
+      lines.push(
+        `  ${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders: pg_stat_statements not loaded`,
+      );
+      continue;
+    }
+    const total = f.statements.reduce(
+      (sum, st) => ({ exec: sum.exec + st.execMs, plan: sum.plan + st.planMs }),
+      { exec: 0, plan: 0 },
+    );
+    lines.push(
+      `  ${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders: all statements ${total.exec.toFixed(2)} ms execution + ${total.plan.toFixed(2)} ms planning per order; the 15 largest:`,
+    );
+    for (const st of f.statements.slice(0, 15))
+      lines.push(
+        `    ${st.calls.toFixed(2).padStart(6)} ${st.execMs.toFixed(3).padStart(8)} ${st.planMs.toFixed(3).padStart(8)}  ${st.query}`,
+      );
+  }
   if (args["statement-texts"]) {
     lines.push("app SQL statements / order, by text:");
     for (const f of runs) {
