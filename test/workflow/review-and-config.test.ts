@@ -142,7 +142,7 @@ describe("review requests, the carrier webhook and the registered configuration"
     ]);
     expect(byId["shop-send-held-back-emails"]).toMatchObject({
       triggers: [{ event: "shop/email.queued" }],
-      batchEvents: { maxSize: 100, timeout: "10s" },
+      batchEvents: { maxSize: 5, timeout: "10s" },
     });
     expect(byId["shop-deliver-alert-group"]).toMatchObject({
       triggers: [{ event: "shop/ops-alert.queued" }],

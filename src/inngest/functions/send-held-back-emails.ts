@@ -3,8 +3,12 @@ import { emailQueued } from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const sendHeldBackEmailsFunctionId = "send-held-back-emails";
-/** E-mails one run takes: a longer SMTP outage spreads its e-mails over several runs. */
-export const heldBackEmailsPerRun = 100;
+/**
+ * E-mails one run takes: Inngest's free plan batches at most 5 events (Pro 100: "Event batch
+ * capacity" on its limits page), and this must work there. A longer SMTP outage spreads its
+ * e-mails over several runs, each sleeping between its rounds.
+ */
+export const heldBackEmailsPerRun = 5;
 /**
  * Rounds one run waits and retries: EMAIL_RETRY_FOR (3 days by default) at the outbox's backoff
  * (doubling from 1 minute to 1 hour) is about 78; what a run leaves, the safety-net cron
