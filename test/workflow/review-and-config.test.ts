@@ -96,6 +96,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-process-return-failure",
       "shop-reconcile-daily",
       "shop-recover-stalled-orders",
+      "shop-recover-stalled-returns",
       "shop-send-held-back-emails",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
@@ -129,6 +130,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       { event: "inngest/function.failed", expression: "event.data.function_id == 'shop-fulfill-order'" },
     ]);
     expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "50 */2 * * *" }]);
+    expect(byId["shop-recover-stalled-returns"]?.triggers).toEqual([{ cron: "40 */2 * * *" }]);
     expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "5 */2 * * *" }]);
     expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "35 */6 * * *" }]);
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "45 */6 * * *" }]);

@@ -16,6 +16,7 @@ import { createWatchLowStock } from "./watch-low-stock";
 import { createTrackLabelRefund } from "./track-label-refund";
 import { createProcessReturn } from "./process-return";
 import { createCleanupCancelledReturn } from "./cleanup-cancelled-return";
+import { createRecoverStalledReturns } from "./recover-stalled-returns";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -36,5 +37,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createTrackLabelRefund(inngest, deps),
     createProcessReturn(inngest, deps),
     createCleanupCancelledReturn(inngest, deps),
+    createRecoverStalledReturns(inngest, deps),
   ];
 }
