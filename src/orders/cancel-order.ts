@@ -11,6 +11,9 @@ import type { OrderRepository, OrderStatus } from "./order-repository";
  */
 const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling", "shipped"];
 
+/** The one `cancel-requested` entry's key: an order is asked to stop once, however often asked. */
+export const cancelRequestEntryKey = "cancel-request";
+
 export interface CancelOrderDeps {
   orders: OrderRepository;
   publisher: EventPublisher;
@@ -69,8 +72,15 @@ async function announceStop(
   deps: Pick<CancelOrderDeps, "publisher" | "timeline">,
   { orderId, reason, by }: { orderId: string; reason?: string | undefined; by: string },
 ): Promise<void> {
+  // Both idempotent by the order: the event's id is the order's, and the entry's key is one per
+  // order, so two cancels at once (or a cancel and a full refund) answer alike and leave one trace.
   await deps.publisher.publish(orderCancelledEvent({ orderId, ...(reason ? { reason } : {}) }));
-  await deps.timeline.record(orderId, "cancel-requested", { ...(reason ? { reason } : {}), by });
+  await deps.timeline.record(
+    orderId,
+    "cancel-requested",
+    { ...(reason ? { reason } : {}), by },
+    cancelRequestEntryKey,
+  );
 }
 
 /**

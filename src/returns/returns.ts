@@ -238,19 +238,26 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
       const row = await load(decision.returnId);
       const moved = await records.transition(row.id, ["requested", "approved"], "received", decision);
       if (!moved) {
+        // Read again: the row read above may predate a copy of the same event that landed at
+        // once (EasyPost delivers an event several times, sometimes together); the answer is
+        // what the return is now, so every copy is acknowledged alike.
+        const current = await load(row.id);
         // The carrier repeating its delivery (or the run asking after a crash) publishes the
-        // same event again: Inngest drops the repeat, and nothing else changes.
-        if (decision.by === "carrier" && row.status === "received") {
-          await publisher.publish(
-            returnReceivedEvent({
-              returnId: row.id,
-              orderId: row.order_id,
-              condition: row.condition ?? "resellable",
-            }),
-          );
-          return toReturnView(row);
+        // same event again: Inngest drops the repeat, and nothing else changes. Already past
+        // received (refunded, closed): acknowledged, nothing to do.
+        if (decision.by === "carrier" && current.received_at !== null) {
+          if (current.status === "received") {
+            await publisher.publish(
+              returnReceivedEvent({
+                returnId: current.id,
+                orderId: current.order_id,
+                condition: current.condition ?? "resellable",
+              }),
+            );
+          }
+          return toReturnView(current);
         }
-        return refuse(row, "received");
+        return refuse(current, "received");
       }
       await timeline.record(row.order_id, "return-received", {
         returnId: row.id,

@@ -34,7 +34,8 @@ describe("actions raced against the workflow's outside effects", () => {
   const codeOf = (answer: { body: unknown }) => (answer.body as { error?: { code?: string } }).error?.code;
   const labelsOf = (orderId: string) =>
     h.easyPost.shipments().filter((s) => s.reference?.startsWith(`order-${orderId}`) && s.postage_label);
-  const labelByReference = (reference: string) => h.easyPost.shipments().find((s) => s.reference === reference);
+  const labelByReference = (reference: string) =>
+    h.easyPost.shipments().find((s) => s.reference === reference);
   const statusOf = async (orderId: string) => (await h.order(orderId)).status;
   const seen = (method: string, path: string) => h.requestsSeen.includes(`${method} ${path}`);
 
@@ -129,8 +130,9 @@ describe("actions raced against the workflow's outside effects", () => {
     expect(order.status).toBe("shipped");
     // The label was bought: the answer says so, with what ops need to stop the parcel.
     expect(hold.status).toBe(409);
-    expect(codeOf(hold)).toBe("order_label_bought");
+    expect(codeOf(hold)).toBe("order_not_holdable");
     expect(JSON.stringify(hold.body)).toContain(trackingNumber);
+    expect(JSON.stringify(hold.body)).toMatch(/intercept the parcel/);
     expect(order.holdReason).toBeNull();
     expect(order.timeline.map((e) => e.kind)).not.toContain("hold-placed");
   });
@@ -182,7 +184,10 @@ describe("actions raced against the workflow's outside effects", () => {
     expect(shipped.shipments).toHaveLength(2);
     const [first, second] = shipped.shipments;
     await h.easyPost.advanceTracker(defined(first).trackingNumber, "delivered");
-    await eventually("parcel 1 delivered", async () => (await h.order(orderId)).shipments[0]?.status === "delivered");
+    await eventually(
+      "parcel 1 delivered",
+      async () => (await h.order(orderId)).shipments[0]?.status === "delivered",
+    );
     const boughtBefore = labelsOf(orderId).length;
 
     expect((await post(`/api/orders/${orderId}/redrive`)).status).toBe(202);
@@ -207,6 +212,10 @@ describe("actions raced against the workflow's outside effects", () => {
       customerId: "cus_race_two_cancels",
       items: [{ sku: "RACE-1", quantity: 1 }],
     });
+    // Held by ops: the run waits for the release, so both cancels find it in one state.
+    expect((await post(`/api/orders/${orderId}/hold`, { reason: "other" })).status).toBe(200);
+    await h.placeOrder(orderId);
+    await h.settle(2);
     const answers = await Promise.all(
       [1, 2].map(() => post(`/api/orders/${orderId}/cancel`, { reason: "twice" }).then(answerOf)),
     );
