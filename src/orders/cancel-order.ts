@@ -4,12 +4,13 @@ import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
+import { cancellableStatuses as modelCancellableStatuses } from "./order-model";
 
 /**
  * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not
  * scanned (the cleanup hands the label back); after the first scan only ops can stop the parcel.
  */
-const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling", "shipped"];
+const cancellableStatuses: readonly OrderStatus[] = modelCancellableStatuses;
 
 /** The one `cancel-requested` entry's key: an order is asked to stop once, however often asked. */
 export const cancelRequestEntryKey = "cancel-request";

@@ -7,6 +7,7 @@ import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
+import { holdableStatuses as modelHoldableStatuses } from "./order-model";
 
 /** Why ops (or the service itself) hold an order back from the carrier. */
 export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;
@@ -36,8 +37,8 @@ export interface Hold {
   holdId: string;
 }
 
-/** Orders a hold still makes sense for: paid, no label bought yet. */
-export const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+/** Orders a hold still makes sense for: paid, no label bought yet (the order model's list). */
+export const holdableStatuses: readonly OrderStatus[] = modelHoldableStatuses;
 
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
@@ -91,6 +92,8 @@ export function createHolds(deps: {
       where: {
         id: orderId,
         status: { in: [...holdableStatuses] },
+        // Being cancelled: nothing left to hold (the order model's hold rule).
+        cancelRequestedAt: null,
         shipments: { none: {} },
         AND: [
           {
