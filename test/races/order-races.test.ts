@@ -122,8 +122,20 @@ describe("ops actions and outside events raced against the workflow's steps", ()
         if (registered.has(index) || (at !== "all" && action.at !== at)) return;
         registered.add(index);
         const act = s.scheduleFunction(async (kind: ActionKind) => {
-          const done = perform(kind, orderId, paymentIntentId).then((status) => {
+          const done = perform(kind, orderId, paymentIntentId).then(async (status) => {
             answers.push({ kind, status });
+            // An accepted cancel lands with its cleanup (the engine's work, outside the
+            // scheduler's hands): the order ended, or something gated in the way, or a bounded
+            // number of looks. Without it, whether the cleanup or a late answer goes first would
+            // be the machine's timing, not the seed's.
+            if (kind === "cancel" && status === 202) {
+              const gates = gatesOpened;
+              let looks = 0;
+              await waitUntil(
+                async () =>
+                  gatesOpened > gates || ++looks > 250 || (await h.order(orderId)).status === "cancelled",
+              );
+            }
           });
           inFlight.push(done);
           // The scheduler goes on once the answer is in, or once the action waits on
