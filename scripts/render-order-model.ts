@@ -1,10 +1,10 @@
 /**
- * Writes the order model's tables (src/orders/order-model.ts) into docs/order-model.md between
+ * Writes the order model's tables (src/shared/order-model.ts) into docs/order-model.md between
  * its markers; test/orders/order-model.test.ts fails while the file is not current.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { renderOrderModel } from "../src/orders/order-model";
+import { renderOrderModel } from "../src/shared/order-model";
 
 const file = path.join(__dirname, "../docs/order-model.md");
 const start = "<!-- order-model:start -->\n";

@@ -4,7 +4,7 @@ import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
-import { cancellableStatuses as modelCancellableStatuses } from "./order-model";
+import { cancellableStatuses as modelCancellableStatuses } from "../shared/order-model";
 
 /**
  * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not

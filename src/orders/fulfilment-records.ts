@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "./order-repository";
-import { labelWanted } from "./order-model";
+import { labelWanted } from "../shared/order-model";
 import type { ParcelBooking } from "../shipping/shipment-repository";
 
 export type { ParcelBooking } from "../shipping/shipment-repository";

@@ -7,7 +7,7 @@ import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
-import { holdableStatuses as modelHoldableStatuses } from "./order-model";
+import { holdableStatuses as modelHoldableStatuses } from "../shared/order-model";
 
 /** Why ops (or the service itself) hold an order back from the carrier. */
 export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;

@@ -1,5 +1,5 @@
 import { sqlPool, type Database } from "../db/client";
-import { sqlList, unscannedTrackerStatuses } from "./order-model";
+import { sqlList, unscannedTrackerStatuses } from "../shared/order-model";
 import type { OrderStatus } from "../generated/prisma/enums";
 import { orderLinesJsonSql } from "../db/order-lines-sql";
 import { timelineKindSql, type TimelineDetail, type TimelineKind } from "../timeline/kinds";

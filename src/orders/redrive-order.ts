@@ -4,7 +4,7 @@ import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../event
 import type { EventPublisher } from "../events/publisher";
 import { createTimeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
-import { inFulfilmentStatuses, redrivableBookedStatuses, sqlList } from "./order-model";
+import { inFulfilmentStatuses, redrivableBookedStatuses, sqlList } from "../shared/order-model";
 
 /** shop/order.placed for the re-drive, with the generation its id and key carry. */
 export type RedriveEvent = OrderPlacedEvent & { generation: number };

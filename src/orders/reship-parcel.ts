@@ -8,7 +8,7 @@ import { parseStoredAddress } from "../shipping/shipping-destinations";
 import type { ShippingProvider } from "../shipping/shipping-provider";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
-import { reshipMayLand } from "./order-model";
+import { reshipMayLand } from "../shared/order-model";
 
 export interface ReshipRequest {
   orderId: string;

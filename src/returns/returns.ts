@@ -1,4 +1,4 @@
-import { returnTransitions } from "../orders/order-model";
+import { returnTransitions } from "../shared/order-model";
 import { AppError, isAppError } from "../errors";
 import {
   returnApprovedEvent,

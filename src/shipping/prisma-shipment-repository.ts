@@ -1,6 +1,6 @@
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
-import { reshipMayLand } from "../orders/order-model";
+import { reshipMayLand } from "../shared/order-model";
 import type { LabelRefundStatus } from "./shipping-provider";
 import {
   currentParcels,

@@ -1,6 +1,6 @@
 import type { Browser, Page } from "playwright-core";
 import { findOrderDetails } from "../../src/orders/order-details";
-import { decide, factsOfDetails, type OrderAction } from "../../src/orders/order-model";
+import { decide, factsOfDetails, type OrderAction } from "../../src/shared/order-model";
 import { adminToken, E2eHarness } from "../e2e/e2e-harness";
 import { launchChromium, logInToConsole, startPublicEntrance, type PublicEntrance } from "./browser";
 

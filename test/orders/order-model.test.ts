@@ -8,7 +8,7 @@ import {
   renderOrderModel,
   type OrderAction,
   type OrderFacts,
-} from "../../src/orders/order-model";
+} from "../../src/shared/order-model";
 import { createOrderRepository, type OrderStatus } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
 import { createTimeline } from "../../src/timeline/timeline";

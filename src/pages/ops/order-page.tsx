@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { formatMoney, orderReference } from "../../notifications/templates";
 import type { OrderDetails } from "../../orders/order-details";
-import { decide, factsOfDetails, type OrderAction } from "../../orders/order-model";
+import { decide, factsOfDetails, type OrderAction } from "../../shared/order-model";
 import { formatTime, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout, sendNotFound, statusTone } from "./layout";

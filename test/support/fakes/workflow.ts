@@ -20,7 +20,7 @@ import type {
 import { emailKeys } from "../../../src/notifications/customer-messages";
 import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
 import { holdableStatuses, type Hold } from "../../../src/orders/hold-order";
-import { labelWanted } from "../../../src/orders/order-model";
+import { labelWanted } from "../../../src/shared/order-model";
 import type {
   ClaimOutcome,
   FulfilmentOrder,

@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../errors";
-import type { OrderStatus } from "./order-repository";
+import type { OrderStatus } from "../generated/prisma/enums";
 
 /**
  * The state model of orders, parcels and returns (decision 0170): what each may do next,
@@ -50,6 +50,19 @@ export const cancellableStatuses = [
 export const holdableStatuses = inFulfilmentStatuses;
 /** Re-drive after the booking: a run that failed on a booked order resumes from the record. */
 export const redrivableBookedStatuses = ["shipped", "delivered"] as const satisfies readonly OrderStatus[];
+
+/** The customer's own pages (src/pages/customer): what they offer in which status. */
+export const customerRules = {
+  "ask for a return": {
+    statuses: ["delivered", "completed"],
+    requires: "inside RETURN_WINDOW, lines not returned yet",
+  },
+  "review the order": { statuses: bookedStatuses, requires: "not reviewed yet" },
+  "stop polling the status": {
+    statuses: ["delivered", "completed", "payment_failed", "expired", "cancelled", "cancelled_out_of_stock"],
+    requires: "nothing more happens to the order by itself",
+  },
+} as const satisfies Record<string, { statuses: readonly OrderStatus[]; requires: string }>;
 
 /** Tracker statuses of a label the carrier has not scanned yet (EasyPost's "label created"). */
 export const unscannedTrackerStatuses = ["unknown", "pre_transit"] as const;
@@ -385,6 +398,12 @@ export function renderOrderModel(): string {
     lines.push(
       row([rule.label, rule.statuses.map((s) => `\`${s}\``).join(", "), rule.requires, rule.leaves]),
     );
+  }
+  lines.push("", "### The customer's pages", "");
+  lines.push(row(["Offer", "In", "Also needs"]));
+  lines.push(row(["---", "---", "---"]));
+  for (const [offer, rule] of Object.entries(customerRules)) {
+    lines.push(row([offer, rule.statuses.map((s) => `\`${s}\``).join(", "), rule.requires]));
   }
   lines.push("", "### The workflow's guarded writes", "");
   lines.push(row(["Write", "Lands in", "Also needs", "Leaves"]));
