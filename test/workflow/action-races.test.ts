@@ -109,6 +109,47 @@ describe("actions raced against the workflow's outside effects", () => {
     expect(order.emails.map((email) => email.template)).toEqual(["orderCancelled"]);
   });
 
+  it("a label kept for a re-drive's run is handed back by the cleanup when the order is cancelled before that run records it", async () => {
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: "cus_race_kept_label",
+      items: [{ sku: "RACE-1", quantity: 1 }],
+    });
+    const answer = gate();
+    h.easyPost.injectFailure("shipments.buy", { kind: "held", until: answer.promise, afterProcessing: true });
+    await h.placeOrder(orderId);
+    await eventually("label bought", () => labelByReference(`order-${orderId}`)?.postage_label != null);
+    // The re-drive's run will wait on its capture (Stripe's answer held): it records nothing.
+    const capture = gate();
+    h.sandbox.injectFailure("payment_intents.capture", {
+      kind: "hang",
+      afterProcessing: true,
+      until: capture.promise,
+    });
+    expect((await post(`/api/orders/${orderId}/redrive`)).status).toBe(202);
+    answer.open();
+    // The old run's record is refused (superseded); the order still wants the label: kept.
+    await eventually("label kept for the new run", async () =>
+      (await h.order(orderId)).timeline.some((e) => e.kind === "label-kept-for-redrive"),
+    );
+    await eventually(
+      "the new run at its capture",
+      () => h.stripeCalls("payment_intents.capture").filter((c) => c.params !== undefined).length >= 2,
+    );
+
+    expect((await post(`/api/orders/${orderId}/cancel`)).status).toBe(202);
+    await eventually("cleanup done", async () => (await statusOf(orderId)) === "cancelled");
+    capture.open();
+    await h.settle();
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("cancelled");
+    expect(order.shipment).toBeNull();
+    expect(labelByReference(`order-${orderId}`)?.refund_status).toBe("submitted");
+    expect(h.sandbox.paymentIntent(paymentIntentId)?.amount_received).toBe(2500);
+    expect(order.payment?.status).toBe("refunded");
+    expect(order.emails.map((email) => email.template)).toEqual(["orderCancelled"]);
+  });
+
   it("a hold asked while the label is bought never answers 200 for a hold that did not hold", async () => {
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_race_hold",

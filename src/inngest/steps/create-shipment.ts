@@ -86,6 +86,22 @@ export const createShipment = createStep({
           orderId,
           parcels.map((parcel) => parcel.trackingNumber),
         ));
+      if (!unwanted && parcels && parcels.length > 0) {
+        // Kept for the re-drive's run, which finds it by its carrier reference; if the order is
+        // cancelled before that run records it, the cleanup hands it back from this entry.
+        await deps.timeline.record(
+          orderId,
+          "label-kept-for-redrive",
+          {
+            parcels: parcels.map(({ parcelNumber, carrier, trackingNumber }) => ({
+              parcelNumber,
+              carrier,
+              trackingNumber,
+            })),
+          },
+          runId,
+        );
+      }
       if (unwanted && parcels) {
         for (const parcel of parcels) {
           const voided = await deps.shipments.voidWithCarrier(orderId, parcel);
