@@ -125,20 +125,29 @@ describe("actions raced against the workflow's outside effects", () => {
       afterProcessing: true,
       until: capture.promise,
     });
-    expect((await post(`/api/orders/${orderId}/redrive`)).status).toBe(202);
-    answer.open();
-    // The old run's record is refused (superseded); the order still wants the label: kept.
-    await eventually("label kept for the new run", async () =>
-      (await h.order(orderId)).timeline.some((e) => e.kind === "label-kept-for-redrive"),
-    );
-    await eventually(
-      "the new run at its capture",
-      () => h.stripeCalls("payment_intents.capture").filter((c) => c.params !== undefined).length >= 2,
-    );
+    try {
+      expect((await post(`/api/orders/${orderId}/redrive`)).status).toBe(202);
+      answer.open();
+      // The old run's record is refused (superseded); the order still wants the label: kept.
+      await eventually("label kept for the new run", async () =>
+        (await h.order(orderId)).timeline.some((e) => e.kind === "label-kept-for-redrive"),
+      );
+      await eventually(
+        "the new run at its capture",
+        () => h.stripeCalls("payment_intents.capture").filter((c) => c.params !== undefined).length >= 2,
+      );
 
-    expect((await post(`/api/orders/${orderId}/cancel`)).status).toBe(202);
-    await eventually("cleanup done", async () => (await statusOf(orderId)) === "cancelled");
-    capture.open();
+      expect((await post(`/api/orders/${orderId}/cancel`)).status).toBe(202);
+      await eventually("cleanup done", async () => (await statusOf(orderId)) === "cancelled", {
+        attempts: 2400,
+      });
+    } finally {
+      // Never left held for the next test, whatever happened here.
+      capture.open();
+      answer.open();
+      h.sandbox.clearFailures();
+      h.easyPost.clearFailures();
+    }
     await h.settle();
 
     const order = await h.order(orderId);
