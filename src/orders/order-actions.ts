@@ -46,7 +46,7 @@ export function createOrderActions(deps: {
   cancelWindowMs: number;
   /** CHECKOUT_SESSION_TTL, named when a pending order cannot be cancelled. */
   checkoutSessionTtl?: string;
-  labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable">;
+  labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   holds: Holds;
   /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
   reship?: Omit<ReshipDeps, "db" | "labels" | "timeline">;
