@@ -33,6 +33,8 @@ export interface PagesDeps {
   links: CustomerLinks;
   freshLinks: FreshLinks;
   adminToken: string;
+  /** Where a generated admin token was written (development without ADMIN_API_TOKEN): the login says so. */
+  adminTokenFile?: string;
   sessions: OpsSessions;
   renderer: EmailRenderer;
   runs?: RunSource;
@@ -115,6 +117,7 @@ export function pagesRouter(deps: PagesDeps): Router {
   router.use(
     opsConsole({
       adminToken: deps.adminToken,
+      ...(deps.adminTokenFile ? { adminTokenFile: deps.adminTokenFile } : {}),
       sessions: deps.sessions,
       actions: deps.actions,
       queries: deps.queries,
