@@ -241,7 +241,7 @@ export function createEasyPostCarrier(options: {
       const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
-      if (known === "submitted" || known === "refunded") return known;
+      if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
       try {
         const refunded = await client.Shipment.refund(shipment.id);
         return refundStatusOf(refunded) ?? "not-voidable";
@@ -279,8 +279,13 @@ export function createEasyPostCarrier(options: {
   };
 }
 
-/** EasyPost's refund_status, narrowed ("not_applicable" and anything new read as not refundable). */
-function refundStatusOf(shipment: { refund_status?: string | null }): LabelRefundStatus | null {
+/** EasyPost's refund_status, narrowed (anything new reads as unknown). */
+export function refundStatusOf(shipment: { refund_status?: string | null }): LabelRefundStatus | null {
   const status = shipment.refund_status;
-  return status === "submitted" || status === "refunded" || status === "rejected" ? status : null;
+  return status === "submitted" ||
+    status === "refunded" ||
+    status === "rejected" ||
+    status === "not_applicable"
+    ? status
+    : null;
 }

@@ -2,6 +2,7 @@ import {
   apiError,
   bookingOfShipment,
   findShipmentByReference,
+  refundStatusOf,
   ShippingUnavailableError,
   toEasyPostAddress,
   type EasyPost,
@@ -91,14 +92,10 @@ export function createEasyPostReturnLabels(options: {
       const client = await options.client();
       const shipment = await findShipmentByReference(client, returnLabelReference(returnId));
       if (!shipment?.postage_label) return "not-found";
-      const known = shipment.refund_status;
-      if (known === "submitted" || known === "refunded") return known;
+      const known = refundStatusOf(shipment);
+      if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
       try {
-        const refunded = await client.Shipment.refund(shipment.id);
-        const status = refunded.refund_status;
-        return status === "submitted" || status === "refunded" || status === "rejected"
-          ? status
-          : "not-voidable";
+        return refundStatusOf(await client.Shipment.refund(shipment.id)) ?? "not-voidable";
       } catch (error) {
         const status = apiError(error).statusCode;
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) return "not-voidable";
