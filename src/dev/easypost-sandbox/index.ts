@@ -141,6 +141,8 @@ export interface EasyPostSandbox {
   /** The exact body and X-Hmac-Signature a delivery of this event would carry. */
   signedDelivery(eventId: string): { body: string; signature: string };
   shipments(): EasyPostShipment[];
+  /** Every event the stand-in made (tracker.updated, refund.successful), oldest first. */
+  events(): readonly EasyPostEvent[];
   /**
    * Plays the carrier deciding a submitted label refund: by default `rejected` when the parcel
    * was scanned (before or after the request), else `refunded`. EasyPost then sends a
@@ -595,7 +597,11 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
   const refundShipment = (idOrReference: string): EasyPostShipment => {
     const shipment = findShipment(idOrReference);
     if (!shipment.postage_label) {
-      throw new EasyPostApiError(422, "SHIPMENT.REFUND.INVALID", "Shipment has no postage to refund.");
+      throw new EasyPostApiError(
+        422,
+        "SHIPMENT.REFUND.UNAVAILABLE",
+        "Refund unavailable: the shipment has no postage.",
+      );
     }
     const known = shipment.refund_status;
     if (known === "submitted" || known === "refunded" || known === "not_applicable") return shipment;
@@ -1079,6 +1085,7 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       return signedDelivery(event);
     },
     shipments: () => Object.values(state.shipments),
+    events: () => state.events,
     settleLabelRefund,
     purchased: () => Object.values(state.shipments).filter((s) => s.postage_label !== null),
     requests,
