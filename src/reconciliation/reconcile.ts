@@ -440,8 +440,11 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
           parcelNumber: typeof parcelNumber === "number" ? parcelNumber : 1,
         });
     }
+    const reportedVoids = new Set<string>();
     const checkVoid = (shipment: CarrierShipment, orderId: string) => {
       if (refundedByCarrier.has(shipment.refundStatus ?? "")) return;
+      if (reportedVoids.has(shipment.id)) return;
+      reportedVoids.add(shipment.id);
       found.push({
         kind: "void_not_refunded",
         orderId,
@@ -505,6 +508,28 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     for (const [, { orderId, parcelNumber }] of voids) {
       const shipment = await carrier.shipment(easyPostReference(orderId, { parcelNumber, generation: 0 }));
       if (shipment) checkVoid(shipment, orderId);
+    }
+    // Label refunds the carrier decided against (EasyPost answers `submitted` and decides days
+    // later; a return label's refund is not followed after it is asked): reported on every day's
+    // run, whatever day they were asked, until the carrier refunds the label after all (a refund
+    // submitted again and accepted). Asked of the carrier by id, one by one: there are few.
+    const handedBack = await db.shipment.findMany({
+      where: { labelRefundStatus: "rejected" },
+      select: { orderId: true, providerId: true },
+      take: 500,
+    });
+    const returnsHandedBack = await db.return.findMany({
+      where: { labelRefundStatus: { in: ["submitted", "rejected"] }, labelProviderId: { not: null } },
+      select: { orderId: true, labelProviderId: true },
+      take: 500,
+    });
+    for (const { orderId, providerId } of [
+      ...handedBack,
+      ...returnsHandedBack.map((r) => ({ orderId: r.orderId, providerId: r.labelProviderId })),
+    ]) {
+      if (!providerId) continue;
+      const shipment = await carrier.shipment(providerId);
+      if (shipment?.refundStatus === "rejected") checkVoid(shipment, orderId);
     }
     return count;
   }

@@ -226,7 +226,8 @@ export function createLabelVoids(deps: {
             parcelEntryRunId(runId, shipment),
           );
         } else {
-          await tellOps(shipment, "rejected", "cancelled", runId);
+          // A superseded label was handed back by a re-ship; any other by a cancel or a full refund.
+          await tellOps(shipment, "rejected", shipment.supersededAt ? "reshipped" : "cancelled", runId);
         }
       }
       if (statuses.includes("submitted")) return "submitted";

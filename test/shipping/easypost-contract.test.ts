@@ -426,6 +426,6 @@ function removeAt(value: unknown, path: string[]): boolean {
   const last = path.at(-1) as string;
   if (last === "[]" || typeof node !== "object" || node === null || Array.isArray(node) || !(last in node))
     return false;
-  delete (node as Record<string, unknown>)[last];
+  Reflect.deleteProperty(node, last);
   return true;
 }
