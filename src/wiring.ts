@@ -70,6 +70,7 @@ import {
   type Reconciliation,
 } from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
+import { createPrismaCarrierShipmentIds } from "./shipping/carrier-shipment-ids";
 import { createEasyPostReturnLabels } from "./shipping/return-labels";
 import { returnAdminRoutes } from "./returns/admin-routes";
 import { parseRestockingFee } from "./returns/return-policy";
@@ -237,7 +238,8 @@ export async function createServices(options: {
   });
   const sender = observedEmailSender(emailDelivery, metrics);
 
-  const shippingProvider = createShippingProvider(config, endpoints.easyPost);
+  const carrierShipmentIds = createPrismaCarrierShipmentIds(db);
+  const shippingProvider = createShippingProvider(config, endpoints.easyPost, carrierShipmentIds);
   const redrive = createOrderRedrive(db);
   const reconciliation = createReconciliation({
     db,
@@ -330,6 +332,7 @@ export async function createServices(options: {
           warehouse: warehouseAddress(config),
           serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
           itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+          shipmentIds: carrierShipmentIds,
         }),
         refunds,
         payments,

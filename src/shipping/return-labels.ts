@@ -1,13 +1,16 @@
 import {
   apiError,
   bookingOfShipment,
+  claimShipment,
   findShipmentByReference,
   refundStatusOf,
+  shipmentToBuy,
   ShippingUnavailableError,
   toEasyPostAddress,
   type EasyPost,
   type WarehouseAddress,
 } from "./easypost-carrier";
+import type { CarrierShipmentIds } from "./carrier-shipment-ids";
 import type { CarrierBooking, LabelRefundStatus, ShippingAddress } from "./shipping-provider";
 
 /** The EasyPost return shipment's `reference`: a retry finds the label an earlier attempt bought. */
@@ -44,13 +47,15 @@ export function createEasyPostReturnLabels(options: {
   warehouse: WarehouseAddress;
   serviceLevels: readonly string[];
   itemWeightOz: number;
+  /** Where the shipment each label is bought on is recorded before the buy (decision 0185). */
+  shipmentIds?: CarrierShipmentIds;
 }): ReturnLabels {
-  const { warehouse, serviceLevels, itemWeightOz } = options;
+  const { warehouse, serviceLevels, itemWeightOz, shipmentIds } = options;
 
   /** Finds the shipment by its reference, or creates it; buys it unless bought already. */
   const purchase = async (reference: string, isReturn: boolean, request: ReturnLabelRequest) => {
     const client = await options.client();
-    let shipment = await findShipmentByReference(client, reference);
+    let shipment = await shipmentToBuy(client, shipmentIds, reference);
     if (shipment?.postage_label) return bookingOfShipment(shipment);
     if (!shipment) {
       shipment = await client.Shipment.create({
@@ -67,6 +72,8 @@ export function createEasyPostReturnLabels(options: {
         options: { label_format: "PNG", print_custom_1: reference },
       });
     }
+    shipment = await claimShipment(client, shipmentIds, reference, shipment);
+    if (shipment.postage_label) return bookingOfShipment(shipment);
     const cheapest = (shipment.rates ?? [])
       .filter((rate) => serviceLevels.includes(rate.service))
       .sort((a, b) => Number(a.rate) - Number(b.rate))[0];
