@@ -73,6 +73,9 @@ describe("label refunds decided later, and not_applicable, through cancel, re-sh
     // Days later the carrier decides: rejected, the parcel was scanned.
     await easyPost().settleLabelRefund(`order-${orderId}`);
     expect(labelOf(`order-${orderId}`)?.refund_status).toBe("rejected");
+    // EasyPost's refund.successful event reaches the webhook, which takes it (and leaves the
+    // decision to the run that follows the refund).
+    expect(easyPost().deliveries.at(-1)).toMatchObject({ status: "rejected", responseStatus: 200 });
     await h.settle(4);
     order = await h.order(orderId);
     expect(order.shipment?.labelRefundStatus).toBe("rejected");
