@@ -238,11 +238,60 @@ function loadState(file: string | undefined): State {
   const empty: State = { shipments: {}, trackers: {}, events: [] };
   if (!file) return empty;
   try {
-    return { ...empty, ...(JSON.parse(readFileSync(file, "utf8")) as State) };
+    return upgradeState({ ...empty, ...(JSON.parse(readFileSync(file, "utf8")) as State) });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return empty;
     throw error;
   }
+}
+
+/**
+ * A state file written before the stand-in sent every documented field (a developer's DATA_DIR):
+ * its objects get the fields they lack, with EasyPost's defaults, so what it answers keeps
+ * EasyPost's shape. Fields already there are left as they are.
+ */
+function upgradeState(state: State): State {
+  type Loose = Record<string, unknown>;
+  const fill = (target: object | null | undefined, defaults: Loose) => {
+    if (!target) return;
+    for (const [key, value] of Object.entries(defaults)) if (!(key in target)) (target as Loose)[key] = value;
+  };
+  const address = (a: EasyPostAddress) =>
+    fill(a, {
+      residential: null,
+      carrier_facility: null,
+      federal_tax_id: null,
+      state_tax_id: null,
+      verifications: {},
+    });
+  const tracker = (t: EasyPostTracker | null) => {
+    fill(t, { carrier_detail: null, fees: [], finalized: false, is_return: false });
+    for (const detail of t?.tracking_details ?? []) fill(detail, { description: "", carrier_code: "" });
+  };
+  for (const shipment of Object.values(state.shipments)) {
+    fill(shipment, { order_id: null });
+    fill(shipment.options, { currency: "USD", payment: { type: "SENDER" }, date_advance: 0 });
+    for (const a of [
+      shipment.to_address,
+      shipment.from_address,
+      shipment.return_address,
+      shipment.buyer_address,
+    ])
+      address(a);
+    for (const rate of [...shipment.rates, shipment.selected_rate]) fill(rate, { billing_type: "easypost" });
+    fill(shipment.postage_label, {
+      date_advance: 0,
+      integrated_form: "none",
+      label_type: "default",
+      label_pdf_url: null,
+      label_zpl_url: null,
+      label_epl2_url: null,
+      label_file: null,
+    });
+    tracker(shipment.tracker);
+  }
+  for (const t of Object.values(state.trackers)) tracker(t);
+  return state;
 }
 
 export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPostSandbox {
