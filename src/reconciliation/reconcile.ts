@@ -450,7 +450,12 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         orderId,
         reference: shipment.id,
         ours: { voided: true, trackingNumber: shipment.trackingCode },
-        theirs: { shipment: shipment.id, refundStatus: shipment.refundStatus, rate: shipment.rate },
+        theirs: {
+          shipment: shipment.id,
+          refundStatus: shipment.refundStatus,
+          rate: shipment.rate,
+          postageCharged: shipment.postageCharged,
+        },
         detail: `We voided label ${shipment.trackingCode ?? shipment.id}; the carrier's refund status is ${shipment.refundStatus ?? "none"}`,
       });
     };
@@ -513,13 +518,18 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     // later; a return label's refund is not followed after it is asked): reported on every day's
     // run, whatever day they were asked, until the carrier refunds the label after all (a refund
     // submitted again and accepted). Asked of the carrier by id, one by one: there are few.
+    // A label billed on scan (`not_applicable`) costs nothing unless the carrier scans it: one
+    // handed back and charged since is the same loss.
     const handedBack = await db.shipment.findMany({
-      where: { labelRefundStatus: "rejected" },
+      where: { labelRefundStatus: { in: ["rejected", "not_applicable"] } },
       select: { orderId: true, providerId: true },
       take: 500,
     });
     const returnsHandedBack = await db.return.findMany({
-      where: { labelRefundStatus: { in: ["submitted", "rejected"] }, labelProviderId: { not: null } },
+      where: {
+        labelRefundStatus: { in: ["submitted", "rejected", "not_applicable"] },
+        labelProviderId: { not: null },
+      },
       select: { orderId: true, labelProviderId: true },
       take: 500,
     });
@@ -529,7 +539,10 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     ]) {
       if (!providerId) continue;
       const shipment = await carrier.shipment(providerId);
-      if (shipment?.refundStatus === "rejected") checkVoid(shipment, orderId);
+      const lost =
+        shipment?.refundStatus === "rejected" ||
+        (shipment?.refundStatus === "not_applicable" && shipment.postageCharged);
+      if (shipment && lost) checkVoid(shipment, orderId);
     }
     return count;
   }

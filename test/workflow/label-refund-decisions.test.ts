@@ -137,6 +137,17 @@ describe("label refunds decided later, and not_applicable, through cancel, re-sh
       easyPost().requests.filter((r) => r.endpoint === "shipments.refund" && r.path.includes(label.id)),
     ).toHaveLength(1);
     expect(await unrefundedLabelsOf(orderId, today())).toHaveLength(0);
+
+    // The parcel goes out after all (the label was handed back, not destroyed): the carrier scans
+    // it and charges the postage, and the reconciliation reports it.
+    await easyPost().advanceTracker(`order-${orderId}`, "in_transit", { deliver: false });
+    expect(labelOf(`order-${orderId}`)?.fees.find((fee) => fee.type === "PostageFee")?.charged).toBe(true);
+    const charged = await unrefundedLabelsOf(orderId, today());
+    expect(charged).toHaveLength(1);
+    expect(charged[0]).toMatchObject({
+      reference: label.id,
+      theirs: { refundStatus: "not_applicable", postageCharged: true },
+    });
   });
 
   it("a re-ship: the replaced label's refund submitted, later rejected (ops told once, as a re-shipped parcel), and on a carrier billed on scan not_applicable", async () => {
@@ -214,5 +225,8 @@ describe("label refunds decided later, and not_applicable, through cancel, re-sh
       "not_applicable",
     );
     expect(await unrefundedLabelsOf(other.orderId, today())).toHaveLength(0);
+    // The customer sends it anyway: scanned, charged, reported.
+    await easyPost().advanceTracker(`return-${other.returnId}`, "in_transit", { deliver: false });
+    expect(await unrefundedLabelsOf(other.orderId, today())).toHaveLength(1);
   });
 });
