@@ -17,6 +17,7 @@ import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type { Reconciliation } from "../reconciliation/reconcile";
 import type { ReturnWork } from "../returns/return-work";
+import type { StalledReturns } from "../returns/stalled-returns";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -121,6 +122,8 @@ export interface WorkflowDependencies {
 
 export interface ReturnWorkflowDependencies {
   work: ReturnWork;
+  /** The returns whose event was lost, for recover-stalled-returns; and the run's "started" mark. */
+  stalled?: StalledReturns;
   /** How long each wait for an approval or the parcel lasts before the return is read again. */
   waitSlice: string;
   /** How many slices cover RETURN_SHIP_WITHIN (at least one). */

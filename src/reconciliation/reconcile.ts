@@ -1,11 +1,12 @@
+import { createHash } from "node:crypto";
 import type Stripe from "stripe";
 import { z } from "zod";
 import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import type { Logger } from "../logger";
-import { easyPostReference } from "../shipping/easypost-carrier";
 import type { CarrierLedger, CarrierShipment } from "./carrier-ledger";
+import { labelVoidsOfDay, type LabelVoid } from "./label-voids";
 import { shopDay, type ShopDay } from "./shop-day";
 import type { StripeLedger } from "./stripe-ledger";
 
@@ -33,6 +34,8 @@ export const mismatchKinds = [
   "not_shipped_in_time",
   // A dispute still open at Stripe.
   "dispute_open",
+  // A dispute we recorded (from a webhook signed with our secret) that Stripe does not have.
+  "dispute_not_at_stripe",
   // A product whose stock on hand is not the sum of its stock movements (changed without its row).
   "stock_ledger_differs",
 ] as const;
@@ -391,6 +394,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       cursor = batch.at(-1)?.id;
     }
 
+    await disputesStripeLacks(day, found);
     for await (const dispute of deps.stripe.openDisputes(day.end)) {
       const intent = idOf(dispute.payment_intent);
       const order = intent
@@ -421,42 +425,33 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   }
 
   async function reconcileCarrier(carrier: CarrierLedger, day: ShopDay, found: Mismatch[]) {
-    // Labels we voided in the day, by tracking number: each must come back refunded.
-    const voids = new Map<string, { orderId: string; parcelNumber: number }>();
-    const voidEntries = await db.orderTimelineEntry.findMany({
-      where: { kind: "shipment-voided", createdAt: { gte: day.start, lt: day.end } },
-      select: { orderId: true, detail: true },
-    });
-    for (const { orderId, detail } of voidEntries) {
-      const { trackingNumber, outcome, parcelNumber } = (detail ?? {}) as {
-        trackingNumber?: unknown;
-        outcome?: unknown;
-        parcelNumber?: unknown;
-      };
-      if (typeof trackingNumber === "string" && (outcome === "voided" || outcome === "already-voided"))
-        voids.set(trackingNumber, {
-          orderId,
-          // Entries written before orders had several parcels name none: parcel 1.
-          parcelNumber: typeof parcelNumber === "number" ? parcelNumber : 1,
-        });
-    }
-    const reportedVoids = new Set<string>();
-    const checkVoid = (shipment: CarrierShipment, orderId: string) => {
-      if (refundedByCarrier.has(shipment.refundStatus ?? "")) return;
-      if (reportedVoids.has(shipment.id)) return;
-      reportedVoids.add(shipment.id);
+    // Labels handed back in the day, by tracking number, from every path: each must come back refunded.
+    const voids = await labelVoidsOfDay(db, day);
+    const checkVoid = (shipment: CarrierShipment | null, handedBack: LabelVoid) => {
+      if (shipment && refundedByCarrier.has(shipment.refundStatus ?? "")) return;
+      // Billed on scan (`not_applicable`): nothing to refund while the carrier has charged nothing.
+      if (shipment?.refundStatus === "not_applicable" && !shipment.postageCharged) return;
+      // Neither side knows of a refund: the carrier has no such label and we never heard it refused.
+      if (!shipment && handedBack.ourStatus !== "rejected") return;
       found.push({
         kind: "void_not_refunded",
-        orderId,
-        reference: shipment.id,
-        ours: { voided: true, trackingNumber: shipment.trackingCode },
-        theirs: {
-          shipment: shipment.id,
-          refundStatus: shipment.refundStatus,
-          rate: shipment.rate,
-          postageCharged: shipment.postageCharged,
+        orderId: handedBack.orderId,
+        reference: shipment?.id ?? handedBack.lookup,
+        ours: {
+          voided: true,
+          trackingNumber: handedBack.trackingNumber,
+          via: handedBack.via,
+          refundStatus: handedBack.ourStatus,
         },
-        detail: `We voided label ${shipment.trackingCode ?? shipment.id}; the carrier's refund status is ${shipment.refundStatus ?? "none"}`,
+        theirs: shipment
+          ? {
+              shipment: shipment.id,
+              refundStatus: shipment.refundStatus,
+              rate: shipment.rate,
+              postageCharged: shipment.postageCharged,
+            }
+          : null,
+        detail: `We handed back label ${handedBack.trackingNumber} (${handedBack.via}); the carrier's refund status is ${shipment ? (shipment.refundStatus ?? "none") : `unknown, ours ${handedBack.ourStatus ?? "none"}`}`,
       });
     };
 
@@ -484,7 +479,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         const voidedBy = shipment.trackingCode ? voids.get(shipment.trackingCode) : undefined;
         if (voidedBy && shipment.trackingCode) {
           voids.delete(shipment.trackingCode);
-          checkVoid(shipment, voidedBy.orderId);
+          checkVoid(shipment, voidedBy);
           continue;
         }
         if (known.has(shipment.id) || (shipment.trackingCode && known.has(shipment.trackingCode))) continue;
@@ -510,41 +505,89 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       }
     }
     // Voids of labels bought on another day: asked of the carrier one by one (there are few).
-    for (const [, { orderId, parcelNumber }] of voids) {
-      const shipment = await carrier.shipment(easyPostReference(orderId, { parcelNumber, generation: 0 }));
-      if (shipment) checkVoid(shipment, orderId);
-    }
-    // Label refunds the carrier decided against (EasyPost answers `submitted` and decides days
-    // later; a return label's refund is not followed after it is asked): reported on every day's
-    // run, whatever day they were asked, until the carrier refunds the label after all (a refund
-    // submitted again and accepted). Asked of the carrier by id, one by one: there are few.
-    // A label billed on scan (`not_applicable`) costs nothing unless the carrier scans it: one
-    // handed back and charged since is the same loss.
-    const handedBack = await db.shipment.findMany({
-      where: { labelRefundStatus: { in: ["rejected", "not_applicable"] } },
-      select: { orderId: true, providerId: true },
-      take: 500,
-    });
-    const returnsHandedBack = await db.return.findMany({
-      where: {
-        labelRefundStatus: { in: ["submitted", "rejected", "not_applicable"] },
-        labelProviderId: { not: null },
-      },
-      select: { orderId: true, labelProviderId: true },
-      take: 500,
-    });
-    for (const { orderId, providerId } of [
-      ...handedBack,
-      ...returnsHandedBack.map((r) => ({ orderId: r.orderId, providerId: r.labelProviderId })),
-    ]) {
-      if (!providerId) continue;
-      const shipment = await carrier.shipment(providerId);
+    for (const handedBack of voids.values()) checkVoid(await carrier.shipment(handedBack.lookup), handedBack);
+    // Label refunds handed back on an earlier day that the carrier decided against since (EasyPost
+    // answers `submitted` and decides days later; a return label's refund is followed by nothing
+    // else): reported on every day's run until the carrier refunds the label after all (a refund
+    // submitted again and accepted). A label billed on scan (`not_applicable`) counts once the
+    // carrier charges it (scanned after it was handed back). Asked of the carrier one by one:
+    // there are few.
+    const earlier: LabelVoid[] = [
+      ...(
+        await db.shipment.findMany({
+          where: { labelRefundStatus: { in: ["rejected", "not_applicable"] } },
+          select: { orderId: true, trackingNumber: true, providerId: true, labelRefundStatus: true },
+          take: 500,
+        })
+      ).map((row) => ({
+        orderId: row.orderId,
+        trackingNumber: row.trackingNumber,
+        lookup: row.providerId ?? row.trackingNumber,
+        via: "label-refund-requested",
+        ourStatus: row.labelRefundStatus,
+      })),
+      ...(
+        await db.return.findMany({
+          where: {
+            labelRefundStatus: { in: ["submitted", "rejected", "not_applicable"] },
+            labelProviderId: { not: null },
+          },
+          select: {
+            id: true,
+            orderId: true,
+            labelTrackingNumber: true,
+            labelProviderId: true,
+            labelRefundStatus: true,
+          },
+          take: 500,
+        })
+      ).map((row) => ({
+        orderId: row.orderId,
+        trackingNumber: row.labelTrackingNumber ?? `return-${row.id}`,
+        lookup: row.labelProviderId ?? `return-${row.id}`,
+        via: "return-label-refund-requested",
+        ourStatus: row.labelRefundStatus,
+      })),
+    ];
+    for (const handedBack of earlier) {
+      if (voids.has(handedBack.trackingNumber)) continue;
+      const shipment = await carrier.shipment(handedBack.lookup);
       const lost =
         shipment?.refundStatus === "rejected" ||
         (shipment?.refundStatus === "not_applicable" && shipment.postageCharged);
-      if (shipment && lost) checkVoid(shipment, orderId);
+      if (shipment && lost) checkVoid(shipment, handedBack);
     }
     return count;
+  }
+
+  /**
+   * Every dispute we hold as open, or recorded in the day, is Stripe's: a webhook signed with our
+   * secret but naming a dispute Stripe never opened (a leaked secret, a test event sent to
+   * production) would otherwise hold the order and stop its refunds for good.
+   */
+  async function disputesStripeLacks(day: ShopDay, found: Mismatch[]) {
+    const ours = await db.dispute.findMany({
+      where: {
+        OR: [
+          { status: { notIn: ["won", "lost", "warning_closed", "prevented", "charge_refunded"] } },
+          { createdAt: { gte: day.start, lt: day.end } },
+        ],
+        createdAt: { lt: day.end },
+      },
+      orderBy: { createdAt: "asc" },
+      take: 1_000,
+    });
+    for (const dispute of ours) {
+      if (await deps.stripe.dispute(dispute.providerId)) continue;
+      found.push({
+        kind: "dispute_not_at_stripe",
+        orderId: dispute.orderId,
+        reference: dispute.providerId,
+        ours: { status: dispute.status, amount: dispute.amount, currency: dispute.currency.trim() },
+        theirs: null,
+        detail: `We recorded dispute ${dispute.providerId} (${dispute.status}, ${dispute.amount} ${dispute.currency.trim()}) that Stripe does not have`,
+      });
+    }
   }
 
   async function unshipped(day: ShopDay, found: Mismatch[]) {
@@ -691,7 +734,18 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         "reconciliation finished",
       );
       if (found.length > 0) {
+        // Keyed by the day and what is wrong: the hourly run finding the same mismatches says nothing new.
+        const about = createHash("sha256")
+          .update(
+            found
+              .map((m) => `${m.kind}:${m.reference}`)
+              .sort()
+              .join("\n"),
+          )
+          .digest("hex")
+          .slice(0, 16);
         await deps.alerts.notify({
+          key: `reconciliation-${day.date}-${about}`,
           title: `Reconciliation of ${day.date}: ${found.length} mismatch${found.length === 1 ? "" : "es"}`,
           fields: {
             day: day.date,

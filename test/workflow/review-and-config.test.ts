@@ -95,6 +95,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-process-return-failure",
       "shop-reconcile-daily",
       "shop-recover-stalled-orders",
+      "shop-recover-stalled-returns",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
       "shop-track-label-refund",
@@ -127,6 +128,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       { event: "inngest/function.failed", expression: "event.data.function_id == 'shop-fulfill-order'" },
     ]);
     expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "*/10 * * * *" }]);
+    expect(byId["shop-recover-stalled-returns"]?.triggers).toEqual([{ cron: "*/5 * * * *" }]);
     expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "*/15 * * * *" }]);
     expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "*/5 * * * *" }]);
     expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);

@@ -14,6 +14,7 @@ import { createWatchLowStock } from "./watch-low-stock";
 import { createTrackLabelRefund } from "./track-label-refund";
 import { createProcessReturn } from "./process-return";
 import { createCleanupCancelledReturn } from "./cleanup-cancelled-return";
+import { createRecoverStalledReturns } from "./recover-stalled-returns";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -32,5 +33,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createTrackLabelRefund(inngest, deps),
     createProcessReturn(inngest, deps),
     createCleanupCancelledReturn(inngest, deps),
+    createRecoverStalledReturns(inngest, deps),
   ];
 }
