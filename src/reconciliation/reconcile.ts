@@ -427,10 +427,15 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   async function reconcileCarrier(carrier: CarrierLedger, day: ShopDay, found: Mismatch[]) {
     // Labels handed back in the day, by tracking number, from every path: each must come back refunded.
     const voids = await labelVoidsOfDay(db, day);
+    const reportedVoids = new Set<string>();
     const checkVoid = (shipment: CarrierShipment | null, handedBack: LabelVoid) => {
       if (shipment && refundedByCarrier.has(shipment.refundStatus ?? "")) return;
       // Billed on scan (`not_applicable`): nothing to refund while the carrier has charged nothing.
       if (shipment?.refundStatus === "not_applicable" && !shipment.postageCharged) return;
+      // The same label may be found by the day's pages, the day's hand-backs and the earlier ones.
+      const key = shipment?.id ?? handedBack.lookup;
+      if (reportedVoids.has(key)) return;
+      reportedVoids.add(key);
       // Neither side knows of a refund: the carrier has no such label and we never heard it refused.
       if (!shipment && handedBack.ourStatus !== "rejected") return;
       found.push({
