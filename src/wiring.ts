@@ -12,6 +12,7 @@ import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./events/publisher";
+import { emailQueuedEvent, opsAlertQueuedEvent } from "./events/contracts";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
@@ -199,6 +200,8 @@ export async function createServices(options: {
     groupWindowMs: durationMs(config.ALERT_GROUP_WINDOW),
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
     onBacklog: (undelivered) => metrics.setUndeliveredAlerts(undelivered),
+    // Each alert's group is delivered by deliver-alert-group, debounced over the window.
+    onQueued: ({ key, group }) => publisher.publish(opsAlertQueuedEvent({ group, alertKey: key })),
     runUrlTemplate,
     orderUrl: opsOrderUrl,
   });
@@ -227,6 +230,8 @@ export async function createServices(options: {
         title: "E-mail given up after retrying",
         fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
       }),
+    // An e-mail left in the outbox is retried by send-held-back-emails, batched.
+    onQueued: (email) => publisher.publish(emailQueuedEvent(email)),
   });
   const sender = observedEmailSender(emailDelivery, metrics);
 
@@ -364,6 +369,7 @@ export async function createServices(options: {
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
       partialFulfilment: config.PARTIAL_FULFILMENT,
+      alertGroupWindow: config.ALERT_GROUP_WINDOW,
     },
     recovery: {
       stalledOrders: createStalledOrders(db),

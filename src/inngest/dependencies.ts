@@ -72,6 +72,8 @@ export interface WorkflowSettings {
    * built before the setting existed keeps today's behaviour.
    */
   partialFulfilment?: "cancel_order" | "ship_available";
+  /** ALERT_GROUP_WINDOW: deliver-alert-group's debounce ("2m" when not given). */
+  alertGroupWindow?: string;
 }
 
 /** What the recovery crons read and feed: see src/inngest/functions/recover-*, sweep-*, alert-*. */
@@ -109,7 +111,7 @@ export interface WorkflowDependencies {
   emailOutbox: EmailOutbox;
   alerts: Alerter;
   /** Alerts kept until Slack took them; drained by src/inngest/functions/deliver-ops-alerts.ts. */
-  alertOutbox: Pick<AlertOutbox, "drain">;
+  alertOutbox: Pick<AlertOutbox, "drain" | "deliverGroup">;
   /** Products at or below their low-stock threshold: see watch-low-stock. */
   lowStock?: LowStockWatch;
   /** The stock ledger's daily check: see check-stock-ledger. */

@@ -20,8 +20,9 @@ describe("a return whose event was lost", () => {
   });
   afterAll(() => h.close());
 
+  /** recover-stalled-returns fires every 2 hours. */
   const sweep = async () => {
-    await h.engine.clock.advance(5 * minute);
+    await h.engine.clock.advance(120 * minute);
     await h.settle(3);
   };
   const rescuedAlerts = (returnId: string) =>

@@ -4,8 +4,13 @@ import { returnStalledAfterMs, tellReturnRescued } from "../../returns/stalled-r
 import type { WorkflowDependencies } from "../dependencies";
 
 export const recoverStalledReturnsFunctionId = "recover-stalled-returns";
-/** The sweep's period: a return whose event was lost gets its run within this, after the grace. */
-export const recoverStalledReturnsCron = "*/5 * * * *";
+/**
+ * The sweep's period: a return whose event was lost gets its run within this, after the grace.
+ * Every 2 hours, as recover-stalled-orders: a lost event is a crash between the record and the
+ * publish, rare; every 5 minutes this cron alone cost 17,280 Inngest executions a month with no
+ * returns (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const recoverStalledReturnsCron = "40 */2 * * *";
 /** At most this many returns of each kind per run; the next run takes the rest, oldest first. */
 export const maxReturnsPerRun = 200;
 
