@@ -277,7 +277,8 @@ export function createEasyPostCarrier(options: {
      */
     async voidShipment(orderId: string, _trackingNumber: string, parcel?: ParcelKey): Promise<VoidOutcome> {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
+      // The shipment the label was bought on: by its recorded id first (decision 0185).
+      const shipment = await shipmentToBuy(client, shipmentIds, easyPostReference(orderId, parcel));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
       if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
@@ -312,7 +313,8 @@ export function createEasyPostCarrier(options: {
 
     async labelRefundStatus(orderId: string, parcel?: ParcelKey): Promise<LabelRefundStatus | null> {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
+      // The shipment the label was bought on: by its recorded id first (decision 0185).
+      const shipment = await shipmentToBuy(client, shipmentIds, easyPostReference(orderId, parcel));
       return shipment ? refundStatusOf(shipment) : null;
     },
   };

@@ -219,7 +219,10 @@ export function createLabelVoids(deps: {
       const answer: VoidOutcome = provider.voidShipment
         ? await provider.voidShipment(orderId, trackingNumber, { parcelNumber, generation })
         : "not-voidable";
-      const handedBack = ["voided", "already-voided", "submitted", "refunded"].includes(answer);
+      // not_applicable: billed on scan, an unscanned label costs nothing.
+      const handedBack = ["voided", "already-voided", "submitted", "refunded", "not_applicable"].includes(
+        answer,
+      );
       await timeline.record(
         orderId,
         "shipment-voided",

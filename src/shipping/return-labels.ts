@@ -2,7 +2,6 @@ import {
   apiError,
   bookingOfShipment,
   claimShipment,
-  findShipmentByReference,
   refundStatusOf,
   shipmentToBuy,
   ShippingUnavailableError,
@@ -97,7 +96,7 @@ export function createEasyPostReturnLabels(options: {
 
     async handBack(returnId) {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, returnLabelReference(returnId));
+      const shipment = await shipmentToBuy(client, shipmentIds, returnLabelReference(returnId));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
       if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
