@@ -75,6 +75,7 @@ import {
   type Reconciliation,
 } from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
+import { createPrismaCarrierShipmentIds } from "./shipping/carrier-shipment-ids";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -245,7 +246,8 @@ export async function createServices(options: {
   });
   const sender = observedEmailSender(emailDelivery, metrics);
 
-  const shippingProvider = createShippingProvider(config, endpoints.easyPost);
+  const carrierShipmentIds = createPrismaCarrierShipmentIds(db);
+  const shippingProvider = createShippingProvider(config, endpoints.easyPost, carrierShipmentIds);
   const redrive = createOrderRedrive(db);
   const reconciliation = createReconciliation({
     db,

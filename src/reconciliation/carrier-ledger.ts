@@ -8,8 +8,10 @@ export interface CarrierShipment {
   trackingCode: string | null;
   /** The postage paid, in the carrier's currency; null without a label. */
   rate: { amount: string; currency: string } | null;
-  /** EasyPost's refund_status: "submitted", "refunded", "rejected" or null (never asked). */
+  /** EasyPost's refund_status: "submitted", "refunded", "rejected", "not_applicable" or null (never asked). */
   refundStatus: string | null;
+  /** Whether the postage is charged: false for a carrier billed on scan until it scans the parcel. */
+  postageCharged: boolean;
   createdAt: string;
 }
 
@@ -27,6 +29,7 @@ interface EasyPostShipmentShape {
   tracking_code?: string | null;
   selected_rate?: { rate: string; currency: string } | null;
   refund_status?: string | null;
+  fees?: { type: string; charged: boolean }[];
   created_at: string;
 }
 
@@ -38,6 +41,8 @@ const toCarrierShipment = (shipment: EasyPostShipmentShape): CarrierShipment => 
     ? { amount: shipment.selected_rate.rate, currency: shipment.selected_rate.currency }
     : null,
   refundStatus: shipment.refund_status ?? null,
+  // No PostageFee listed: charged as usual (EasyPost lists one for every label it sells).
+  postageCharged: (shipment.fees ?? []).find((fee) => fee.type === "PostageFee")?.charged ?? true,
   createdAt: shipment.created_at,
 });
 

@@ -430,8 +430,15 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   async function reconcileCarrier(carrier: CarrierLedger, day: ShopDay, found: Mismatch[]) {
     // Labels handed back in the day, by tracking number, from every path: each must come back refunded.
     const voids = await labelVoidsOfDay(db, day);
+    const reportedVoids = new Set<string>();
     const checkVoid = (shipment: CarrierShipment | null, handedBack: LabelVoid) => {
       if (shipment && refundedByCarrier.has(shipment.refundStatus ?? "")) return;
+      // Billed on scan (`not_applicable`): nothing to refund while the carrier has charged nothing.
+      if (shipment?.refundStatus === "not_applicable" && !shipment.postageCharged) return;
+      // The same label may be found by the day's pages, the day's hand-backs and the earlier ones.
+      const key = shipment?.id ?? handedBack.lookup;
+      if (reportedVoids.has(key)) return;
+      reportedVoids.add(key);
       // Neither side knows of a refund: the carrier has no such label and we never heard it refused.
       if (!shipment && handedBack.ourStatus !== "rejected") return;
       found.push({
@@ -445,7 +452,12 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
           refundStatus: handedBack.ourStatus,
         },
         theirs: shipment
-          ? { shipment: shipment.id, refundStatus: shipment.refundStatus, rate: shipment.rate }
+          ? {
+              shipment: shipment.id,
+              refundStatus: shipment.refundStatus,
+              rate: shipment.rate,
+              postageCharged: shipment.postageCharged,
+            }
           : null,
         detail: `We handed back label ${handedBack.trackingNumber} (${handedBack.via}); the carrier's refund status is ${shipment ? (shipment.refundStatus ?? "none") : `unknown, ours ${handedBack.ourStatus ?? "none"}`}`,
       });
@@ -502,6 +514,57 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     }
     // Voids of labels bought on another day: asked of the carrier one by one (there are few).
     for (const handedBack of voids.values()) checkVoid(await carrier.shipment(handedBack.lookup), handedBack);
+    // Label refunds handed back on an earlier day that the carrier decided against since (EasyPost
+    // answers `submitted` and decides days later; a return label's refund is followed by nothing
+    // else): reported on every day's run until the carrier refunds the label after all (a refund
+    // submitted again and accepted). A label billed on scan (`not_applicable`) counts once the
+    // carrier charges it (scanned after it was handed back). Asked of the carrier one by one:
+    // there are few.
+    const earlier: LabelVoid[] = [
+      ...(
+        await db.shipment.findMany({
+          where: { labelRefundStatus: { in: ["rejected", "not_applicable"] } },
+          select: { orderId: true, trackingNumber: true, providerId: true, labelRefundStatus: true },
+          take: 500,
+        })
+      ).map((row) => ({
+        orderId: row.orderId,
+        trackingNumber: row.trackingNumber,
+        lookup: row.providerId ?? row.trackingNumber,
+        via: "label-refund-requested",
+        ourStatus: row.labelRefundStatus,
+      })),
+      ...(
+        await db.return.findMany({
+          where: {
+            labelRefundStatus: { in: ["submitted", "rejected", "not_applicable"] },
+            labelProviderId: { not: null },
+          },
+          select: {
+            id: true,
+            orderId: true,
+            labelTrackingNumber: true,
+            labelProviderId: true,
+            labelRefundStatus: true,
+          },
+          take: 500,
+        })
+      ).map((row) => ({
+        orderId: row.orderId,
+        trackingNumber: row.labelTrackingNumber ?? `return-${row.id}`,
+        lookup: row.labelProviderId ?? `return-${row.id}`,
+        via: "return-label-refund-requested",
+        ourStatus: row.labelRefundStatus,
+      })),
+    ];
+    for (const handedBack of earlier) {
+      if (voids.has(handedBack.trackingNumber)) continue;
+      const shipment = await carrier.shipment(handedBack.lookup);
+      const lost =
+        shipment?.refundStatus === "rejected" ||
+        (shipment?.refundStatus === "not_applicable" && shipment.postageCharged);
+      if (shipment && lost) checkVoid(shipment, handedBack);
+    }
     return count;
   }
 

@@ -10,6 +10,7 @@ import { createExchangeCheckouts } from "../payments/exchange-checkout";
 import type { PaymentGateway } from "../payments/payment-gateway";
 import { durationMs } from "../shared/duration";
 import { lazyEasyPostClient, warehouseAddress } from "../shipping";
+import { createPrismaCarrierShipmentIds } from "../shipping/carrier-shipment-ids";
 import { createEasyPostReturnLabels } from "../shipping/return-labels";
 import type { Timeline } from "../timeline/timeline";
 import { returnAdminRoutes } from "./admin-routes";
@@ -64,6 +65,8 @@ export function createReturnsModule(shared: ReturnsShared) {
           warehouse: warehouseAddress(config),
           serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
           itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+          // Decision 0185: the shipment each return label is bought on, recorded before the buy.
+          shipmentIds: createPrismaCarrierShipmentIds(db),
         }),
         refunds: shared.refunds,
         payments: shared.payments,

@@ -1,4 +1,5 @@
 import type { Config } from "../config";
+import type { CarrierShipmentIds } from "./carrier-shipment-ids";
 import { createEasyPostCarrier, lazyEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
 import type { ShippingProvider } from "./shipping-provider";
 
@@ -37,6 +38,7 @@ export function warehouseAddress(config: Config): WarehouseAddress {
 export function createShippingProvider(
   config: Config,
   easyPost?: { apiKey: string; apiBase?: string },
+  shipmentIds?: CarrierShipmentIds,
 ): ShippingProvider {
   if (!easyPost) throw new Error("shipping needs EASYPOST_API_KEY (or the EasyPost stand-in)");
   return createEasyPostCarrier({
@@ -44,6 +46,7 @@ export function createShippingProvider(
     warehouse: warehouseAddress(config),
     serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
     itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+    ...(shipmentIds ? { shipmentIds } : {}),
     ...(config.SHIPPING_BOX_IN
       ? {
           box: {

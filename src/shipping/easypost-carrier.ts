@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import type EasyPostClient from "@easypost/api";
+import type { CarrierShipmentIds } from "./carrier-shipment-ids";
 import {
   firstParcel,
   type ParcelKey,
@@ -143,6 +144,37 @@ export async function findShipmentByReference(client: EasyPost, reference: strin
   }
 }
 
+/**
+ * The shipment a label reference is bought on (decision 0185): the id recorded before an earlier
+ * buy when there is one (EasyPost's `reference` is not unique, the id is), else the shipment the
+ * reference finds (an earlier attempt's create whose answer was lost), else null (create one).
+ */
+export async function shipmentToBuy(
+  client: EasyPost,
+  ids: CarrierShipmentIds | undefined,
+  reference: string,
+): Promise<Shipment | null> {
+  const recorded = await ids?.recorded(reference);
+  if (recorded) return client.Shipment.retrieve(recorded);
+  return findShipmentByReference(client, reference);
+}
+
+/**
+ * Records `shipment` as the one this reference's label is bought on, unless another attempt
+ * recorded one first (its lookup and ours both missed, and each created a shipment): then that
+ * one is bought, and ours stays unbought (an unbought shipment costs nothing).
+ */
+export async function claimShipment(
+  client: EasyPost,
+  ids: CarrierShipmentIds | undefined,
+  reference: string,
+  shipment: Shipment,
+): Promise<Shipment> {
+  if (!ids) return shipment;
+  const winner = await ids.claim(reference, shipment.id);
+  return winner === shipment.id ? shipment : client.Shipment.retrieve(winner);
+}
+
 /** A bought Shipment as we record it (outbound parcel, return label or exchange alike). */
 export function bookingOfShipment(shipment: Shipment): CarrierBooking {
   if (!shipment.postage_label || !shipment.tracking_code) {
@@ -163,12 +195,15 @@ export function bookingOfShipment(shipment: Shipment): CarrierBooking {
  * Books parcels through EasyPost: one Shipment per parcel of an order (its reference says which), from the warehouse to the customer,
  * bought at the cheapest rate among the configured service levels.
  *
- * Exactly once across retries and crashes: the Shipment carries the order's `reference`, which
- * EasyPost accepts in place of the id, so every attempt first asks for it. Found and bought: that
- * booking is returned. Found, not bought (an earlier attempt died between create and buy): it is
- * bought now. Not found: it is created, then bought. A buy whose answer was lost is found bought
- * by the next attempt; a buy that races a bought shipment is refused by EasyPost
- * (SHIPMENT.POSTAGE.EXISTS), and the label already bought is read back. Nothing buys twice.
+ * Exactly once across retries, crashes and attempts racing (decision 0185): a label is bought only
+ * on the shipment whose id is recorded first for its reference (`shipmentIds`), so every attempt
+ * asks for that id, and, with none recorded, for the reference (which EasyPost accepts in place of
+ * an id, but does not keep unique). Found and bought: that booking is returned. Found, not bought
+ * (an earlier attempt's create answered but lost): it is claimed and bought now. Not found: one is
+ * created, claimed (a racing attempt's claim may win: its shipment is bought instead), then
+ * bought. A buy whose answer was lost is found bought, by id, by the next attempt; two buys of the
+ * claimed shipment meet EasyPost's refusal (SHIPMENT.POSTAGE.EXISTS), and the label already bought
+ * is read back. Nothing buys twice.
  */
 export function createEasyPostCarrier(options: {
   client: () => Promise<EasyPost>;
@@ -179,8 +214,10 @@ export function createEasyPostCarrier(options: {
   itemWeightOz: number;
   /** The box every parcel goes in (inches), when the shop uses one; EasyPost rates by weight alone without. */
   box?: { lengthIn: number; widthIn: number; heightIn: number };
+  /** Where the shipment each label is bought on is recorded before the buy (decision 0185). */
+  shipmentIds?: CarrierShipmentIds;
 }): ShippingProvider {
-  const { warehouse, serviceLevels, itemWeightOz, box } = options;
+  const { warehouse, serviceLevels, itemWeightOz, box, shipmentIds } = options;
 
   const buy = async (client: EasyPost, shipment: Shipment): Promise<Shipment> => {
     const candidates = (shipment.rates ?? []).filter((rate) => serviceLevels.includes(rate.service));
@@ -203,7 +240,7 @@ export function createEasyPostCarrier(options: {
     async createShipment(request: ShipmentRequest) {
       const client = await options.client();
       const reference = easyPostReference(request.orderId, request.parcel);
-      let shipment = await findShipmentByReference(client, reference);
+      let shipment = await shipmentToBuy(client, shipmentIds, reference);
       if (shipment?.postage_label) return bookingOfShipment(shipment);
       if (!shipment) {
         if (!request.address) {
@@ -226,6 +263,8 @@ export function createEasyPostCarrier(options: {
           options: { label_format: "PNG", print_custom_1: reference },
         });
       }
+      shipment = await claimShipment(client, shipmentIds, reference, shipment);
+      if (shipment.postage_label) return bookingOfShipment(shipment);
       return bookingOfShipment(await buy(client, shipment));
     },
 
@@ -238,10 +277,11 @@ export function createEasyPostCarrier(options: {
      */
     async voidShipment(orderId: string, _trackingNumber: string, parcel?: ParcelKey): Promise<VoidOutcome> {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
+      // The shipment the label was bought on: by its recorded id first (decision 0185).
+      const shipment = await shipmentToBuy(client, shipmentIds, easyPostReference(orderId, parcel));
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
-      if (known === "submitted" || known === "refunded") return known;
+      if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
       try {
         const refunded = await client.Shipment.refund(shipment.id);
         return refundStatusOf(refunded) ?? "not-voidable";
@@ -273,14 +313,20 @@ export function createEasyPostCarrier(options: {
 
     async labelRefundStatus(orderId: string, parcel?: ParcelKey): Promise<LabelRefundStatus | null> {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, easyPostReference(orderId, parcel));
+      // The shipment the label was bought on: by its recorded id first (decision 0185).
+      const shipment = await shipmentToBuy(client, shipmentIds, easyPostReference(orderId, parcel));
       return shipment ? refundStatusOf(shipment) : null;
     },
   };
 }
 
-/** EasyPost's refund_status, narrowed ("not_applicable" and anything new read as not refundable). */
-function refundStatusOf(shipment: { refund_status?: string | null }): LabelRefundStatus | null {
+/** EasyPost's refund_status, narrowed (anything new reads as unknown). */
+export function refundStatusOf(shipment: { refund_status?: string | null }): LabelRefundStatus | null {
   const status = shipment.refund_status;
-  return status === "submitted" || status === "refunded" || status === "rejected" ? status : null;
+  return status === "submitted" ||
+    status === "refunded" ||
+    status === "rejected" ||
+    status === "not_applicable"
+    ? status
+    : null;
 }

@@ -14,8 +14,11 @@ export type VoidCause = "cancelled" | "refunded" | "reshipped";
 export type LabelVoidOutcome =
   /** No label was bought for the order (digital-only, or not booked yet). */
   | { outcome: "no-label" }
-  /** The carrier took the label(s) back (`submitted` moves to `refunded` or `rejected` later). */
-  | { outcome: "requested"; status: "submitted" | "refunded" }
+  /**
+   * The carrier took the label(s) back (`submitted` moves to `refunded` or `rejected` later;
+   * `not_applicable`: billed on scan, an unscanned label costs nothing).
+   */
+  | { outcome: "requested"; status: "submitted" | "refunded" | "not_applicable" }
   /** Not all voided: a parcel is moving, or the carrier refused; ops were told what to do. */
   | { outcome: "needs-ops"; why: "scanned" | "rejected" | "not-voidable" };
 
@@ -102,7 +105,11 @@ export function createLabelVoids(deps: {
 
   /** One label: asked back of the carrier, or (scanned) ops told. */
   const voidOne = async (shipment: ShipmentRecord, cause: VoidCause, runId?: string): Promise<OneOutcome> => {
-    if (shipment.labelRefundStatus === "submitted" || shipment.labelRefundStatus === "refunded") {
+    if (
+      shipment.labelRefundStatus === "submitted" ||
+      shipment.labelRefundStatus === "refunded" ||
+      shipment.labelRefundStatus === "not_applicable"
+    ) {
       return { outcome: "requested", status: shipment.labelRefundStatus };
     }
     if (shipment.status === "delivered" || !unscannedStatuses.includes(shipment.trackerStatus)) {
@@ -116,7 +123,10 @@ export function createLabelVoids(deps: {
     const status: LabelRefundStatus | null =
       answer === "voided" || answer === "already-voided"
         ? "refunded"
-        : answer === "submitted" || answer === "refunded" || answer === "rejected"
+        : answer === "submitted" ||
+            answer === "refunded" ||
+            answer === "rejected" ||
+            answer === "not_applicable"
           ? answer
           : null;
     if (status === null || status === "rejected") {
@@ -142,7 +152,7 @@ export function createLabelVoids(deps: {
         { trackingNumber: shipment.trackingNumber, parcelNumber: shipment.parcelNumber },
         entryRunId,
       );
-    } else {
+    } else if (status === "submitted") {
       await publisher.publish(
         labelRefundRequestedEvent(
           { orderId: shipment.orderId },
@@ -171,10 +181,15 @@ export function createLabelVoids(deps: {
       for (const parcel of parcels) outcomes.push(await voidOne(parcel, cause, runId));
       const needsOps = outcomes.find((outcome) => outcome.outcome === "needs-ops");
       if (needsOps) return needsOps;
-      const submitted = outcomes.some(
-        (outcome) => outcome.outcome === "requested" && outcome.status === "submitted",
-      );
-      return { outcome: "requested", status: submitted ? "submitted" : "refunded" };
+      const statuses = new Set(outcomes.map((outcome) => outcome.outcome === "requested" && outcome.status));
+      // Billed on scan and unscanned costs nothing, as a refunded label does: refunded unless every
+      // label was of that kind.
+      const status = statuses.has("submitted")
+        ? "submitted"
+        : statuses.has("refunded")
+          ? "refunded"
+          : "not_applicable";
+      return { outcome: "requested", status };
     },
 
     /** One label, by its shipment (a re-ship hands back the label it replaces). */
@@ -204,7 +219,10 @@ export function createLabelVoids(deps: {
       const answer: VoidOutcome = provider.voidShipment
         ? await provider.voidShipment(orderId, trackingNumber, { parcelNumber, generation })
         : "not-voidable";
-      const handedBack = ["voided", "already-voided", "submitted", "refunded"].includes(answer);
+      // not_applicable: billed on scan, an unscanned label costs nothing.
+      const handedBack = ["voided", "already-voided", "submitted", "refunded", "not_applicable"].includes(
+        answer,
+      );
       await timeline.record(
         orderId,
         "shipment-voided",
@@ -256,7 +274,8 @@ export function createLabelVoids(deps: {
             parcelEntryRunId(runId, shipment),
           );
         } else {
-          await tellOps(shipment, "rejected", "cancelled", runId);
+          // A superseded label was handed back by a re-ship; any other by a cancel or a full refund.
+          await tellOps(shipment, "rejected", shipment.supersededAt ? "reshipped" : "cancelled", runId);
         }
       }
       if (statuses.includes("submitted")) return "submitted";

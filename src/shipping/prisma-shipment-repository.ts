@@ -9,7 +9,7 @@ import {
   type ShipmentRepository,
 } from "./shipment-repository";
 
-const labelRefundStatuses: readonly string[] = ["submitted", "refunded", "rejected"];
+const labelRefundStatuses: readonly string[] = ["submitted", "refunded", "rejected", "not_applicable"];
 const asLabelRefundStatus = (status: string | null): LabelRefundStatus | null =>
   status !== null && labelRefundStatuses.includes(status) ? (status as LabelRefundStatus) : null;
 

@@ -1,12 +1,15 @@
 import {
   apiError,
   bookingOfShipment,
-  findShipmentByReference,
+  claimShipment,
+  refundStatusOf,
+  shipmentToBuy,
   ShippingUnavailableError,
   toEasyPostAddress,
   type EasyPost,
   type WarehouseAddress,
 } from "./easypost-carrier";
+import type { CarrierShipmentIds } from "./carrier-shipment-ids";
 import type { CarrierBooking, LabelRefundStatus, ShippingAddress } from "./shipping-provider";
 
 /** The EasyPost return shipment's `reference`: a retry finds the label an earlier attempt bought. */
@@ -43,13 +46,15 @@ export function createEasyPostReturnLabels(options: {
   warehouse: WarehouseAddress;
   serviceLevels: readonly string[];
   itemWeightOz: number;
+  /** Where the shipment each label is bought on is recorded before the buy (decision 0185). */
+  shipmentIds?: CarrierShipmentIds;
 }): ReturnLabels {
-  const { warehouse, serviceLevels, itemWeightOz } = options;
+  const { warehouse, serviceLevels, itemWeightOz, shipmentIds } = options;
 
   /** Finds the shipment by its reference, or creates it; buys it unless bought already. */
   const purchase = async (reference: string, isReturn: boolean, request: ReturnLabelRequest) => {
     const client = await options.client();
-    let shipment = await findShipmentByReference(client, reference);
+    let shipment = await shipmentToBuy(client, shipmentIds, reference);
     if (shipment?.postage_label) return bookingOfShipment(shipment);
     if (!shipment) {
       shipment = await client.Shipment.create({
@@ -66,6 +71,8 @@ export function createEasyPostReturnLabels(options: {
         options: { label_format: "PNG", print_custom_1: reference },
       });
     }
+    shipment = await claimShipment(client, shipmentIds, reference, shipment);
+    if (shipment.postage_label) return bookingOfShipment(shipment);
     const cheapest = (shipment.rates ?? [])
       .filter((rate) => serviceLevels.includes(rate.service))
       .sort((a, b) => Number(a.rate) - Number(b.rate))[0];
@@ -89,16 +96,12 @@ export function createEasyPostReturnLabels(options: {
 
     async handBack(returnId) {
       const client = await options.client();
-      const shipment = await findShipmentByReference(client, returnLabelReference(returnId));
+      const shipment = await shipmentToBuy(client, shipmentIds, returnLabelReference(returnId));
       if (!shipment?.postage_label) return "not-found";
-      const known = shipment.refund_status;
-      if (known === "submitted" || known === "refunded") return known;
+      const known = refundStatusOf(shipment);
+      if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;
       try {
-        const refunded = await client.Shipment.refund(shipment.id);
-        const status = refunded.refund_status;
-        return status === "submitted" || status === "refunded" || status === "rejected"
-          ? status
-          : "not-voidable";
+        return refundStatusOf(await client.Shipment.refund(shipment.id)) ?? "not-voidable";
       } catch (error) {
         const status = apiError(error).statusCode;
         if (status !== undefined && status >= 400 && status < 500 && status !== 429) return "not-voidable";

@@ -49,8 +49,11 @@ export type VoidOutcome = "voided" | "already-voided" | "not-found" | "not-voida
 /** The carrier's verdict on a delivery address; `message` is the carrier's own words. */
 export type AddressVerdict = { deliverable: true } | { deliverable: false; message: string };
 
-/** EasyPost's Shipment.refund_status. */
-export type LabelRefundStatus = "submitted" | "refunded" | "rejected";
+/**
+ * EasyPost's Shipment.refund_status. `not_applicable`: a carrier billed on scan has nothing to
+ * refund (the label costs nothing unless the carrier scans it), and asking again changes nothing.
+ */
+export type LabelRefundStatus = "submitted" | "refunded" | "rejected" | "not_applicable";
 
 /**
  * A carrier that books parcels. createShipment is idempotent per order and parcel key: asking again for an order

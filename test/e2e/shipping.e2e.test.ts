@@ -136,6 +136,34 @@ describe("end to end: shipping through EasyPost", () => {
     expect(buysFor(label?.id, 200)).toHaveLength(1);
     expect(buysFor(label?.id, 422)).toHaveLength(0);
     expect(await h.db.shipment.count({ where: { orderId } })).toBe(1);
+    // Decision 0185: the restarted attempt found the label by the id recorded before the buy.
+    expect(
+      await h.db.carrierShipmentId.findUnique({ where: { reference: reference(orderId) } }),
+    ).toMatchObject({ shipmentId: label?.id });
+    expect(label?.fees.filter((fee) => fee.type === "PostageFee" && fee.charged)).toHaveLength(1);
+  });
+
+  it("a SIGKILL while the shipment is being created (created, answer not yet sent) creates and buys once", async () => {
+    const { orderId, checkoutSessionId } = await h.checkout("cus_ship_kill3", [
+      { sku: "E2E-SHIP", quantity: 1 },
+    ]);
+    // EasyPost creates the shipment, then takes 5 s to answer: the app is killed in between.
+    h.easyPost.injectFailure("shipments.create", { kind: "delay", ms: 5_000, afterProcessing: true });
+    await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
+
+    await h.eventually(async () => expect(shipmentsFor(orderId)).toHaveLength(1));
+    await h.app.stop("SIGKILL");
+    await h.startApp();
+
+    const shipped = await shippedOrder(orderId);
+    const [label, ...others] = shipmentsFor(orderId);
+    expect(others).toHaveLength(0);
+    expect(shipped.shipment?.trackingNumber).toBe(label?.tracking_code);
+    expect(buysFor(label?.id, 200)).toHaveLength(1);
+    expect(label?.fees.filter((fee) => fee.type === "PostageFee" && fee.charged)).toHaveLength(1);
+    expect(
+      await h.db.carrierShipmentId.findUnique({ where: { reference: reference(orderId) } }),
+    ).toMatchObject({ shipmentId: label?.id });
   });
 
   it("a SIGKILL between creating the shipment and buying it buys that shipment's label, once", async () => {

@@ -153,6 +153,7 @@ describe("the reconciliation reports every kind of mismatch", () => {
       trackingCode: null,
       rate: { amount: "7.50", currency: "USD" },
       refundStatus: null,
+      postageCharged: true,
       createdAt: noon.toISOString(),
       ...label,
     };

@@ -94,12 +94,14 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
     const booking = await carrier().createShipment({ orderId, address: customer, lines });
 
     const [shipment] = purchasedFor(orderId);
+    // EasyPost verifies and normalises the destination when it buys: capitals and ZIP+4.
     expect(shipment?.to_address).toMatchObject({
-      name: "Ada Lovelace",
-      street1: "510 Townsend St",
-      zip: "94103",
+      name: "ADA LOVELACE",
+      street1: "510 TOWNSEND ST",
+      zip: expect.stringMatching(/^94103-\d{4}$/),
       country: "US",
       phone: "+14155550123",
+      verifications: { delivery: { success: true } },
     });
     expect(shipment?.from_address).toMatchObject({ street1: "417 Montgomery St", zip: "94104" });
     expect(shipment?.parcel.weight).toBe(32);
@@ -228,23 +230,52 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
       expect(refundCalls(booking.providerId ?? "-")).toHaveLength(1);
       expect(await carrier().labelRefundStatus?.(orderId)).toBe("submitted");
 
-      sandbox.settleLabelRefund(easyPostReference(orderId));
+      await sandbox.settleLabelRefund(easyPostReference(orderId));
       expect(await carrier().labelRefundStatus?.(orderId)).toBe("refunded");
       const [label] = purchasedFor(orderId);
       expect(label?.fees.every((fee) => fee.refunded)).toBe(true);
     });
 
-    it("after the first scan the carrier rejects it; a scan while submitted rejects it too", async () => {
+    it("after the first scan EasyPost still answers submitted, and the carrier rejects it when it decides; a scan while submitted likewise", async () => {
       const scannedOrder = nextOrderId();
       const scanned = await carrier().createShipment({ orderId: scannedOrder, address: customer, lines });
       await sandbox.advanceTracker(scanned.trackingNumber, "in_transit", { deliver: false });
-      expect(await carrier().voidShipment?.(scannedOrder, scanned.trackingNumber)).toBe("rejected");
+      expect(await carrier().voidShipment?.(scannedOrder, scanned.trackingNumber)).toBe("submitted");
+      expect(await carrier().labelRefundStatus?.(scannedOrder)).toBe("submitted");
+      await sandbox.settleLabelRefund(easyPostReference(scannedOrder), undefined, { deliver: false });
+      expect(await carrier().labelRefundStatus?.(scannedOrder)).toBe("rejected");
 
       const movingOrder = nextOrderId();
       const moving = await carrier().createShipment({ orderId: movingOrder, address: customer, lines });
       expect(await carrier().voidShipment?.(movingOrder, moving.trackingNumber)).toBe("submitted");
       await sandbox.advanceTracker(moving.trackingNumber, "in_transit", { deliver: false });
+      expect(await carrier().labelRefundStatus?.(movingOrder)).toBe("submitted");
+      await sandbox.settleLabelRefund(easyPostReference(movingOrder), undefined, { deliver: false });
       expect(await carrier().labelRefundStatus?.(movingOrder)).toBe("rejected");
+      // Decided is decided: the carrier's answer does not move again.
+      await sandbox.settleLabelRefund(easyPostReference(movingOrder), "refunded", { deliver: false });
+      expect(await carrier().labelRefundStatus?.(movingOrder)).toBe("rejected");
+    });
+
+    it("a carrier billed on scan answers not_applicable: nothing charged, nothing to refund, the same answer again", async () => {
+      const orderId = nextOrderId();
+      sandbox.setBilledOnScan(["USPS"]);
+      try {
+        const booking = await carrier({ serviceLevels: ["GroundAdvantage"] }).createShipment({
+          orderId,
+          address: customer,
+          lines,
+        });
+        const [label] = purchasedFor(orderId);
+        expect(label?.fees.find((fee) => fee.type === "PostageFee")?.charged).toBe(false);
+        expect(await carrier().voidShipment?.(orderId, booking.trackingNumber)).toBe("not_applicable");
+        expect(purchasedFor(orderId)[0]?.refund_status).toBe("not_applicable");
+        // Asked again (a retried step): read first, not asked twice.
+        expect(await carrier().voidShipment?.(orderId, booking.trackingNumber)).toBe("not_applicable");
+        expect(refundCalls(booking.providerId ?? "-")).toHaveLength(1);
+      } finally {
+        sandbox.setBilledOnScan([]);
+      }
     });
 
     it("with a processing time, a submitted refund reads refunded once it has passed", async () => {

@@ -72,7 +72,7 @@ describe("label void through EasyPost", () => {
     expect(h.mailsTo(/has been cancelled/)).toHaveLength(1);
 
     // The carrier processes it later; the tracking run sees it on its next look.
-    easyPost().settleLabelRefund(`order-${orderId}`);
+    await easyPost().settleLabelRefund(`order-${orderId}`);
     await h.settle(3);
     const after = await h.order(orderId);
     expect(after.shipment?.labelRefundStatus).toBe("refunded");
@@ -128,7 +128,7 @@ describe("label void through EasyPost", () => {
     });
 
     const slackBefore = h.slack.bodies.length;
-    easyPost().settleLabelRefund(`order-${orderId}`, "rejected");
+    await easyPost().settleLabelRefund(`order-${orderId}`, "rejected");
     await h.settle(3);
     const order = await h.order(orderId);
     expect(order.shipment?.labelRefundStatus).toBe("rejected");

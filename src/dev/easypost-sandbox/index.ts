@@ -15,6 +15,10 @@ import {
   trackingCodeFor,
   type EasyPostAddress,
   type EasyPostEvent,
+  type EasyPostPostageLabel,
+  type EasyPostRefund,
+  type EasyPostVerification,
+  type RefundStatus,
   type EasyPostParcel,
   type EasyPostShipment,
   type EasyPostTracker,
@@ -71,7 +75,8 @@ export interface EasyPostRequestLogEntry {
 export interface EasyPostDelivery {
   eventId: string;
   trackingCode: string;
-  status: TrackerStatus;
+  /** The tracker's status, or the Refund's for a `refund.successful` event. */
+  status: TrackerStatus | RefundStatus;
   /** HTTP status of the webhook's answer, or 0 when it could not be reached. */
   responseStatus: number;
   error?: string;
@@ -87,10 +92,17 @@ export interface EasyPostSandboxOptions {
   stateFile?: string;
   now?: () => number;
   /**
-   * How long a submitted label refund takes to become `refunded` (EasyPost: USPS at least 15 days,
-   * at most 30). Unset: only `settleLabelRefund` (or a scan, which rejects it) moves it.
+   * How long a submitted label refund takes to be decided (EasyPost: USPS at least 15 days, at
+   * most 30): `refunded`, or `rejected` when the carrier scanned the parcel. Unset: only
+   * `settleLabelRefund` decides it.
    */
   refundProcessingMs?: number;
+  /**
+   * Carriers billed on scan (which ones depends on the account's carrier contracts): their labels
+   * cost nothing until the carrier scans them, and EasyPost answers a refund with
+   * `not_applicable`. Settable later with `setBilledOnScan`.
+   */
+  billedOnScan?: readonly string[];
 }
 
 interface State {
@@ -99,6 +111,8 @@ interface State {
   events: EasyPostEvent[];
   /** When each shipment's label refund was submitted (not part of EasyPost's object). */
   refundsSubmittedAt?: Record<string, number>;
+  /** Each submitted label refund's Refund object (EasyPost's `rfnd_`), by shipment id. */
+  refunds?: Record<string, EasyPostRefund>;
 }
 
 export interface EasyPostSandbox {
@@ -110,6 +124,8 @@ export interface EasyPostSandbox {
   /** The client's baseUrl option for this stand-in. */
   readonly apiBase: string | undefined;
   setWebhookUrl(url: string | undefined): void;
+  /** Which carriers bill on scan from now on (their refunds answer `not_applicable`). */
+  setBilledOnScan(carriers: readonly string[]): void;
   injectFailure(endpoint: EasyPostSandboxEndpoint, failure: EasyPostInjectedFailure, times?: number): void;
   clearFailures(): void;
   /** Moves the tracker of a shipment (by tracking code, tracker id or shipment id/reference) and delivers the event. */
@@ -125,8 +141,18 @@ export interface EasyPostSandbox {
   /** The exact body and X-Hmac-Signature a delivery of this event would carry. */
   signedDelivery(eventId: string): { body: string; signature: string };
   shipments(): EasyPostShipment[];
-  /** Plays the carrier deciding a submitted label refund (default: refunded). */
-  settleLabelRefund(ref: string, status?: "refunded" | "rejected"): EasyPostShipment;
+  /** Every event the stand-in made (tracker.updated, refund.successful), oldest first. */
+  events(): readonly EasyPostEvent[];
+  /**
+   * Plays the carrier deciding a submitted label refund: by default `rejected` when the parcel
+   * was scanned (before or after the request), else `refunded`. EasyPost then sends a
+   * `refund.successful` event carrying the Refund (delivered unless `deliver: false`).
+   */
+  settleLabelRefund(
+    ref: string,
+    status?: "refunded" | "rejected",
+    options?: { deliver?: boolean },
+  ): Promise<EasyPostShipment>;
   /** Shipments with a purchased label. */
   purchased(): EasyPostShipment[];
   readonly requests: readonly EasyPostRequestLogEntry[];
@@ -139,7 +165,7 @@ class EasyPostApiError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
-    readonly errors: { field: string; message: string }[] = [],
+    readonly errors: { field: string; message: string; code?: string; suggestion?: string | null }[] = [],
   ) {
     super(message);
   }
@@ -212,11 +238,60 @@ function loadState(file: string | undefined): State {
   const empty: State = { shipments: {}, trackers: {}, events: [] };
   if (!file) return empty;
   try {
-    return { ...empty, ...(JSON.parse(readFileSync(file, "utf8")) as State) };
+    return upgradeState({ ...empty, ...(JSON.parse(readFileSync(file, "utf8")) as State) });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return empty;
     throw error;
   }
+}
+
+/**
+ * A state file written before the stand-in sent every documented field (a developer's DATA_DIR):
+ * its objects get the fields they lack, with EasyPost's defaults, so what it answers keeps
+ * EasyPost's shape. Fields already there are left as they are.
+ */
+function upgradeState(state: State): State {
+  type Loose = Record<string, unknown>;
+  const fill = (target: object | null | undefined, defaults: Loose) => {
+    if (!target) return;
+    for (const [key, value] of Object.entries(defaults)) if (!(key in target)) (target as Loose)[key] = value;
+  };
+  const address = (a: EasyPostAddress) =>
+    fill(a, {
+      residential: null,
+      carrier_facility: null,
+      federal_tax_id: null,
+      state_tax_id: null,
+      verifications: {},
+    });
+  const tracker = (t: EasyPostTracker | null) => {
+    fill(t, { carrier_detail: null, fees: [], finalized: false, is_return: false });
+    for (const detail of t?.tracking_details ?? []) fill(detail, { description: "", carrier_code: "" });
+  };
+  for (const shipment of Object.values(state.shipments)) {
+    fill(shipment, { order_id: null });
+    fill(shipment.options, { currency: "USD", payment: { type: "SENDER" }, date_advance: 0 });
+    for (const a of [
+      shipment.to_address,
+      shipment.from_address,
+      shipment.return_address,
+      shipment.buyer_address,
+    ])
+      address(a);
+    for (const rate of [...shipment.rates, shipment.selected_rate]) fill(rate, { billing_type: "easypost" });
+    fill(shipment.postage_label, {
+      date_advance: 0,
+      integrated_form: "none",
+      label_type: "default",
+      label_pdf_url: null,
+      label_zpl_url: null,
+      label_epl2_url: null,
+      label_file: null,
+    });
+    tracker(shipment.tracker);
+  }
+  for (const t of Object.values(state.trackers)) tracker(t);
+  return state;
 }
 
 export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPostSandbox {
@@ -225,6 +300,7 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
   const iso = () => new Date(now()).toISOString().replace(/\.\d{3}Z$/, "Z");
   const state = loadState(options.stateFile);
   let webhookUrl = options.webhookUrl;
+  let billedOnScan = new Set(options.billedOnScan ?? []);
   let url: string | undefined;
   let server: Server | undefined;
   const requests: EasyPostRequestLogEntry[] = [];
@@ -272,6 +348,11 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       country: (input?.country as string).toUpperCase(),
       phone: input?.phone ?? null,
       email: input?.email ?? null,
+      residential: null,
+      carrier_facility: null,
+      federal_tax_id: null,
+      state_tax_id: null,
+      verifications: {},
       created_at: at,
       updated_at: at,
     };
@@ -288,6 +369,13 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
   };
 
   const createShipment = (body: unknown): EasyPostShipment => {
+    const given = (body ?? {}) as { shipment?: unknown };
+    if (given.shipment === undefined || given.shipment === null || given.shipment === "") {
+      // EasyPost's answer to a create without a shipment (recorded in easypost-node's cassettes).
+      throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
+        { field: "shipment", message: "cannot be blank" },
+      ]);
+    }
     const parsed = shipmentInput.safeParse(body);
     if (!parsed.success) {
       throw new EasyPostApiError(
@@ -302,12 +390,12 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     // true`; EasyPost switches to_address and from_address for the return shipment (its docs,
     // "Create Return for a Shipment"), so the label, the rates and the tracker's delivery scan
     // are the warehouse's.
-    const given = {
+    const addresses = {
       to: toAddress(input.to_address, "to_address"),
       from: toAddress(input.from_address, "from_address"),
     };
-    const to = input.is_return ? given.from : given.to;
-    const from = input.is_return ? given.to : given.from;
+    const to = input.is_return ? addresses.from : addresses.to;
+    const from = input.is_return ? addresses.to : addresses.from;
     if (!input.parcel?.weight || input.parcel.weight <= 0) {
       throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
         { field: "shipment.parcel.weight", message: "must be greater than 0" },
@@ -340,8 +428,10 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       buyer_address: to,
       parcel,
       customs_info: null,
-      options: { currency: "USD", ...(input.options ?? {}) },
+      // EasyPost fills these even when `options` is empty (recorded answers).
+      options: { currency: "USD", payment: { type: "SENDER" }, date_advance: 0, ...(input.options ?? {}) },
       is_return: input.is_return ?? false,
+      order_id: null,
       rates: ratesFor(id, parcel, to.country !== from.country, at),
       selected_rate: null,
       postage_label: null,
@@ -394,35 +484,115 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       shipment_id: shipment.id,
       carrier: rate.carrier,
       tracking_details: [],
+      carrier_detail: null,
+      fees: [],
+      finalized: false,
+      is_return: shipment.is_return,
       public_url: `https://track.easypost.com/${Buffer.from(trackingCode).toString("base64url")}`,
       created_at: at,
       updated_at: at,
     };
     state.trackers[tracker.id] = tracker;
+    const postageLabel: EasyPostPostageLabel = {
+      id: easyPostId("pl"),
+      object: "PostageLabel",
+      date_advance: 0,
+      integrated_form: "none",
+      label_date: at,
+      label_resolution: 300,
+      label_size: "4x6",
+      label_type: "default",
+      label_file_type: "image/png",
+      label_url: `${url ?? "http://127.0.0.1"}/_sandbox/labels/${shipment.id}.png`,
+      label_pdf_url: null,
+      label_zpl_url: null,
+      label_epl2_url: null,
+      label_file: null,
+      created_at: at,
+      updated_at: at,
+    };
+    // EasyPost verifies and normalises the destination when it buys the label: the bought
+    // shipment's to_address comes back in the carrier's capitals, with ZIP+4, `residential` and
+    // `verifications` (zip4, delivery), and buyer_address with it.
+    const normalised = normaliseAddress(shipment.to_address, at);
     Object.assign(shipment, {
       selected_rate: rate,
       tracking_code: trackingCode,
       tracker,
       status: "unknown",
-      postage_label: {
-        id: easyPostId("pl"),
-        object: "PostageLabel",
-        label_url: `${url ?? "http://127.0.0.1"}/_sandbox/labels/${shipment.id}.png`,
-        label_file_type: "image/png",
-        label_size: "4x6",
-        label_resolution: 300,
-        label_date: at,
-        created_at: at,
-        updated_at: at,
-      },
+      postage_label: postageLabel,
+      to_address: normalised,
+      buyer_address:
+        shipment.buyer_address.id === shipment.to_address.id ? normalised : shipment.buyer_address,
+      // A carrier billed on scan charges the postage when it scans the parcel, not now.
       fees: [
         { object: "Fee", type: "LabelFee", amount: "0.00000", charged: true, refunded: false },
-        { object: "Fee", type: "PostageFee", amount: rate.rate, charged: true, refunded: false },
+        {
+          object: "Fee",
+          type: "PostageFee",
+          amount: rate.rate,
+          charged: !billedOnScan.has(rate.carrier),
+          refunded: false,
+        },
       ],
       updated_at: at,
     });
     persist();
     return shipment;
+  };
+
+  /** The verifications EasyPost answers for an address: deliverable unless the stand-in's rule says not. */
+  const verificationsOf = (address: {
+    street1?: string | null;
+    zip?: string | null;
+    country?: string | null;
+  }): { zip4: EasyPostVerification; delivery: EasyPostVerification } => {
+    // The stand-in has no address database: a street naming "undeliverable", or the ZIP 00000,
+    // is an address not found (EasyPost's own code and message for one).
+    const undeliverable = /undeliverable/i.test(address.street1 ?? "") || address.zip === "00000";
+    if (undeliverable) {
+      const errors = [
+        { code: "E.ADDRESS.NOT_FOUND", field: "address", message: "Address not found", suggestion: null },
+      ];
+      return {
+        zip4: { success: false, errors, details: null },
+        delivery: { success: false, errors, details: {} },
+      };
+    }
+    return {
+      zip4: { success: true, errors: [], details: null },
+      delivery: {
+        success: true,
+        errors: [],
+        details: { latitude: 37.7749, longitude: -122.4194, time_zone: "America/Los_Angeles" },
+      },
+    };
+  };
+
+  /** A US address as USPS writes it once verified (capitals, ZIP+4); others keep their spelling. */
+  const normaliseAddress = (address: EasyPostAddress, at: string): EasyPostAddress => {
+    const verifications = verificationsOf(address);
+    if (!verifications.delivery.success || address.country !== "US") {
+      return { ...address, verifications, updated_at: at };
+    }
+    const upper = (value: string | null) => (value === null ? null : value.toUpperCase());
+    // A stable +4 from the street, so a second look at the same address gives the same ZIP+4.
+    const plus4 = String(
+      [...address.street1].reduce((sum, char) => (sum * 31 + char.charCodeAt(0)) % 10_000, 7),
+    ).padStart(4, "0");
+    return {
+      ...address,
+      name: upper(address.name),
+      company: upper(address.company),
+      street1: address.street1.toUpperCase(),
+      street2: address.street2 === null ? "" : address.street2.toUpperCase(),
+      city: address.city.toUpperCase(),
+      state: upper(address.state),
+      zip: /^\d{5}-\d{4}$/.test(address.zip) ? address.zip : `${address.zip.slice(0, 5)}-${plus4}`,
+      residential: address.company === null,
+      verifications,
+      updated_at: at,
+    };
   };
 
   const listShipments = (query: Record<string, unknown>) => {
@@ -467,42 +637,97 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
 
   /**
    * POST /shipments/:id/refund, as EasyPost documents it: the shipment comes back with
-   * `refund_status` set. Carriers refund only a label never scanned, so a scanned one is
-   * `rejected`; an unscanned one is `submitted` and moves later (to `refunded` once the carrier
-   * processes it, or `rejected` if the parcel is scanned meanwhile). A repeat of a submitted or
+   * `refund_status` set, almost always `submitted`: the carrier decides days later (USPS: 15 to 30
+   * days), `refunded`, or `rejected` when it scanned the parcel (before the request or after it),
+   * and the request does not tell which. A carrier billed on scan answers `not_applicable` (a
+   * label not scanned costs nothing; retrying does not change it). A repeat of a submitted or
    * refunded request changes nothing; a rejected one may be submitted again (EasyPost's advice).
    */
   const refundShipment = (idOrReference: string): EasyPostShipment => {
     const shipment = findShipment(idOrReference);
     if (!shipment.postage_label) {
-      throw new EasyPostApiError(422, "SHIPMENT.REFUND.INVALID", "Shipment has no postage to refund.");
+      throw new EasyPostApiError(
+        422,
+        "SHIPMENT.REFUND.UNAVAILABLE",
+        "Refund unavailable: the shipment has no postage.",
+      );
     }
-    if (shipment.refund_status === "submitted" || shipment.refund_status === "refunded") return shipment;
+    const known = shipment.refund_status;
+    if (known === "submitted" || known === "refunded" || known === "not_applicable") return shipment;
     const at = iso();
-    if (scanned(shipment)) {
-      shipment.refund_status = "rejected";
+    if (billedOnScan.has(shipment.selected_rate?.carrier ?? "")) {
+      shipment.refund_status = "not_applicable";
     } else {
       shipment.refund_status = "submitted";
       state.refundsSubmittedAt = { ...state.refundsSubmittedAt, [shipment.id]: now() };
+      state.refunds = {
+        ...state.refunds,
+        [shipment.id]: {
+          id: easyPostId("rfnd"),
+          object: "Refund",
+          tracking_code: shipment.tracking_code ?? "",
+          confirmation_number: null,
+          status: "submitted",
+          carrier: shipment.selected_rate?.carrier ?? "",
+          shipment_id: shipment.id,
+          created_at: at,
+          updated_at: at,
+        },
+      };
     }
     shipment.updated_at = at;
     persist();
     return shipment;
   };
 
-  const settleLabelRefund = (ref: string, status: "refunded" | "rejected" = "refunded") => {
-    const shipment = findShipment(ref);
-    if (shipment.refund_status !== "submitted") return shipment;
+  /** The carrier's decision on a submitted refund, and the `refund.successful` event saying so. */
+  const decideRefund = (
+    shipment: EasyPostShipment,
+    decision: "refunded" | "rejected" | undefined,
+  ): EasyPostEvent | undefined => {
+    if (shipment.refund_status !== "submitted") return undefined;
+    const status = decision ?? (scanned(shipment) ? "rejected" : "refunded");
+    const at = iso();
     shipment.refund_status = status;
-    if (status === "refunded") {
-      shipment.fees = shipment.fees.map((fee) => ({ ...fee, refunded: true }));
+    if (status === "refunded") shipment.fees = shipment.fees.map((fee) => ({ ...fee, refunded: true }));
+    shipment.updated_at = at;
+    const refund = state.refunds?.[shipment.id];
+    if (!refund) {
+      persist();
+      return undefined;
     }
-    shipment.updated_at = iso();
+    refund.status = status;
+    refund.updated_at = at;
+    // EasyPost: "A refund.successful Event is created whenever a non-instantaneous Refund request
+    // is completed" (docs.easypost.com/docs/events); the stand-in reads "completed" as decided,
+    // either way, and the Refund it carries says which.
+    const event: EasyPostEvent = {
+      id: easyPostId("evt"),
+      object: "Event",
+      mode: "test",
+      description: "refund.successful",
+      previous_attributes: { status: "submitted" },
+      result: structuredClone(refund),
+      status: "pending",
+      pending_urls: webhookUrl ? [webhookUrl] : [],
+      completed_urls: [],
+      user_id: "user_sandbox",
+      created_at: at,
+      updated_at: at,
+    };
+    state.events.push(event);
     persist();
+    return event;
+  };
+
+  const settleLabelRefund: EasyPostSandbox["settleLabelRefund"] = async (ref, status, settleOptions = {}) => {
+    const shipment = findShipment(ref);
+    const event = decideRefund(shipment, status);
+    if (event && settleOptions.deliver !== false) await deliver(event);
     return shipment;
   };
 
-  /** A submitted refund past the processing time is refunded when next read. */
+  /** A submitted refund past the processing time is decided when next read (its event goes out). */
   const processRefunds = (shipment: EasyPostShipment): EasyPostShipment => {
     const submittedAt = state.refundsSubmittedAt?.[shipment.id];
     if (
@@ -511,18 +736,20 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       submittedAt !== undefined &&
       now() - submittedAt >= options.refundProcessingMs
     ) {
-      settleLabelRefund(shipment.id, "refunded");
+      const event = decideRefund(shipment, undefined);
+      if (event) void deliver(event);
     }
     return shipment;
   };
 
   /**
    * POST /addresses with `verify` (the client's Address.create({ ..., verify: true })): the address
-   * comes back with `verifications.delivery`, as EasyPost answers, 200 even when it fails. The
-   * stand-in's rule for "undeliverable", since it has no address database: a street naming
-   * "undeliverable", or the ZIP 00000 (EasyPost's own message and code for an address not found).
+   * comes back with `verifications` (zip4 and delivery), as EasyPost answers, 201 even when it
+   * fails; with `verify_strict` a failure is a 422 ADDRESS.VERIFY.FAILURE whose items say why.
+   * The stand-in's rule for "undeliverable", since it has no address database: a street naming
+   * "undeliverable", or the ZIP 00000.
    */
-  const createAddress = (body: unknown) => {
+  const createAddress = (body: unknown): EasyPostAddress => {
     const parsed = z
       .object({
         address: addressInput,
@@ -531,59 +758,51 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       })
       .safeParse(body);
     if (!parsed.success) {
-      throw new EasyPostApiError(422, "PARAMETER.INVALID", "Invalid parameter.", [
-        { field: "address", message: "is invalid" },
-      ]);
+      const missing = (body as { address?: unknown } | null)?.address === undefined;
+      throw missing
+        ? new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
+            { field: "address", message: "cannot be blank" },
+          ])
+        : new EasyPostApiError(422, "PARAMETER.INVALID", "Invalid parameter.", [
+            { field: "address", message: "is invalid" },
+          ]);
     }
     const input = parsed.data.address;
     const at = iso();
-    const undeliverable = /undeliverable/i.test(input.street1 ?? "") || input.zip === "00000";
+    // EasyPost verifies when either parameter is present, whatever its value (its guide).
     const wantsVerification = parsed.data.verify !== undefined || parsed.data.verify_strict !== undefined;
-    if (undeliverable && parsed.data.verify_strict !== undefined) {
-      throw new EasyPostApiError(422, "ADDRESS.VERIFY.FAILURE", "Unable to verify address.", [
-        { field: "address", message: "Address not found" },
-      ]);
+    const verifications = verificationsOf(input);
+    if (!verifications.delivery.success && parsed.data.verify_strict !== undefined) {
+      throw new EasyPostApiError(
+        422,
+        "ADDRESS.VERIFY.FAILURE",
+        "Unable to verify address.",
+        verifications.delivery.errors,
+      );
     }
-    return {
+    const address: EasyPostAddress = {
       id: easyPostId("adr"),
       object: "Address",
       mode: "test",
       name: input.name ?? null,
       company: input.company ?? null,
-      street1: input.street1 ?? null,
+      street1: input.street1 ?? "",
       street2: input.street2 ?? null,
-      city: input.city ?? null,
+      city: input.city ?? "",
       state: input.state ?? null,
-      zip: input.zip ?? null,
+      zip: input.zip ?? "",
       country: (input.country ?? "US").toUpperCase(),
       phone: input.phone ?? null,
       email: input.email ?? null,
       residential: null,
+      carrier_facility: null,
+      federal_tax_id: null,
+      state_tax_id: null,
+      verifications: {},
       created_at: at,
       updated_at: at,
-      verifications: wantsVerification
-        ? {
-            delivery: undeliverable
-              ? {
-                  success: false,
-                  errors: [
-                    {
-                      code: "E.ADDRESS.NOT_FOUND",
-                      field: "address",
-                      message: "Address not found",
-                      suggestion: null,
-                    },
-                  ],
-                  details: null,
-                }
-              : {
-                  success: true,
-                  errors: [],
-                  details: { latitude: 37.7749, longitude: -122.4194, time_zone: "America/Los_Angeles" },
-                },
-          }
-        : {},
     };
+    return wantsVerification ? normaliseAddress(address, at) : address;
   };
 
   const findTracker = (ref: string): EasyPostTracker => {
@@ -642,13 +861,17 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     tracker.status = next;
     tracker.status_detail = next === "delivered" ? "arrived_at_destination" : "status_update";
     tracker.updated_at = at;
+    // EasyPost stops following a parcel delivered or back with its sender.
+    tracker.finalized = next === "delivered" || next === "return_to_sender";
     tracker.tracking_details.push({
       object: "TrackingDetail",
       message: statusMessages[next],
+      description: "",
       status: next,
       status_detail: tracker.status_detail,
       datetime: at,
       source: tracker.carrier,
+      carrier_code: "",
       tracking_location: {
         object: "TrackingLocation",
         city: shipment?.to_address.city ?? null,
@@ -660,8 +883,13 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     if (shipment) {
       shipment.status = next;
       shipment.tracker = tracker;
-      // The parcel moved while its label refund waited: the carrier rejects the refund.
-      if (shipment.refund_status === "submitted" && scanned(shipment)) shipment.refund_status = "rejected";
+      // A carrier billed on scan charges the postage now. (A label refund still waiting is not
+      // decided by the scan: the carrier rejects it when it processes it, days later.)
+      if (scanned(shipment) && billedOnScan.has(tracker.carrier)) {
+        shipment.fees = shipment.fees.map((fee) =>
+          fee.type === "PostageFee" ? { ...fee, charged: true } : fee,
+        );
+      }
     }
     const event: EasyPostEvent = {
       id: easyPostId("evt"),
@@ -815,9 +1043,13 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     if (!event) throw notFound();
     res.json(signedDelivery(event));
   });
-  control.post("/shipments/:ref/refund/settle", (req, res) => {
-    const input = z.object({ status: z.enum(["refunded", "rejected"]).optional() }).parse(req.body ?? {});
-    res.json(settleLabelRefund(String(req.params.ref), input.status));
+  control.post("/shipments/:ref/refund/settle", async (req, res) => {
+    const input = z
+      .object({ status: z.enum(["refunded", "rejected"]).optional(), deliver: z.boolean().optional() })
+      .parse(req.body ?? {});
+    res.json(
+      await settleLabelRefund(String(req.params.ref), input.status, { deliver: input.deliver ?? true }),
+    );
   });
   control.get("/shipments", (_req, res) => {
     res.json({ shipments: Object.values(state.shipments) });
@@ -886,6 +1118,9 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     setWebhookUrl: (next) => {
       webhookUrl = next;
     },
+    setBilledOnScan: (carriers) => {
+      billedOnScan = new Set(carriers);
+    },
     injectFailure: (endpoint, failure, times = 1) => {
       rules.push({ endpoint, failure, remaining: times });
     },
@@ -899,6 +1134,7 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       return signedDelivery(event);
     },
     shipments: () => Object.values(state.shipments),
+    events: () => state.events,
     settleLabelRefund,
     purchased: () => Object.values(state.shipments).filter((s) => s.postage_label !== null),
     requests,

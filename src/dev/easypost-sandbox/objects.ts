@@ -2,9 +2,12 @@ import { randomBytes } from "node:crypto";
 import { easyPostTrackerStatuses } from "../../shipping/carrier-webhook";
 
 /**
- * EasyPost's objects, as its API documents them (docs.easypost.com, and the `@easypost/api`
- * type definitions): only the fields this service or a reader of the stand-in may look at, with
- * EasyPost's names, id prefixes and string-typed money.
+ * EasyPost's objects, as its API documents them (docs.easypost.com's object pages, the
+ * `@easypost/api` type definitions, and the answers EasyPost gave that the official client's
+ * test recordings keep): every field EasyPost sends, with its JSON type and its null where
+ * EasyPost sends null, EasyPost's names, id prefixes and string-typed money. A field missing here
+ * would let a later change that starts reading it pass every test and break in production;
+ * test/shipping/easypost-contract.test.ts holds the stand-in to this.
  */
 
 export const easyPostId = (prefix: string): string => `${prefix}_${randomBytes(16).toString("hex")}`;
@@ -23,8 +26,29 @@ export interface EasyPostAddress {
   country: string;
   phone: string | null;
   email: string | null;
+  residential: boolean | null;
+  carrier_facility: string | null;
+  federal_tax_id: string | null;
+  state_tax_id: string | null;
+  /** `{}` unless verification was asked for (`verify`, or a label bought: EasyPost verifies then). */
+  verifications: Partial<Record<"zip4" | "delivery", EasyPostVerification>>;
   created_at: string;
   updated_at: string;
+}
+
+/** One address verification's outcome (its `details` are `null` for zip4, `{}` when delivery fails). */
+export interface EasyPostVerification {
+  success: boolean;
+  errors: EasyPostVerificationError[];
+  details: { latitude: number; longitude: number; time_zone: string } | Record<string, never> | null;
+}
+
+/** An address verification's error item, as EasyPost words it. */
+export interface EasyPostVerificationError {
+  code: string;
+  field: string;
+  message: string;
+  suggestion: string | null;
 }
 
 export interface EasyPostParcel {
@@ -59,24 +83,72 @@ export interface EasyPostRate {
   delivery_date: string | null;
   delivery_date_guaranteed: boolean;
   est_delivery_days: number;
+  /** "easypost" (the postage is paid through EasyPost) or "carrier" (billed by the carrier). */
+  billing_type: string;
   created_at: string;
   updated_at: string;
+}
+
+export interface EasyPostTrackingLocation {
+  object: "TrackingLocation";
+  city: string | null;
+  state: string | null;
+  country: string | null;
+  zip: string | null;
 }
 
 export interface EasyPostTrackingDetail {
   object: "TrackingDetail";
   message: string;
+  description: string;
   status: TrackerStatus;
   status_detail: string;
   datetime: string;
   source: string;
-  tracking_location: {
-    object: "TrackingLocation";
-    city: string | null;
-    state: string | null;
-    country: string | null;
-    zip: string | null;
-  };
+  carrier_code: string;
+  tracking_location: EasyPostTrackingLocation;
+}
+
+export interface EasyPostCarrierDetail {
+  object: "CarrierDetail";
+  service: string | null;
+  container_type: string | null;
+  est_delivery_date_local: string | null;
+  est_delivery_time_local: string | null;
+  origin_location: string | null;
+  origin_tracking_location: EasyPostTrackingLocation | null;
+  destination_location: string | null;
+  destination_tracking_location: EasyPostTrackingLocation | null;
+  guaranteed_delivery_date: string | null;
+  alternate_identifier: string | null;
+  initial_delivery_attempt: string | null;
+}
+
+export interface EasyPostFee {
+  object: "Fee";
+  type: "LabelFee" | "PostageFee" | "InsuranceFee" | "TrackerFee";
+  amount: string;
+  charged: boolean;
+  refunded: boolean;
+}
+
+export interface EasyPostPostageLabel {
+  id: string;
+  object: "PostageLabel";
+  date_advance: number;
+  integrated_form: string;
+  label_date: string;
+  label_resolution: number;
+  label_size: string;
+  label_type: string;
+  label_file_type: string;
+  label_url: string;
+  label_pdf_url: string | null;
+  label_zpl_url: string | null;
+  label_epl2_url: string | null;
+  label_file: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 // The stand-in answers with exactly the statuses our webhook handler accepts from EasyPost.
@@ -96,7 +168,29 @@ export interface EasyPostTracker {
   shipment_id: string;
   carrier: string;
   tracking_details: EasyPostTrackingDetail[];
+  carrier_detail: EasyPostCarrierDetail | null;
+  fees: EasyPostFee[];
+  /** Whether the tracker has stopped following the parcel (delivered, returned, or given up). */
+  finalized: boolean;
+  is_return: boolean;
   public_url: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** EasyPost's label refund states; `not_applicable`: a carrier billed on scan has nothing to refund. */
+export const refundStatuses = ["submitted", "refunded", "rejected", "not_applicable"] as const;
+export type RefundStatus = (typeof refundStatuses)[number];
+
+/** The Refund object EasyPost's `refund.successful` event carries (docs.easypost.com/docs/refunds). */
+export interface EasyPostRefund {
+  id: string;
+  object: "Refund";
+  tracking_code: string;
+  confirmation_number: string | null;
+  status: "submitted" | "refunded" | "rejected";
+  carrier: string;
+  shipment_id: string;
   created_at: string;
   updated_at: string;
 }
@@ -113,26 +207,18 @@ export interface EasyPostShipment {
   buyer_address: EasyPostAddress;
   parcel: EasyPostParcel;
   customs_info: null;
-  options: Record<string, unknown>;
+  /** EasyPost fills `currency`, `payment` ({type: "SENDER"}) and `date_advance` (0) when not given. */
+  options: { currency: string; payment: { type: string }; date_advance: number } & Record<string, unknown>;
   is_return: boolean;
+  order_id: string | null;
   rates: EasyPostRate[];
   selected_rate: EasyPostRate | null;
-  postage_label: {
-    id: string;
-    object: "PostageLabel";
-    label_url: string;
-    label_file_type: string;
-    label_size: string;
-    label_resolution: number;
-    label_date: string;
-    created_at: string;
-    updated_at: string;
-  } | null;
+  postage_label: EasyPostPostageLabel | null;
   tracking_code: string | null;
   tracker: EasyPostTracker | null;
   messages: { carrier: string; type: string; message: string }[];
-  fees: { object: "Fee"; type: string; amount: string; charged: boolean; refunded: boolean }[];
-  refund_status: "submitted" | "refunded" | "rejected" | null;
+  fees: EasyPostFee[];
+  refund_status: RefundStatus | null;
   batch_id: null;
   batch_status: null;
   batch_message: null;
@@ -150,7 +236,7 @@ export interface EasyPostEvent {
   mode: "test";
   description: string;
   previous_attributes: Record<string, unknown>;
-  result: EasyPostTracker;
+  result: EasyPostTracker | EasyPostRefund;
   status: "pending" | "completed" | "failed" | "in_queue" | "retrying";
   pending_urls: string[];
   completed_urls: string[];
@@ -204,6 +290,7 @@ export function ratesFor(
         delivery_date: null,
         delivery_date_guaranteed: false,
         est_delivery_days: row.days,
+        billing_type: "easypost",
         created_at: at,
         updated_at: at,
       };

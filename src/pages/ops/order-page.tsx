@@ -219,7 +219,13 @@ function OrderPage(props: {
             {shipment.labelRefundStatus ? (
               <span class="label-refund">
                 {" "}
-                · label refund <strong>{shipment.labelRefundStatus}</strong>
+                · label refund{" "}
+                <strong>
+                  {/* EasyPost's word for a carrier billed on scan: nothing was charged to refund. */}
+                  {shipment.labelRefundStatus === "not_applicable"
+                    ? "not applicable (billed on scan)"
+                    : shipment.labelRefundStatus}
+                </strong>
                 {shipment.labelRefundRequestedAt
                   ? ` (asked ${formatTime(shipment.labelRefundRequestedAt)})`
                   : ""}
