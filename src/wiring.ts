@@ -32,6 +32,8 @@ import { inngestEndpoint } from "./http/inngest-endpoint";
 import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
+import { brandedEmailSender } from "./notifications/branded-email-sender";
+import { brandFromConfig, logoOrigin } from "./shared/brand";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { createFreshLinks } from "./notifications/fresh-link";
@@ -235,7 +237,8 @@ export async function createServices(options: {
         fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
       }),
   });
-  const sender = observedEmailSender(emailDelivery, metrics);
+  const brand = brandFromConfig(config);
+  const sender = observedEmailSender(brandedEmailSender(emailDelivery, brand), metrics);
 
   const shippingProvider = createShippingProvider(config, endpoints.easyPost);
   const redrive = createOrderRedrive(db);
@@ -417,7 +420,7 @@ export async function createServices(options: {
       : {}),
   };
 
-  const renderer = createEmailRenderer({ db, links });
+  const renderer = createEmailRenderer({ db, links, brand });
   // One object of use cases for both doors: the admin API and the ops console.
   const actions = createOrderActions({
     db,
@@ -479,6 +482,7 @@ export async function createServices(options: {
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
       : {}),
+    brand,
   });
 
   const serveOptions = {
@@ -502,6 +506,7 @@ export async function createServices(options: {
     metrics,
     links,
     production: config.isProduction,
+    ...(logoOrigin(brand) ? { logoOrigin: logoOrigin(brand) } : {}),
     reconciliation,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({

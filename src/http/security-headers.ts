@@ -15,7 +15,11 @@ import type { RequestHandler } from "express";
  *   developer's http://127.0.0.1 must not be pinned to https. No upgrade-insecure-requests: with
  *   HSTS the browser upgrades already, and a deployment served over plain http keeps working.
  */
-export function securityHeaders(options: { production: boolean }): RequestHandler {
+export function securityHeaders(options: {
+  production: boolean;
+  /** Origins images may come from besides ours: the shop's logo (SHOP_LOGO_URL). */
+  imageOrigins?: readonly string[];
+}): RequestHandler {
   return helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -23,7 +27,7 @@ export function securityHeaders(options: { production: boolean }): RequestHandle
         defaultSrc: ["'self'"],
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'", "data:"],
+        imgSrc: ["'self'", "data:", ...(options.imageOrigins ?? [])],
         fontSrc: ["'self'"],
         connectSrc: ["'self'"],
         frameSrc: ["'self'"],

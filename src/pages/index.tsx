@@ -19,6 +19,7 @@ import { opsConsole, type OpsConsoleDeps } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
 import type { OpsSessions } from "./ops/session";
 import { devOutbox } from "./outbox/routes";
+import { brandStylesheet, defaultBrand, type Brand } from "../shared/brand";
 
 export { createCustomerLinks, deriveLinkSecret, type CustomerLinks } from "./links";
 export { createRunSource, type RunSource } from "./ops/runs";
@@ -47,6 +48,8 @@ export interface PagesDeps {
   returns?: ReturnActions;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
+  /** The shop's name, logo, colour, support and footer (SHOP_* configuration); a neutral default. */
+  brand?: Brand;
 }
 
 /** What a return form may offer instead of the money: physical products on sale and in stock. */
@@ -61,6 +64,16 @@ const htmxFile = path.join(path.dirname(require.resolve("htmx.org/package.json")
 /** Every HTML page: the customer's, the ops console and (development only) the dev inbox. */
 export function pagesRouter(deps: PagesDeps): Router {
   const router = Router();
+  const brand = deps.brand ?? defaultBrand;
+  const brandCss = brandStylesheet(brand);
+  router.use((_req, res, next) => {
+    res.locals.brand = brand;
+    next();
+  });
+  router.get(brandCss.path, (_req, res) => {
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.type("css").send(brandCss.css);
+  });
   router.get(htmxPath, (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=86400");
     res.sendFile(htmxFile);

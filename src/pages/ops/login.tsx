@@ -6,7 +6,7 @@ import type { OpsConsoleDeps } from "./deps";
 
 function LoginPage(props: { error?: string; next: string }) {
   return (
-    <Layout title="Ops login" brand="Ops console" narrow>
+    <Layout title="Log in" section="Ops console" narrow>
       <h1>Log in</h1>
       <form class="card" method="post" action={`/ops/login?next=${encodeURIComponent(props.next)}`}>
         {props.error ? <p class="error">{props.error}</p> : null}

@@ -11,6 +11,7 @@ import {
   type StockMovement,
 } from "../../inventory/product-schemas";
 import { formatMoney } from "../../notifications/templates";
+import { minorToMajorText, parseMajorUnits } from "../../shared/money";
 import { formatTime, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout, sendNotFound } from "./layout";
@@ -25,8 +26,30 @@ const formOf = (req: Request): Form =>
     ),
   );
 
+/**
+ * The price as typed, in the currency's major unit ("12.50"), as the API's minor units (1250); a
+ * price that cannot be read is a message for the form. A currency the catalog refuses is left to
+ * its own check, which says why.
+ */
+function priceOf(form: Form, currency: string | undefined): { minorUnits?: number; error?: string } {
+  const typed = form.unitPrice;
+  if (typed === undefined || typed === "") return {};
+  if (currency === undefined || !/^[A-Za-z]{3}$/.test(currency))
+    return { error: "currency: a three-letter code" };
+  try {
+    const parsed = parseMajorUnits(typed, currency);
+    return parsed.ok ? { minorUnits: parsed.minorUnits } : { error: `price: ${parsed.message}` };
+  } catch {
+    return { error: `currency: ${currency} is not an ISO 4217 currency code` };
+  }
+}
+
 /** A form's text fields as the API's JSON body: numbers as numbers, an empty measure as null. */
-function productBodyOf(form: Form, fields: readonly string[]): Record<string, unknown> {
+function productBodyOf(
+  form: Form,
+  fields: readonly string[],
+  price: number | undefined,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const numberOrText = (value: string) => (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value);
   for (const key of fields) {
@@ -34,7 +57,9 @@ function productBodyOf(form: Form, fields: readonly string[]): Record<string, un
     if (value === undefined) continue;
     if (["weightOz", "lengthIn", "widthIn", "heightIn", "lowStockThreshold"].includes(key)) {
       body[key] = value === "" ? null : numberOrText(value);
-    } else if (["unitPrice", "stockOnHand", "version"].includes(key)) {
+    } else if (key === "unitPrice") {
+      if (price !== undefined) body.unitPrice = price;
+    } else if (["stockOnHand", "version"].includes(key)) {
       if (value !== "") body[key] = numberOrText(value);
     } else if (value !== "" || key === "name") body[key] = value;
   }
@@ -56,8 +81,14 @@ const fieldsEdited = [
 ];
 
 function ProductFields(props: { product?: Product; form?: Form; creating: boolean }) {
+  const { product } = props;
   const value = (key: keyof Product) =>
-    props.form?.[key] ?? (props.product && props.product[key] !== null ? String(props.product[key]) : "");
+    props.form?.[key] ??
+    (product && product[key] !== null
+      ? key === "unitPrice"
+        ? minorToMajorText(product.unitPrice, product.currency)
+        : String(product[key])
+      : "");
   const input = (key: keyof Product, label: string, extra: Record<string, unknown> = {}) => (
     <p>
       <label>
@@ -69,7 +100,11 @@ function ProductFields(props: { product?: Product; form?: Form; creating: boolea
     <>
       {props.creating ? input("sku", "SKU", { required: true, maxLength: 64 }) : null}
       {input("name", "Name", { required: true, maxLength: 200, size: 40 })}
-      {input("unitPrice", "Price (minor units)", { required: true, inputMode: "numeric" })}
+      {input("unitPrice", "Price (in the currency, e.g. 12.50; 1250 for JPY)", {
+        required: true,
+        inputMode: "decimal",
+        size: 10,
+      })}
       {input("currency", "Currency", { required: true, maxLength: 3, size: 4 })}
       {input("weightOz", "Weight (oz)", { inputMode: "decimal" })}
       {input("lengthIn", "Length (in)", { inputMode: "decimal" })}
@@ -349,11 +384,17 @@ export function productPages(deps: OpsConsoleDeps, catalog: Catalog): Router {
     const showRefusal = async (notice: Notice, status: number) => {
       sendPage(res, <NewProductPage csrf={csrfOf(deps, req)} form={form} notice={notice} />, status);
     };
+    const price = priceOf(form, form.currency);
     const parsed = createProductBody.safeParse(
-      productBodyOf(form, [...fieldsEdited.filter((f) => f !== "version"), "sku", "stockOnHand"]),
+      productBodyOf(
+        form,
+        [...fieldsEdited.filter((f) => f !== "version"), "sku", "stockOnHand"],
+        price.minorUnits,
+      ),
     );
-    if (!parsed.success) {
-      await showRefusal({ text: describeIssues(parsed.error).message, bad: true }, 400);
+    if (price.error || !parsed.success) {
+      const text = price.error ?? (parsed.success ? "" : describeIssues(parsed.error).message);
+      await showRefusal({ text, bad: true }, 400);
       return;
     }
     await attempt(async () => {
@@ -372,15 +413,12 @@ export function productPages(deps: OpsConsoleDeps, catalog: Catalog): Router {
   router.post("/ops/products/:sku", async (req, res) => {
     const sku = String(req.params.sku);
     const form = formOf(req);
-    const parsed = updateProductBody.safeParse(productBodyOf(form, fieldsEdited));
-    if (!parsed.success) {
-      await showProduct(
-        req,
-        res,
-        sku,
-        { form, notice: { text: describeIssues(parsed.error).message, bad: true } },
-        400,
-      );
+    const current = await catalog.get(sku);
+    const price = priceOf(form, form.currency || current?.currency);
+    const parsed = updateProductBody.safeParse(productBodyOf(form, fieldsEdited, price.minorUnits));
+    if (price.error || !parsed.success) {
+      const text = price.error ?? (parsed.success ? "" : describeIssues(parsed.error).message);
+      await showProduct(req, res, sku, { form, notice: { text, bad: true } }, 400);
       return;
     }
     await attempt(
