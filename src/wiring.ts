@@ -34,6 +34,7 @@ import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
 import { brandedEmailSender } from "./notifications/branded-email-sender";
 import { brandFromConfig, logoOrigin } from "./shared/brand";
+import { createDatabaseSessionRevocations } from "./db/ops-session-revocations";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { createFreshLinks } from "./notifications/fresh-link";
@@ -463,7 +464,11 @@ export async function createServices(options: {
     links,
     freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
-    sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
+    sessions: createOpsSessions({
+      adminToken: endpoints.adminToken,
+      secure: publicUrl.startsWith("https:"),
+      revocations: createDatabaseSessionRevocations(db),
+    }),
     renderer,
     catalog,
     runs: runSource,

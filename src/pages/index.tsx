@@ -23,7 +23,7 @@ import { brandStylesheet, defaultBrand, type Brand } from "../shared/brand";
 
 export { createCustomerLinks, deriveLinkSecret, type CustomerLinks } from "./links";
 export { createRunSource, type RunSource } from "./ops/runs";
-export { createOpsSessions } from "./ops/session";
+export { createMemorySessionRevocations, createOpsSessions, type SessionRevocations } from "./ops/session";
 /** Every door's dependencies are use cases and query functions: the pages never touch the database. */
 export interface PagesDeps {
   logger: Logger;

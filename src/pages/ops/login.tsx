@@ -85,8 +85,8 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
 /** POST /ops/logout (behind the session check). */
 export function logoutRoute(deps: OpsConsoleDeps): Router {
   const router = Router();
-  router.post("/ops/logout", (req, res) => {
-    deps.sessions.logout(req, res);
+  router.post("/ops/logout", async (req, res) => {
+    await deps.sessions.logout(req, res);
     res.redirect(303, "/ops/login");
   });
   return router;
