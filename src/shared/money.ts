@@ -4,8 +4,25 @@ import { z } from "zod";
  * Amounts as people read and type them: in the currency's major unit (12.50 dollars, 1250 yen),
  * with as many decimals as the currency has. Stripe, the API and the database keep minor units
  * (cents); the ops console converts at its edge with these. The number of decimals comes from
- * Intl.NumberFormat's currency data (ISO 4217: 2 for USD, 0 for JPY, 3 for KWD), not a table of ours.
+ * Intl.NumberFormat's currency data (2 for USD, 0 for JPY, 3 for KWD), not a table of ours, except
+ * where that data (CLDR) shows whole units of a currency whose ISO 4217 minor unit, the one Stripe
+ * counts in, is the cent: COP, HUF, IDR, PKR and a few more. Intl rounds them to whole units for
+ * display, but 1250 from Stripe is still 12.50 of them.
  */
+const isoTwoDecimalsShownWhole = new Set([
+  "AFN",
+  "ALL",
+  "COP",
+  "HUF",
+  "IDR",
+  "ISK",
+  "LAK",
+  "LBP",
+  "MMK",
+  "PKR",
+  "SOS",
+  "YER",
+]);
 
 const digitsCache = new Map<string, number>();
 
@@ -14,9 +31,10 @@ export function currencyDigits(currency: string): number {
   const code = currency.toUpperCase();
   let digits = digitsCache.get(code);
   if (digits === undefined) {
-    digits =
+    const intlDigits =
       new Intl.NumberFormat("en-US", { style: "currency", currency: code }).resolvedOptions()
         .maximumFractionDigits ?? 2;
+    digits = isoTwoDecimalsShownWhole.has(code) ? 2 : intlDigits;
     digitsCache.set(code, digits);
   }
   return digits;
