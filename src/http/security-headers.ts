@@ -47,10 +47,12 @@ export function securityHeaders(options: {
 
 /**
  * For a document we show in an iframe of our own page (an e-mail's HTML): sandboxed, no script,
- * its own inline styles (e-mails are written that way), framed by our origin only.
+ * its own inline styles (e-mails are written that way), framed by our origin only. Its links may
+ * open a new tab outside the sandbox (src/pages/email-frame.ts), as they would from a mail reader,
+ * instead of loading the order page inside the frame.
  */
 export const framedBySelf = {
   "Content-Security-Policy":
-    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
+    "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
   "X-Frame-Options": "SAMEORIGIN",
 } as const;

@@ -36,12 +36,13 @@ form.inline{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
 .steps{list-style:none;padding:0;margin:0}.steps li{padding:.35rem 0;border-bottom:1px solid var(--line)}
 .error{color:var(--bad)}.notice{border-left:4px solid var(--accent);padding:.5rem 1rem;background:#fff;margin:0 0 1rem}
 .notice.bad{border-color:var(--bad)}iframe{width:100%;min-height:28rem;border:1px solid var(--line);border-radius:6px;background:#fff}
-.stars{display:flex;gap:.5rem;flex-wrap:wrap}.stars label{white-space:nowrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.35rem .7rem;background:#fff}
+.stars{display:flex;gap:.3rem;flex-wrap:nowrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.3rem .4rem;background:#fff;white-space:nowrap;letter-spacing:-.05em}
 fieldset.stars{border:0;padding:0}h2.spaced{margin-top:1rem}pre.wrap{white-space:pre-wrap}h3.step-title{font-size:1rem;margin:.75rem 0 .25rem}
 header.bar .brand{display:flex;gap:.5rem;align-items:center;color:var(--ink);text-decoration:none}header.bar img.logo{max-height:2rem;max-width:8rem}
 footer.shop{max-width:60rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.85rem}footer.shop p{margin:.25rem 0}
-.return-line select{max-width:100%;min-width:0}.return-line{overflow-wrap:anywhere}
-@media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}}
+fieldset.return-line{min-width:0;border:1px solid var(--line);border-radius:6px;margin:0 0 .75rem;padding:.25rem .75rem}
+.return-line select{width:100%;min-width:0;text-overflow:ellipsis}.return-line label{display:block}
+@media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}.stars{flex-wrap:wrap}}
 `;
 
 export const stylesPath = `/assets/app-${createHash("sha256").update(styles).digest("hex").slice(0, 12)}.css`;
