@@ -455,8 +455,10 @@ export async function createServices(options: {
           label: "the Inngest REST API",
           runUrlTemplate,
         });
+  const catalogCsv = createCatalogCsv(db, { lowStock });
   const pages = pagesRouter({
     logger,
+    catalogCsv,
     actions,
     queries,
     reviews: createReviews({ db, timeline }),
@@ -558,7 +560,7 @@ export async function createServices(options: {
     catalogAdmin: catalogAdminRoutes({
       adminToken: endpoints.adminToken,
       catalog,
-      csv: createCatalogCsv(db, { lowStock }),
+      csv: catalogCsv,
     }),
     reconciliationAdmin: reconciliationAdminRoutes({ adminToken: endpoints.adminToken, reconciliation }),
     async close() {

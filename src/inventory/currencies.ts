@@ -1,6 +1,6 @@
 /**
  * The currencies a product may be priced in: Stripe's presentment currencies
- * (https://docs.stripe.com/currencies), kept to those ISO 4217 and Intl know, so every price has a
+ * (https://docs.stripe.com/currencies, its three-decimal ones last), kept to those ISO 4217 and Intl know, so every price has a
  * real currency whose decimals Intl.NumberFormat can tell (src/shared/money.ts). Stripe publishes
  * the list only as a documentation page, not in its SDK, hence this copy.
  *
@@ -12,7 +12,8 @@ const stripeCurrencies = `usd aed afn all amd ang aoa ars aud awg azn bam bbd bd
 bwp byn bzd cad cdf chf clp cny cop crc cve czk djf dkk dop dzd egp etb eur fjd fkp gbp gel gip gmd gnf gtq gyd
 hkd hnl htg huf idr ils inr jmd jpy kes kgs khr kmf krw kyd kzt lak lbp lkr lrd lsl mad mdl mga mkd mmk mnt mop
 mur mvr mwk mxn myr mzn nad ngn nio nok npr nzd pab pen pgk php pkr pln pyg qar ron rsd rub rwf sar sbd scr sek
-sgd shp sle sos srd std szl thb tjs top try ttd twd tzs uah ugx uyu uzs vnd vuv wst xaf xcd xof xpf yer zar zmw`
+sgd shp sle sos srd std szl thb tjs top try ttd twd tzs uah ugx uyu uzs vnd vuv wst xaf xcd xof xpf yer zar zmw
+bhd jod kwd omr tnd`
   .split(/\s+/)
   .filter((code) => code !== "");
 

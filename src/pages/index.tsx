@@ -1,6 +1,7 @@
 import path from "node:path";
 import { Router } from "express";
 import type { Catalog } from "../inventory/catalog";
+import type { CatalogCsv } from "../inventory/catalog-csv";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
 import type { FreshLinks } from "../notifications/fresh-link";
@@ -39,6 +40,8 @@ export interface PagesDeps {
   runs?: RunSource;
   /** The catalog's use cases: /ops/products. */
   catalog?: Catalog;
+  /** CSV export and import in the console (the admin API's). */
+  catalogCsv?: CatalogCsv;
   reconciliation?: Reconciliation;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
@@ -136,6 +139,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.alertBacklog ? { alertBacklog: deps.alertBacklog } : {}),
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       ...(deps.catalog ? { catalog: deps.catalog } : {}),
+      ...(deps.catalogCsv ? { catalogCsv: deps.catalogCsv } : {}),
       ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
       ...(deps.returns ? { returns: deps.returns } : {}),
       logger: deps.logger,
