@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { isAppError } from "../../errors";
 import type { Catalog } from "../../inventory/catalog";
-import type { CatalogCsv, ImportLineError, ImportResult } from "../../inventory/catalog-csv";
+import type { ImportLineError, ImportResult } from "../../inventory/catalog-csv";
 import {
   createProductBody,
   describeIssues,
