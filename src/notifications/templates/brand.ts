@@ -9,6 +9,9 @@ import type { EmailContent } from "./types";
  * console renders them again, so every template carries it without each repeating it.
  */
 export function brandEmail(content: EmailContent, brand: Brand): EmailContent {
+  // Once only: a re-send or a fresh link sends what the (branding) renderer made through the
+  // (branding) sender.
+  if (content.html.includes("data-shop-header")) return content;
   const help = [
     brand.supportUrl ? `Help: ${assertWebUrl(brand.supportUrl)}` : undefined,
     brand.supportEmail ? `Questions? Write to ${brand.supportEmail}` : undefined,
