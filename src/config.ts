@@ -126,7 +126,7 @@ const schema = z.object({
     .string()
     .regex(
       /^(\d{1,2}(\.\d{1,2})?%|100%|\d{1,9})$/,
-      'must be a percentage such as "10%" or an amount in minor units such as "500"',
+      'must be a percentage such as "10%" or an amount in minor units (cents) such as "500" for 5.00',
     )
     .default("0"),
   RETURN_APPROVAL: z.enum(["auto", "ops"]).default("auto"),
