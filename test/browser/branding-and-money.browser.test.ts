@@ -158,6 +158,7 @@ describe("the shop's brand and its money, in Chromium", () => {
     expect(await ops.title()).toContain(`${shop.SHOP_NAME} ops console`);
     await ops.goto(`${publicUrl}/ops/orders/${orderId}/confirm/refund`);
     await ops.getByText("Amount in USD").waitFor();
+    expect(await ops.locator("p.refundable").textContent()).toContain("up to $50.00 left to refund");
     await ops.fill('input[name="amount"]', "12.50");
     await ops.getByRole("button", { name: "Confirm" }).click();
     await ops.getByText("Refund requested.").waitFor();
@@ -171,6 +172,14 @@ describe("the shop's brand and its money, in Chromium", () => {
       amountCaptured: 5000,
       amountRefunded: 1250,
     });
+
+    // More than is left is refused in dollars too, and refunds nothing.
+    await ops.goto(`${publicUrl}/ops/orders/${orderId}/confirm/refund`);
+    expect(await ops.locator("p.refundable").textContent()).toContain("up to $37.50 left to refund");
+    await ops.fill('input[name="amount"]', "40");
+    await ops.getByRole("button", { name: "Confirm" }).click();
+    await ops.getByText("$40.00 is more than is left to refund: $37.50").waitFor();
+    expect(await harness.db.refund.count({ where: { orderId } })).toBe(1);
 
     // The customer sees it on the order page, with what they paid in the end.
     await page.goto(links.order(orderId));

@@ -64,6 +64,19 @@ function ConfirmPage(props: {
           Order <strong>{orderReference(order.id)}</strong> ({order.status},{" "}
           {formatMoney(order.total, order.currency)}, {order.email}).
         </p>
+        {action === "refund" && order.payment ? (
+          <p class="refundable">
+            Captured {formatMoney(order.payment.amountCaptured, order.currency)}, refunded{" "}
+            {formatMoney(order.payment.amountRefunded, order.currency)}: up to{" "}
+            <strong>
+              {formatMoney(
+                Math.max(0, order.payment.amountCaptured - order.payment.amountRefunded),
+                order.currency,
+              )}
+            </strong>{" "}
+            left to refund.
+          </p>
+        ) : null}
         {action === "refund" ? (
           <p>
             <label>
@@ -199,12 +212,34 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
       const order = await deps.queries.details(orderId);
       if (!order) throw new AppError("order_not_found", "No such order");
       const amount = refundAmountOf((req.body as { amount?: unknown }).amount, order.currency);
-      return deps.actions.refund({
-        orderId,
-        ...(amount !== undefined ? { amount } : {}),
-        reason: field(req, "reason"),
-        by: "ops-console",
-      });
+      try {
+        return await deps.actions.refund({
+          orderId,
+          ...(amount !== undefined ? { amount } : {}),
+          reason: field(req, "reason"),
+          by: "ops-console",
+        });
+      } catch (error) {
+        // The use case counts in minor units; ops typed, and read, the currency's own.
+        const details = isAppError(error)
+          ? (error.details as { refundable?: unknown } | undefined)
+          : undefined;
+        if (
+          isAppError(error) &&
+          error.code === "refund_exceeds_captured" &&
+          typeof details?.refundable === "number"
+        ) {
+          const left = formatMoney(Math.max(0, details.refundable), order.currency);
+          throw new AppError(
+            "refund_exceeds_captured",
+            details.refundable > 0
+              ? `${amount !== undefined ? formatMoney(amount, order.currency) : "That"} is more than is left to refund: ${left}`
+              : "This order has been refunded in full already",
+            { details },
+          );
+        }
+        throw error;
+      }
     }),
   );
   router.post("/ops/orders/:id/redrive", (req, res) =>
