@@ -96,7 +96,7 @@ describe("customer pages: the shop's brand and the customer's money", () => {
   it("shows every refund (ops' partial one and a return's) and what the customer paid in the end, not a failed one", async () => {
     const delivered = await order({
       status: "delivered",
-      payment: { status: "captured", authorized: 5000, captured: 5000, refunded: 1750 },
+      payment: { status: "captured", authorized: 5000, captured: 5000, refunded: 500 },
       refunds: [
         { amount: 500, reason: "dented tin (ops note)", status: "succeeded" },
         { amount: 1250, reason: "return 7d3f", status: "pending" },
@@ -114,6 +114,20 @@ describe("customer pages: the shop's brand and the customer's money", () => {
     expect(page.text).not.toContain("ops note");
     expect(page.text).toMatch(/Charged to your card<\/td><td class="num">\$50\.00/);
     expect(page.text).toMatch(/You paid in the end<\/strong><\/td><td class="num"><strong>\$32\.50/);
+  });
+
+  it("shows a refund the workflow made itself (a cancel after capture), which has no refund row", async () => {
+    const cancelled = await order({
+      status: "cancelled",
+      payment: { status: "refunded", authorized: 5000, captured: 5000, refunded: 5000 },
+    });
+    const page = await request(app)
+      .get(services.links.order(cancelled.id).replace(/^https?:\/\/[^/]+/, ""))
+      .expect(200);
+    expect(page.text).toMatch(
+      /<tr class="refund" data-amount="5000"><td>Refund: order cancelled<\/td><td class="num">−\$50\.00/,
+    );
+    expect(page.text).toMatch(/You paid in the end<\/strong><\/td><td class="num"><strong>\$0\.00/);
   });
 
   it("every customer page is the shop's: name and logo, its colour's stylesheet, help and legal line", async () => {

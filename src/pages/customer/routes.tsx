@@ -176,8 +176,22 @@ function MoneyPanel(props: { order: CustomerOrder }) {
   const payment = order.payment;
   if (!payment) return null;
   const money = (amount: number) => formatMoney(amount, order.currency);
-  const refunded = order.refunds.reduce((sum, refund) => sum + refund.amount, 0);
+  const sum = (status: string) =>
+    order.refunds
+      .filter((refund) => refund.status === status)
+      .reduce((total, refund) => total + refund.amount, 0);
+  // A refund the workflow made itself (a cancel after capture, a line out of stock) is on the
+  // payment only, with no row of its own: shown as what the payment says beyond the rows.
+  const unlisted = Math.max(0, payment.amountRefunded - sum("succeeded"));
+  const refunded = sum("succeeded") + sum("pending") + unlisted;
   const charged = payment.amountCaptured;
+  const hasRefunds = order.refunds.length > 0 || unlisted > 0;
+  const unlistedLabel =
+    order.status === "cancelled"
+      ? "Refund: order cancelled"
+      : order.status === "cancelled_out_of_stock"
+        ? "Refund: out of stock"
+        : "Refund";
   return (
     <section class="card" id="order-money">
       <h2>Payment</h2>
@@ -193,7 +207,7 @@ function MoneyPanel(props: { order: CustomerOrder }) {
           your order ships.
         </p>
       ) : null}
-      {charged > 0 || order.refunds.length > 0 ? (
+      {charged > 0 || hasRefunds ? (
         <table>
           <tbody>
             <tr>
@@ -212,7 +226,13 @@ function MoneyPanel(props: { order: CustomerOrder }) {
                 <td class="num">−{money(refund.amount)}</td>
               </tr>
             ))}
-            {order.refunds.length > 0 ? (
+            {unlisted > 0 ? (
+              <tr class="refund" data-amount={unlisted}>
+                <td>{unlistedLabel}</td>
+                <td class="num">−{money(unlisted)}</td>
+              </tr>
+            ) : null}
+            {hasRefunds ? (
               <tr>
                 <td>
                   <strong>You paid in the end</strong>
