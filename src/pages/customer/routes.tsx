@@ -245,7 +245,7 @@ function MoneyPanel(props: { order: CustomerOrder }) {
           </tbody>
         </table>
       ) : null}
-      {order.refunds.length > 0 ? (
+      {hasRefunds ? (
         <p class="muted small">
           A refund can take 5–10 days to appear on your statement, depending on your bank.
         </p>
