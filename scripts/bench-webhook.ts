@@ -168,11 +168,15 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
       let i = 0;
       return () => signed(payloads[i++ % payloads.length] as string, pathName);
     };
-    // First deliveries are used once each, shared by our route and the reference.
+    // First deliveries are used once each, shared by our route and the reference. `next` counts
+    // what was handed out: a row that ran out of orders asks again and again, and counting those
+    // asks (as it once did) overstated the deliveries sent and skipped the orders prepared next.
     let next = 0;
     const firstDeliveries = () => {
-      const payload = completed[next++];
-      return payload === undefined ? undefined : signed(payload, "/api/stripe/webhook");
+      const payload = completed[next];
+      if (payload === undefined) return undefined;
+      next += 1;
+      return signed(payload, "/api/stripe/webhook");
     };
     /** Sends `message` to the target and waits for its answer, the one carrying `key`. */
     const ask = (message: Serializable, key: string) =>

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # npm run test:mutation [group...]: StrykerJS over the exactly-once core, one module group at a
 # time with only the test files that exercise it, one test process at a time (the machine is
-# shared). Groups: repositories inventory email intake fulfil (default: all). Logs and the
+# shared). Groups: repositories inventory email intake fulfil returns exchanges reconciliation
+# label-voids refunds-disputes (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
@@ -13,8 +14,8 @@ mkdir -p reports/mutation
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
 # setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
 for group in "$@"; do
-  case "$group" in repositories | inventory | email | intake | fulfil) ;;
-  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil)" >&2; exit 2 ;;
+  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | label-voids | refunds-disputes) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation label-voids refunds-disputes)" >&2; exit 2 ;;
   esac
 done
 needs_database() {
@@ -46,7 +47,7 @@ run() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil)
+[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation label-voids refunds-disputes)
 for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
@@ -64,6 +65,19 @@ for group in "${groups[@]}"; do
     # or HTTP), a few hundred ms a run; test/workflow stays the end-to-end check.
     fulfil) STRYKER_NO_DATABASE=1 run fulfil "src/inngest/functions/fulfill-order.ts,src/inngest/steps/charge-card.ts,src/inngest/steps/check-address.ts,src/inngest/steps/claim-order.ts,src/inngest/steps/compensate.ts,src/inngest/steps/context.ts,src/inngest/steps/create-shipment.ts,src/inngest/steps/finish-unfulfilled.ts,src/inngest/steps/hold-fulfilment.ts,src/inngest/steps/mark-delivered.ts,src/inngest/steps/release-stock.ts,src/inngest/steps/return-payment.ts,src/inngest/steps/reserve-stock.ts,src/inngest/steps/saga.ts,src/inngest/steps/send-confirmation.ts,src/inngest/steps/send-review-request.ts,src/inngest/steps/send-short-notice.ts" \
       "test/workflow-fast/fulfill-order.test.ts,test/workflow-fast/holds-and-redrive.test.ts,test/workflow-fast/cleanup-cancelled-order.test.ts,test/workflow-fast/saga.test.ts,test/workflow-fast/partial-fulfilment.test.ts,test/workflow-fast/parcel-outcome.test.ts,test/workflow-fast/order-gone.test.ts" 10000 ;;
+    # The money paths added after the fulfilment (issue 38): their workflow suites run the real
+    # engine and stand-ins, tens of seconds a run, so these groups take hours; run one at a time,
+    # and with --mutate "<file>:<lines>" for the lines a change touched.
+    returns) run returns "src/returns/return-work.ts,src/returns/return-records.ts,src/returns/returns.ts,src/returns/return-policy.ts,src/returns/stalled-returns.ts,src/inngest/functions/process-return.ts,src/inngest/functions/recover-stalled-returns.ts" \
+      "test/returns/return-policy.test.ts,test/returns/return-refund-alerts.test.ts,test/returns/late-exchange-payment.test.ts,test/workflow-fast/process-return.test.ts,test/workflow/returns.test.ts,test/workflow/replayed-return-steps.test.ts,test/workflow/return-recovery.test.ts,test/workflow/disputes-stop-refunds.test.ts" 180000 ;;
+    exchanges) run exchanges "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts" \
+      "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts" 240000 ;;
+    reconciliation) run reconciliation "src/reconciliation/reconcile.ts,src/reconciliation/label-voids.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts" \
+      "test/reconciliation/every-mismatch-kind.test.ts,test/reconciliation/stock-ledger-check.test.ts" 30000 ;;
+    label-voids) run label-voids "src/shipping/label-void.ts" \
+      "test/workflow/label-void.test.ts,test/workflow/cancellation.test.ts" 120000 ;;
+    refunds-disputes) run refunds-disputes "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
+      "test/orders/refunds.test.ts,test/orders/intake/dispute-states.test.ts,test/workflow/disputes-stop-refunds.test.ts,test/orders/intake/stripe-intake.unit.test.ts" 120000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

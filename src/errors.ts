@@ -25,6 +25,7 @@ export const httpStatusByCode = {
   order_not_cancellable: 409,
   order_not_refundable: 409,
   refund_exceeds_captured: 409,
+  charge_disputed: 409,
   order_not_redrivable: 409,
   order_not_holdable: 409,
   order_not_held: 409,

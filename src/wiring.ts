@@ -12,6 +12,7 @@ import type { WorkflowDependencies } from "./inngest/dependencies";
 import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./events/publisher";
+import { emailQueuedEvent, opsAlertQueuedEvent } from "./events/contracts";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
@@ -49,8 +50,8 @@ import {
 import path from "node:path";
 import { orderAdminRoutes } from "./orders/admin-routes";
 import { createOrderIntake } from "./orders/order-intake";
-import { createExchangeCheckouts } from "./payments/exchange-checkout";
-import { createExchangePaymentEvents, type ExchangePaymentEvents } from "./returns/exchange-payment-events";
+import type { ExchangePaymentEvents } from "./returns/exchange-payment-events";
+import { createReturnsModule } from "./returns/module";
 import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
@@ -73,13 +74,6 @@ import {
   type Reconciliation,
 } from "./reconciliation";
 import { createParcelTracking } from "./shipping/parcel-tracking";
-import { createEasyPostReturnLabels } from "./shipping/return-labels";
-import { returnAdminRoutes } from "./returns/admin-routes";
-import { parseRestockingFee } from "./returns/return-policy";
-import { createReturnRecords } from "./returns/return-records";
-import { createReturnTracking } from "./returns/return-tracking";
-import { createReturnWork } from "./returns/return-work";
-import { createReturnActions } from "./returns/returns";
 import { createTimeline } from "./timeline/timeline";
 import { createPaymentRepository } from "./payments/payment-repository";
 import { createStripeClient, type StripeClient } from "./payments/stripe-client";
@@ -99,7 +93,6 @@ import {
   createShippingProvider,
   lazyEasyPostClient,
   publicBaseUrl,
-  warehouseAddress,
   type ShippingProvider,
 } from "./shipping";
 
@@ -209,6 +202,8 @@ export async function createServices(options: {
     groupWindowMs: durationMs(config.ALERT_GROUP_WINDOW),
     onDelivery: (kind, outcome) => metrics.observeAlert(kind, outcome),
     onBacklog: (undelivered) => metrics.setUndeliveredAlerts(undelivered),
+    // Each alert's group is delivered by deliver-alert-group, debounced over the window.
+    onQueued: ({ key, group }) => publisher.publish(opsAlertQueuedEvent({ group, alertKey: key })),
     runUrlTemplate,
     orderUrl: opsOrderUrl,
   });
@@ -237,6 +232,8 @@ export async function createServices(options: {
         title: "E-mail given up after retrying",
         fields: { ...email, orderId: email.orderId ?? undefined, action: "Reach the customer another way" },
       }),
+    // An e-mail left in the outbox is retried by send-held-back-emails, batched.
+    onQueued: (email) => publisher.publish(emailQueuedEvent(email)),
   });
   const brand = brandFromConfig(config);
   const sender = observedEmailSender(brandedEmailSender(emailDelivery, brand), metrics);
@@ -274,15 +271,15 @@ export async function createServices(options: {
   const catalog = createCatalog(db, { ledger: stockLedger, lowStock });
   // The returns' side of the Stripe webhook (an exchange's difference paid on Checkout), set once
   // the returns are built below; the webhook serves nothing before the app is built.
-  let exchangePayments: ExchangePaymentEvents | undefined;
+  const exchangePayments: { events?: ExchangePaymentEvents | undefined } = {};
   const intake = createOrderIntake({
     db,
     stripe,
     exchanges: {
-      owns: (event) => exchangePayments?.owns(event) ?? false,
+      owns: (event) => exchangePayments.events?.owns(event) ?? false,
       handle: (event) => {
-        if (!exchangePayments) throw new Error("exchange payments are not wired");
-        return exchangePayments.handle(event);
+        if (!exchangePayments.events) throw new Error("exchange payments are not wired");
+        return exchangePayments.events.handle(event);
       },
     },
     voidLabel: (orderId) => labels.voidLabel(orderId, "refunded"),
@@ -311,46 +308,25 @@ export async function createServices(options: {
     sender,
     logger,
     onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
-  });
-  // Returns after delivery (src/returns): the use cases both doors and the carrier's tracker
-  // share, and what process-return's steps do.
-  const returnRecords = createReturnRecords(db);
-  const returnActions = createReturnActions({
-    records: returnRecords,
-    publisher,
-    timeline,
-    windowMs: durationMs(config.RETURN_WINDOW),
-    approval: config.RETURN_APPROVAL,
-    listForOrder: (orderId) => returnRecords.listForOrder(orderId),
+    alerts,
   });
   const payments = createStripePaymentGateway(stripe);
-  const exchangeCheckouts = createExchangeCheckouts(stripe);
-  const returnWork = endpoints.easyPost
-    ? createReturnWork({
-        db,
-        records: returnRecords,
-        labels: createEasyPostReturnLabels({
-          client: lazyEasyPostClient(endpoints.easyPost),
-          warehouse: warehouseAddress(config),
-          serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
-          itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
-        }),
-        refunds,
-        payments,
-        sender,
-        timeline,
-        alerts,
-        fee: parseRestockingFee(config.RETURN_RESTOCKING_FEE),
-        checkouts: {
-          sessions: exchangeCheckouts,
-          windowMs: durationMs(config.EXCHANGE_PAYMENT_WINDOW),
-        },
-        orderUrl: (orderId) => links.order(orderId),
-        trackUrl: (trackingNumber) => links.track(trackingNumber),
-      })
-    : undefined;
-
-  if (returnWork) exchangePayments = createExchangePaymentEvents({ work: returnWork, publisher, logger });
+  const returns = createReturnsModule({
+    config,
+    db,
+    stripe,
+    publisher,
+    timeline,
+    refunds,
+    payments,
+    sender,
+    alerts,
+    logger,
+    links,
+    adminToken: endpoints.adminToken,
+    ...(endpoints.easyPost ? { easyPost: endpoints.easyPost } : {}),
+  });
+  exchangePayments.events = returns.exchangePayments;
 
   const workflow: WorkflowDependencies = {
     orders,
@@ -395,6 +371,7 @@ export async function createServices(options: {
       reviewDelay: config.REVIEW_DELAY,
       reviewAfterDelivery: config.REVIEW_AFTER_DELIVERY,
       partialFulfilment: config.PARTIAL_FULFILMENT,
+      alertGroupWindow: config.ALERT_GROUP_WINDOW,
     },
     recovery: {
       stalledOrders: createStalledOrders(db),
@@ -406,19 +383,7 @@ export async function createServices(options: {
       checkouts: intake.checkoutSweep,
       reconciliation,
     },
-    ...(returnWork
-      ? {
-          returns: {
-            work: returnWork,
-            waitSlice: "1d",
-            waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),
-            // EXCHANGE_PAYMENT_WINDOW is at most 23h: one slice.
-            paymentSlice: config.EXCHANGE_PAYMENT_WINDOW,
-            paymentSlices: 1,
-            exchangeShips: config.EXCHANGE_SHIPS,
-          },
-        }
-      : {}),
+    ...(returns.workflow ? { returns: returns.workflow } : {}),
   };
 
   const renderer = createEmailRenderer({ db, links, brand });
@@ -477,7 +442,7 @@ export async function createServices(options: {
     alertBacklog: () => alertOutbox.backlog(),
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     reconciliation,
-    returns: returnActions,
+    returns: returns.actions,
     openCheckoutUrl: checkoutPayUrl(stripe),
     addresses: createAddressCorrections({
       db,
@@ -547,13 +512,9 @@ export async function createServices(options: {
         alerts,
         tellCustomer: (orderId, exception) => workflow.messages.deliveryException(orderId, exception),
       }),
-      returnParcels: createReturnTracking({ records: returnRecords, actions: returnActions, timeline }),
+      returnParcels: returns.tracking,
     }),
-    returnsAdmin: returnAdminRoutes({
-      adminToken: endpoints.adminToken,
-      returns: returnActions,
-      orderExists: (orderId) => returnRecords.orderExists(orderId),
-    }),
+    returnsAdmin: returns.admin,
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),

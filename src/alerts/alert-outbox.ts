@@ -33,6 +33,12 @@ export interface AlertBacklog {
 export interface AlertOutbox {
   enqueue(alert: OutgoingAlert): Promise<void>;
   drain(): Promise<AlertDrainResult>;
+  /**
+   * One group's undelivered alerts as one message now, its window being over (deliver-alert-group
+   * runs it once its debounce has waited the window); `retryInMs`: how long until a failed message
+   * is due again, on this process's clock (null: nothing left to retry).
+   */
+  deliverGroup(group: string): Promise<AlertDrainResult & { retryInMs: number | null }>;
   backlog(): Promise<AlertBacklog>;
   /** Stops the window timers (the rows stay; the cron delivers them). */
   close(): void;
@@ -112,6 +118,12 @@ export function createAlertOutbox(deps: {
   onDelivery?: AlertDeliveryObserver;
   /** Told the number of undelivered alerts after every change, for the metric. */
   onBacklog?: (undelivered: number) => void;
+  /**
+   * Told of every stored alert (the app sends `shop/ops-alert.queued`, whose debounced run
+   * delivers the group after its window). When it throws, or without it, this process's own
+   * timer delivers the group, and the safety-net cron after a restart.
+   */
+  onQueued?: (alert: { key: string; group: string }) => Promise<void>;
 }): AlertOutbox {
   const { db, logger } = deps;
   const now = deps.now ?? (() => new Date());
@@ -246,13 +258,51 @@ export function createAlertOutbox(deps: {
         deps.onDelivery?.(alert.content.kind, "failed");
         return;
       }
+      // With no window the alert goes at once from here; its run retries should Slack fail.
       if (deps.groupWindowMs === 0) await drain();
-      else {
-        deliverWhenDue(alert.group, deps.groupWindowMs);
-        await reportBacklog().catch(() => undefined);
+      let told = false;
+      if (deps.onQueued) {
+        try {
+          await deps.onQueued({ key: alert.key, group: alert.group });
+          told = true;
+        } catch (error) {
+          logger.warn({ err: error, group: alert.group }, "alert kept; its delivery event was not sent");
+        }
       }
+      if (!told && deps.groupWindowMs > 0) deliverWhenDue(alert.group, deps.groupWindowMs);
+      if (deps.groupWindowMs > 0) await reportBacklog().catch(() => undefined);
     },
     drain,
+    async deliverGroup(group) {
+      const at = now();
+      // A message that failed waits for its backoff (the run sleeps until then).
+      const failing = await db.opsAlert.findFirst({
+        where: { groupKey: group, deliveredAt: null, attempts: { gt: 0 } },
+        orderBy: { nextAttemptAt: "desc" },
+        select: { nextAttemptAt: true },
+      });
+      if (failing && failing.nextAttemptAt > at) {
+        return {
+          messages: 0,
+          delivered: 0,
+          retrying: 0,
+          retryInMs: Math.max(1_000, failing.nextAttemptAt.getTime() - at.getTime()),
+        };
+      }
+      const result = await deliverGroup(group, at);
+      await reportBacklog().catch(() => undefined);
+      // Alerts stored since have events of their own; rows another delivery holds are its to finish.
+      if (result.retrying === 0) return { ...result, retryInMs: null };
+      const failed = await db.opsAlert.findFirst({
+        where: { groupKey: group, deliveredAt: null },
+        orderBy: { nextAttemptAt: "desc" },
+        select: { nextAttemptAt: true },
+      });
+      return {
+        ...result,
+        retryInMs: failed ? Math.max(1_000, failed.nextAttemptAt.getTime() - now().getTime()) : null,
+      };
+    },
     async backlog() {
       const [undelivered, oldestFailing] = await Promise.all([
         db.opsAlert.count({ where: { deliveredAt: null } }),

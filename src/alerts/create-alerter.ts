@@ -27,6 +27,7 @@ export function defaultRunUrlTemplate(
 const noOutbox: AlertOutbox = {
   enqueue: () => Promise.resolve(),
   drain: () => Promise.resolve({ messages: 0, delivered: 0, retrying: 0 }),
+  deliverGroup: () => Promise.resolve({ messages: 0, delivered: 0, retrying: 0, retryInMs: null }),
   backlog: () => Promise.resolve({ undelivered: 0 }),
   close: () => undefined,
 };
@@ -42,6 +43,8 @@ export function createAlerter(
     groupWindowMs: number;
     onDelivery?: AlertDeliveryObserver;
     onBacklog?: (undelivered: number) => void;
+    /** Each stored alert's event (the app's `shop/ops-alert.queued`); see createAlertOutbox. */
+    onQueued?: (alert: { key: string; group: string }) => Promise<void>;
     runUrlTemplate?: string;
     /** The order's page in the ops console. */
     orderUrl?: (orderId: string) => string;
@@ -64,6 +67,7 @@ export function createAlerter(
       groupWindowMs: options.groupWindowMs,
       ...(options.onDelivery ? { onDelivery: options.onDelivery } : {}),
       ...(options.onBacklog ? { onBacklog: options.onBacklog } : {}),
+      ...(options.onQueued ? { onQueued: options.onQueued } : {}),
       ...(options.now ? { now: options.now } : {}),
     });
     return {

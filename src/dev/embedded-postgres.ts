@@ -44,6 +44,8 @@ export interface EmbeddedPostgresOptions {
   ephemeral?: boolean;
   /** Progress lines for a person watching the start (the first start runs initdb). */
   onProgress?: (line: string) => void;
+  /** More server settings (`name=value`), e.g. a benchmark's `shared_preload_libraries`. */
+  settings?: string[];
 }
 
 interface PackageInstance {
@@ -166,6 +168,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     "unix_socket_directories=",
     "max_connections=200",
     ...(options.ephemeral ? ["fsync=off", "synchronous_commit=off", "full_page_writes=off"] : []),
+    ...(options.settings ?? []),
   ];
   const postgresFlags = settings.flatMap((setting) => ["-c", setting]);
   const onLog = (message: string) => logger.debug({ postgres: message.trim() }, "embedded PostgreSQL");

@@ -171,6 +171,47 @@ export const exchangePaidEvent = (data: z.infer<typeof exchangePaid.schema>) => 
   data: { ...data },
 });
 
+/**
+ * An e-mail the mail server did not take (or another attempt holds) and that now waits in the
+ * outbox: send-held-back-emails, batched, retries it when its backoff is due. One id per attempt,
+ * so a retried step sends the event once.
+ */
+export const emailQueued = eventType("shop/email.queued", {
+  schema: z.object({ idempotencyKey: z.string().min(1), attempts: z.number().int().nonnegative() }),
+});
+export const emailQueuedEvent = (data: z.infer<typeof emailQueued.schema>) => ({
+  name: emailQueued.name,
+  id: `email-queued-${data.idempotencyKey}-${data.attempts}`,
+  data: { ...data },
+});
+
+/**
+ * An ops alert stored in its outbox: deliver-alert-group, debounced per group over
+ * ALERT_GROUP_WINDOW, sends the group as one Slack message. One id per alert key.
+ */
+export const opsAlertQueued = eventType("shop/ops-alert.queued", {
+  schema: z.object({ group: z.string().min(1), alertKey: z.string().min(1) }),
+});
+export const opsAlertQueuedEvent = (data: z.infer<typeof opsAlertQueued.schema>) => ({
+  name: opsAlertQueued.name,
+  id: `ops-alert-queued-${data.alertKey}`,
+  data: { ...data },
+});
+
+/**
+ * A checkout took stock down to a product's low-stock threshold (the statement that took it said
+ * so): watch-low-stock claims the crossing and alerts ops once.
+ */
+export const stockLow = eventType("shop/stock.low", {
+  schema: z.object({ skus: z.array(z.string().min(1)).min(1) }),
+});
+/** One per checkout that took the stock down (`orderId`, the checkout's order). */
+export const stockLowEvent = (data: z.infer<typeof stockLow.schema>, orderId: string) => ({
+  name: stockLow.name,
+  id: `stock-low-${orderId}`,
+  data: { skus: [...data.skus] },
+});
+
 /** Every event this service sends, as the publisher takes it. */
 export type OutgoingEvent =
   | OrderPlacedEvent
@@ -182,7 +223,10 @@ export type OutgoingEvent =
   | ReturnType<typeof returnApprovedEvent>
   | ReturnType<typeof returnReceivedEvent>
   | ReturnType<typeof returnCancelledEvent>
-  | ReturnType<typeof exchangePaidEvent>;
+  | ReturnType<typeof exchangePaidEvent>
+  | ReturnType<typeof emailQueuedEvent>
+  | ReturnType<typeof opsAlertQueuedEvent>
+  | ReturnType<typeof stockLowEvent>;
 
 /**
  * Inngest's own event for a run that was cancelled (`cancelOn`, or the REST API): it carries the

@@ -17,6 +17,7 @@ import type { CheckoutSweep } from "../orders/checkout/checkout-sweep";
 import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type { Reconciliation } from "../reconciliation/reconcile";
 import type { ReturnWork } from "../returns/return-work";
+import type { StalledReturns } from "../returns/stalled-returns";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -71,6 +72,8 @@ export interface WorkflowSettings {
    * built before the setting existed keeps today's behaviour.
    */
   partialFulfilment?: "cancel_order" | "ship_available";
+  /** ALERT_GROUP_WINDOW: deliver-alert-group's debounce ("2m" when not given). */
+  alertGroupWindow?: string;
 }
 
 /** What the recovery crons read and feed: see src/inngest/functions/recover-*, sweep-*, alert-*. */
@@ -108,7 +111,7 @@ export interface WorkflowDependencies {
   emailOutbox: EmailOutbox;
   alerts: Alerter;
   /** Alerts kept until Slack took them; drained by src/inngest/functions/deliver-ops-alerts.ts. */
-  alertOutbox: Pick<AlertOutbox, "drain">;
+  alertOutbox: Pick<AlertOutbox, "drain" | "deliverGroup">;
   /** Products at or below their low-stock threshold: see watch-low-stock. */
   lowStock?: LowStockWatch;
   /** The stock ledger's daily check: see check-stock-ledger. */
@@ -121,6 +124,8 @@ export interface WorkflowDependencies {
 
 export interface ReturnWorkflowDependencies {
   work: ReturnWork;
+  /** The returns whose event was lost, for recover-stalled-returns; and the run's "started" mark. */
+  stalled?: StalledReturns;
   /** How long each wait for an approval or the parcel lasts before the return is read again. */
   waitSlice: string;
   /** How many slices cover RETURN_SHIP_WITHIN (at least one). */

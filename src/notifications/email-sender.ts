@@ -87,10 +87,31 @@ export interface OutboxDrainResult {
   gaveUp: number;
 }
 
-/** Sends what an SMTP outage left behind; src/inngest/functions/drain-email-outbox.ts runs it. */
-export interface EmailOutbox {
-  drain(options?: { limit?: number }): Promise<OutboxDrainResult>;
+export interface QueuedSendResult extends OutboxDrainResult {
+  /**
+   * How long until the earliest of the keys still to send may be tried again, on this process's
+   * clock (the outbox's): at least a second; null: none left to send.
+   */
+  retryInMs: number | null;
 }
+
+/** Sends what an SMTP outage left behind. */
+export interface EmailOutbox {
+  /** Every due e-mail (the safety-net cron, src/inngest/functions/drain-email-outbox.ts). */
+  drain(options?: { limit?: number }): Promise<OutboxDrainResult>;
+  /**
+   * The due e-mails among `keys` (a batch of `shop/email.queued`,
+   * src/inngest/functions/send-held-back-emails.ts), and when the rest come due.
+   */
+  sendQueued(keys: readonly string[]): Promise<QueuedSendResult>;
+}
+
+/**
+ * Told when an e-mail is left in the outbox by a workflow's own attempt (the mail server refused
+ * it, or another attempt holds it): the app sends `shop/email.queued`. Never told for the outbox's
+ * own retries, whose run already waits for the e-mail.
+ */
+export type QueuedNotifier = (email: { idempotencyKey: string; attempts: number }) => Promise<void>;
 
 export interface OutboxRetryPolicy {
   /** How long after the first attempt an e-mail is still retried; then ops are alerted. */
@@ -115,6 +136,8 @@ const leaseMs = 2 * 60_000;
 /** How long a second attempt for the same key waits for the first to finish before answering `queued`. */
 const waitForHolderMs = 5_000;
 const pollMs = 100;
+/** sendQueued's shortest wait: a run never spins on an e-mail due a moment from now. */
+const minRetryWaitMs = 1_000;
 
 export interface LeasedRow {
   id: string;
@@ -255,6 +278,7 @@ export function createEmailSender(deps: {
   logger: Logger;
   retry?: OutboxRetryPolicy;
   onGiveUp?: GiveUpNotifier;
+  onQueued?: QueuedNotifier;
   now?: () => Date;
 }): EmailSender & EmailOutbox {
   const { db, transport, from, logger } = deps;
@@ -263,6 +287,19 @@ export function createEmailSender(deps: {
   const timeline = createTimeline(db);
   const retry = deps.retry ?? defaultRetryPolicy;
   const now = deps.now ?? (() => new Date());
+
+  /**
+   * An e-mail left for the outbox: its event (best effort; should it not go, the safety-net cron
+   * sends the e-mail within hours, so the workflow is not failed for it).
+   */
+  async function tellQueued(idempotencyKey: string, attempts: number): Promise<void> {
+    if (!deps.onQueued) return;
+    try {
+      await deps.onQueued({ idempotencyKey, attempts });
+    } catch (error) {
+      logger.warn({ err: error, idempotencyKey }, "e-mail left in the outbox; its retry event was not sent");
+    }
+  }
 
   const backoffMs = (attempts: number) =>
     Math.min(retry.maxRetryAfterMs, retry.firstRetryAfterMs * 2 ** Math.max(0, attempts - 1));
@@ -298,6 +335,7 @@ export function createEmailSender(deps: {
     content?: EmailContent,
     entry?: OutcomeEntry,
     move?: OrderMove,
+    byOutbox = false,
   ): Promise<SendEmailResult> {
     const log = logger.child({
       idempotencyKey: row.idempotency_key,
@@ -379,6 +417,7 @@ export function createEmailSender(deps: {
           { err: error, transport: transport.kind, attempts: row.attempts, retryAt, outbox: "queued" },
           "e-mail could not be sent",
         );
+        if (!byOutbox) await tellQueued(row.idempotency_key, row.attempts);
         return result;
       }
       log.error({ err: error, attempts: row.attempts }, "e-mail given up after retrying; ops alerted");
@@ -432,8 +471,8 @@ export function createEmailSender(deps: {
     const deadline = Date.now() + waitForHolderMs;
     for (;;) {
       const current = (
-        await sql.query<{ status: string; messageId: string; rendered: boolean }>(
-          `SELECT status::text AS status, message_id AS "messageId", subject IS NOT NULL AS rendered
+        await sql.query<{ status: string; messageId: string; rendered: boolean; attempts: number }>(
+          `SELECT status::text AS status, message_id AS "messageId", subject IS NOT NULL AS rendered, attempts
            FROM email_messages WHERE idempotency_key = $1`,
           [key],
         )
@@ -449,6 +488,8 @@ export function createEmailSender(deps: {
       // Another attempt holds the lease: it (or, should it fail, the outbox) sends the e-mail.
       if (Date.now() >= deadline) {
         if (!current.rendered) await storeMessage?.();
+        // Should the holder die before its outcome, the lease runs out and the outbox sends it.
+        await tellQueued(key, current.attempts);
         return { status: "queued", messageId: current.messageId };
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
@@ -552,11 +593,44 @@ export function createEmailSender(deps: {
       for (const { idempotency_key: key } of due) {
         const row = await lease(key, { includeGivenUp: false });
         if (!row) continue; // sent or taken by someone else since the query
-        const outcome = await attempt(row);
+        const outcome = await attempt(row, undefined, undefined, undefined, true);
         if (outcome.status === "sent") result.sent += 1;
         else if (outcome.status === "undeliverable") result.gaveUp += 1;
         else result.retrying += 1;
       }
+      return result;
+    },
+
+    async sendQueued(keys) {
+      const result: QueuedSendResult = { sent: 0, retrying: 0, gaveUp: 0, retryInMs: null };
+      if (keys.length === 0) return result;
+      const at = now();
+      // The same conditions as drain's, for these keys only.
+      const { rows: due } = await sql.query<{ idempotency_key: string }>(
+        `SELECT idempotency_key FROM email_messages
+         WHERE idempotency_key = ANY($2::text[]) AND status <> 'sent' AND gave_up_at IS NULL
+           AND subject IS NOT NULL AND (lease_until IS NULL OR lease_until < $1)
+           AND COALESCE(next_attempt_at, created_at) <= $1
+         ORDER BY COALESCE(next_attempt_at, created_at)`,
+        [at, [...keys]],
+      );
+      for (const { idempotency_key: key } of due) {
+        const row = await lease(key, { includeGivenUp: false });
+        if (!row) continue;
+        const outcome = await attempt(row, undefined, undefined, undefined, true);
+        if (outcome.status === "sent") result.sent += 1;
+        else if (outcome.status === "undeliverable") result.gaveUp += 1;
+        else result.retrying += 1;
+      }
+      // What is left: due again at its backoff, or once a lease someone holds runs out.
+      const { rows } = await sql.query<{ next: Date | null }>(
+        `SELECT min(greatest(COALESCE(next_attempt_at, created_at), COALESCE(lease_until, created_at))) AS next
+         FROM email_messages
+         WHERE idempotency_key = ANY($1::text[]) AND status <> 'sent' AND gave_up_at IS NULL`,
+        [[...keys]],
+      );
+      const next = rows[0]?.next;
+      if (next) result.retryInMs = Math.max(minRetryWaitMs, new Date(next).getTime() - now().getTime());
       return result;
     },
   };

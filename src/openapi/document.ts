@@ -268,6 +268,7 @@ function buildDocument(): JsonSchema {
             "order_not_found",
             "order_not_refundable",
             "refund_exceeds_captured",
+            "charge_disputed",
             "upstream_unavailable",
           ]),
         },

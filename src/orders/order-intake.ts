@@ -3,6 +3,7 @@ import type Stripe from "stripe";
 import type { Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import type { EventPublisher } from "../events/publisher";
+import { stockLowEvent } from "../events/contracts";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { Logger } from "../logger";
 import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
@@ -111,6 +112,7 @@ export function createOrderIntake(deps: {
     sessionTtlMs: deps.sessionTtlMs ?? defaultSessionTtlMs,
     logger: deps.logger,
     ...(deps.shipping ? { shipping: deps.shipping } : {}),
+    onLowStock: (skus, orderId) => deps.publisher.publish(stockLowEvent({ skus }, orderId)),
   });
   return {
     intake,

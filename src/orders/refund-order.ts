@@ -1,11 +1,13 @@
 import type Stripe from "stripe";
+import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
-import { AppError } from "../errors";
+import { AppError, isAppError } from "../errors";
 import type { Logger } from "../logger";
 import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import { recordInTransaction } from "../timeline/in-transaction";
 import type { Actor } from "./actor";
+import { disputedRefundAlertKey, disputeHoldOf } from "./disputed-amount";
 
 export interface RefundRequest {
   orderId: string;
@@ -46,6 +48,8 @@ export interface RefundOrderDeps {
    * to the carrier (src/shipping/label-void.ts), a scanned one goes to ops.
    */
   onFullRefund?: (orderId: string) => Promise<void>;
+  /** Told once per dispute when a refund is refused because the charge is disputed. */
+  alerts?: Pick<Alerter, "notify">;
 }
 
 interface PendingRefund {
@@ -110,6 +114,24 @@ export function createRefunds(deps: RefundOrderDeps) {
           { details: { requested: amount, captured: payment.amount_captured, refunded, refundable } },
         );
       }
+      // A chargeback holds its amount: that money goes back to the cardholder through the
+      // dispute, and a refund on top would pay them twice (src/orders/disputed-amount.ts).
+      const held = await disputeHoldOf(tx, orderId);
+      if (held.amount > 0 && amount > refundable - held.amount) {
+        const disputes = held.disputes.map((d) => d.providerId);
+        throw new AppError(
+          "charge_disputed",
+          `Order ${orderId}'s payment is disputed (${disputes.join(", ")}): ${held.amount} of it is with the card network, so a refund of ${amount} is refused. Answer or accept the dispute in the Stripe Dashboard instead`,
+          {
+            details: {
+              requested: amount,
+              refundable: Math.max(refundable - held.amount, 0),
+              disputed: held.amount,
+              disputes,
+            },
+          },
+        );
+      }
       const currency = payment.currency.trim();
       const row = await tx.refund.create({
         data: {
@@ -155,13 +177,23 @@ export function createRefunds(deps: RefundOrderDeps) {
         await db.$transaction(async (tx) => {
           await tx.refund.update({
             where: { id: refund.id },
-            data: { status: "failed", error: stripeError.message ?? "refused" },
+            // The code kept first for the one Stripe refusal a retry must answer alike.
+            data: {
+              status: "failed",
+              error: `${stripeError.code === "charge_disputed" ? "charge_disputed: " : ""}${stripeError.message ?? "refused"}`,
+            },
           });
           await recordInTransaction(tx, orderId, "refund-failed", {
             refundId: refund.id,
             error: stripeError.message ?? null,
           });
         });
+        if (stripeError.code === "charge_disputed") {
+          throw new AppError("charge_disputed", `Stripe refused the refund: ${stripeError.message ?? ""}`, {
+            cause: error,
+            details: { requested: refund.amount, disputes: [] as string[], paymentIntentId },
+          });
+        }
         throw new AppError(
           "order_not_refundable",
           `Stripe refused the refund: ${stripeError.message ?? "unknown"}`,
@@ -226,59 +258,99 @@ export function createRefunds(deps: RefundOrderDeps) {
     }
   }
 
+  /**
+   * Ops hear once per dispute (whoever asked, however often) that refunds of the order wait for
+   * it; a refusal Stripe gave before the dispute's webhook reached us is keyed by the payment.
+   */
+  async function tellDisputed(request: RefundRequest, error: AppError): Promise<void> {
+    const details = error.details as { disputes?: string[]; disputed?: number; paymentIntentId?: string };
+    const about = details.disputes?.[0] ?? details.paymentIntentId ?? request.orderId;
+    await deps.alerts?.notify({
+      key: disputedRefundAlertKey(about),
+      title: "Refund refused: the payment is disputed",
+      fields: {
+        orderId: request.orderId,
+        dispute: details.disputes?.join(", ") || "not yet recorded",
+        disputed: details.disputed,
+        requestedBy: request.by === "process-return" ? `return ${request.refundId ?? ""}` : request.by,
+        action:
+          "Refund nothing outside the dispute: accept it in the Stripe Dashboard to give the money back, or answer it with the order's evidence; settle any return with the customer once it is decided",
+      },
+    });
+  }
+
+  async function refundOnce(request: RefundRequest): Promise<RefundOutcome> {
+    const { orderId } = request;
+    const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
+    if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+    if (!order.paymentIntentId) {
+      throw new AppError("order_not_refundable", `Order ${orderId} has no payment to refund`);
+    }
+    // Settle what an earlier request left pending first (it counts against the capture anyway).
+    const pending = await db.refund.findMany({
+      where: { orderId, status: "pending" },
+      orderBy: { createdAt: "asc" },
+    });
+    for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
+
+    // Asked before under the caller's id: the refund made then (settled just above if it was
+    // left pending) is the answer, never a second one.
+    const earlier = request.refundId ? await db.refund.findUnique({ where: { id: request.refundId } }) : null;
+    if (earlier && earlier.orderId !== orderId) {
+      throw new AppError("conflict", `Refund ${earlier.id} belongs to another order`);
+    }
+    if (earlier?.status === "failed" && earlier.error?.startsWith("charge_disputed")) {
+      throw new AppError("charge_disputed", `Refund ${earlier.id} was refused: ${earlier.error}`, {
+        details: {
+          requested: earlier.amount,
+          disputes: [] as string[],
+          paymentIntentId: order.paymentIntentId,
+        },
+      });
+    }
+    if (earlier?.status === "failed") {
+      throw new AppError("order_not_refundable", `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`);
+    }
+    const refund = earlier
+      ? { id: earlier.id, amount: earlier.amount, currency: earlier.currency, reason: earlier.reason }
+      : await recordRequest(request);
+    const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
+    const after = await totals(orderId);
+    if (after.refundable === 0 && deps.onFullRefund && request.handBackLabel !== false) {
+      try {
+        await deps.onFullRefund(orderId);
+      } catch (error) {
+        // The money is back and recorded; the label is for ops to chase if the carrier is down.
+        logger.error({ err: error, orderId }, "label not handed back after a full refund");
+      }
+    }
+    return {
+      refundId: refund.id,
+      orderId,
+      amount: refund.amount,
+      currency: refund.currency,
+      status: "succeeded",
+      providerId,
+      captured: after.captured,
+      refunded: after.payment?.amountRefunded ?? 0,
+      refundable: after.refundable,
+    };
+  }
+
   return {
     async refund(request: RefundRequest): Promise<RefundOutcome> {
-      const { orderId } = request;
-      const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
-      if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
-      if (!order.paymentIntentId) {
-        throw new AppError("order_not_refundable", `Order ${orderId} has no payment to refund`);
-      }
-      // Settle what an earlier request left pending first (it counts against the capture anyway).
-      const pending = await db.refund.findMany({
-        where: { orderId, status: "pending" },
-        orderBy: { createdAt: "asc" },
-      });
-      for (const earlier of pending) await settle(orderId, order.paymentIntentId, earlier);
-
-      // Asked before under the caller's id: the refund made then (settled just above if it was
-      // left pending) is the answer, never a second one.
-      const earlier = request.refundId
-        ? await db.refund.findUnique({ where: { id: request.refundId } })
-        : null;
-      if (earlier && earlier.orderId !== orderId) {
-        throw new AppError("conflict", `Refund ${earlier.id} belongs to another order`);
-      }
-      if (earlier?.status === "failed") {
-        throw new AppError(
-          "order_not_refundable",
-          `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`,
-        );
-      }
-      const refund = earlier
-        ? { id: earlier.id, amount: earlier.amount, currency: earlier.currency, reason: earlier.reason }
-        : await recordRequest(request);
-      const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
-      const after = await totals(orderId);
-      if (after.refundable === 0 && deps.onFullRefund && request.handBackLabel !== false) {
-        try {
-          await deps.onFullRefund(orderId);
-        } catch (error) {
-          // The money is back and recorded; the label is for ops to chase if the carrier is down.
-          logger.error({ err: error, orderId }, "label not handed back after a full refund");
+      try {
+        return await refundOnce(request);
+      } catch (error) {
+        if (isAppError(error) && error.code === "charge_disputed") {
+          logger.warn(
+            { orderId: request.orderId, by: request.by },
+            "refund refused: the payment is disputed",
+          );
+          await tellDisputed(request, error);
         }
+        throw error;
       }
-      return {
-        refundId: refund.id,
-        orderId,
-        amount: refund.amount,
-        currency: refund.currency,
-        status: "succeeded",
-        providerId,
-        captured: after.captured,
-        refunded: after.payment?.amountRefunded ?? 0,
-        refundable: after.refundable,
-      };
     },
   };
 }

@@ -1,4 +1,5 @@
 import Stripe from "stripe";
+import { AppError } from "../errors";
 import {
   isLapsedAuthorization,
   PaymentRejectedError,
@@ -152,7 +153,9 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
     },
 
     async refundInFull(paymentIntentId, idempotencyKey) {
-      const refund = await stripe.refunds.create({ payment_intent: paymentIntentId }, { idempotencyKey });
+      const refund = await stripe.refunds
+        .create({ payment_intent: paymentIntentId }, { idempotencyKey })
+        .catch((error: unknown) => refusedAsDisputed(error, paymentIntentId));
       return { paymentIntentId, refundId: refund.id, amountRefunded: refund.amount };
     },
 
@@ -203,11 +206,24 @@ export function createStripePaymentGateway(stripe: Stripe): PaymentGateway {
     },
 
     async refundAmount(paymentIntentId, amount, idempotencyKey) {
-      const refund = await stripe.refunds.create(
-        { payment_intent: paymentIntentId, amount },
-        { idempotencyKey },
-      );
+      const refund = await stripe.refunds
+        .create({ payment_intent: paymentIntentId, amount }, { idempotencyKey })
+        .catch((error: unknown) => refusedAsDisputed(error, paymentIntentId));
       return { paymentIntentId, refundId: refund.id, amountRefunded: refund.amount };
     },
   };
+}
+
+/**
+ * Stripe refuses to refund a charged-back charge (`charge_disputed`): the cardholder gets the money
+ * through the dispute. That is an answer, not an outage: the callers tell ops instead of retrying.
+ */
+function refusedAsDisputed(error: unknown, paymentIntentId: string): never {
+  if (error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "charge_disputed") {
+    throw new AppError("charge_disputed", `Stripe refused the refund: ${error.message}`, {
+      cause: error,
+      details: { paymentIntentId, disputes: [] as string[] },
+    });
+  }
+  throw error;
 }

@@ -1,11 +1,12 @@
+import { createHash } from "node:crypto";
 import type Stripe from "stripe";
 import { z } from "zod";
 import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import type { Logger } from "../logger";
-import { easyPostReference } from "../shipping/easypost-carrier";
 import type { CarrierLedger, CarrierShipment } from "./carrier-ledger";
+import { labelVoidsOfDay, type LabelVoid } from "./label-voids";
 import { shopDay, type ShopDay } from "./shop-day";
 import type { StripeLedger } from "./stripe-ledger";
 
@@ -33,6 +34,8 @@ export const mismatchKinds = [
   "not_shipped_in_time",
   // A dispute still open at Stripe.
   "dispute_open",
+  // A dispute we recorded (from a webhook signed with our secret) that Stripe does not have.
+  "dispute_not_at_stripe",
   // A product whose stock on hand is not the sum of its stock movements (changed without its row).
   "stock_ledger_differs",
 ] as const;
@@ -391,6 +394,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       cursor = batch.at(-1)?.id;
     }
 
+    await disputesStripeLacks(day, found);
     for await (const dispute of deps.stripe.openDisputes(day.end)) {
       const intent = idOf(dispute.payment_intent);
       const order = intent
@@ -421,34 +425,26 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   }
 
   async function reconcileCarrier(carrier: CarrierLedger, day: ShopDay, found: Mismatch[]) {
-    // Labels we voided in the day, by tracking number: each must come back refunded.
-    const voids = new Map<string, { orderId: string; parcelNumber: number }>();
-    const voidEntries = await db.orderTimelineEntry.findMany({
-      where: { kind: "shipment-voided", createdAt: { gte: day.start, lt: day.end } },
-      select: { orderId: true, detail: true },
-    });
-    for (const { orderId, detail } of voidEntries) {
-      const { trackingNumber, outcome, parcelNumber } = (detail ?? {}) as {
-        trackingNumber?: unknown;
-        outcome?: unknown;
-        parcelNumber?: unknown;
-      };
-      if (typeof trackingNumber === "string" && (outcome === "voided" || outcome === "already-voided"))
-        voids.set(trackingNumber, {
-          orderId,
-          // Entries written before orders had several parcels name none: parcel 1.
-          parcelNumber: typeof parcelNumber === "number" ? parcelNumber : 1,
-        });
-    }
-    const checkVoid = (shipment: CarrierShipment, orderId: string) => {
-      if (refundedByCarrier.has(shipment.refundStatus ?? "")) return;
+    // Labels handed back in the day, by tracking number, from every path: each must come back refunded.
+    const voids = await labelVoidsOfDay(db, day);
+    const checkVoid = (shipment: CarrierShipment | null, handedBack: LabelVoid) => {
+      if (shipment && refundedByCarrier.has(shipment.refundStatus ?? "")) return;
+      // Neither side knows of a refund: the carrier has no such label and we never heard it refused.
+      if (!shipment && handedBack.ourStatus !== "rejected") return;
       found.push({
         kind: "void_not_refunded",
-        orderId,
-        reference: shipment.id,
-        ours: { voided: true, trackingNumber: shipment.trackingCode },
-        theirs: { shipment: shipment.id, refundStatus: shipment.refundStatus, rate: shipment.rate },
-        detail: `We voided label ${shipment.trackingCode ?? shipment.id}; the carrier's refund status is ${shipment.refundStatus ?? "none"}`,
+        orderId: handedBack.orderId,
+        reference: shipment?.id ?? handedBack.lookup,
+        ours: {
+          voided: true,
+          trackingNumber: handedBack.trackingNumber,
+          via: handedBack.via,
+          refundStatus: handedBack.ourStatus,
+        },
+        theirs: shipment
+          ? { shipment: shipment.id, refundStatus: shipment.refundStatus, rate: shipment.rate }
+          : null,
+        detail: `We handed back label ${handedBack.trackingNumber} (${handedBack.via}); the carrier's refund status is ${shipment ? (shipment.refundStatus ?? "none") : `unknown, ours ${handedBack.ourStatus ?? "none"}`}`,
       });
     };
 
@@ -476,7 +472,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         const voidedBy = shipment.trackingCode ? voids.get(shipment.trackingCode) : undefined;
         if (voidedBy && shipment.trackingCode) {
           voids.delete(shipment.trackingCode);
-          checkVoid(shipment, voidedBy.orderId);
+          checkVoid(shipment, voidedBy);
           continue;
         }
         if (known.has(shipment.id) || (shipment.trackingCode && known.has(shipment.trackingCode))) continue;
@@ -502,11 +498,38 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       }
     }
     // Voids of labels bought on another day: asked of the carrier one by one (there are few).
-    for (const [, { orderId, parcelNumber }] of voids) {
-      const shipment = await carrier.shipment(easyPostReference(orderId, { parcelNumber, generation: 0 }));
-      if (shipment) checkVoid(shipment, orderId);
-    }
+    for (const handedBack of voids.values()) checkVoid(await carrier.shipment(handedBack.lookup), handedBack);
     return count;
+  }
+
+  /**
+   * Every dispute we hold as open, or recorded in the day, is Stripe's: a webhook signed with our
+   * secret but naming a dispute Stripe never opened (a leaked secret, a test event sent to
+   * production) would otherwise hold the order and stop its refunds for good.
+   */
+  async function disputesStripeLacks(day: ShopDay, found: Mismatch[]) {
+    const ours = await db.dispute.findMany({
+      where: {
+        OR: [
+          { status: { notIn: ["won", "lost", "warning_closed", "prevented", "charge_refunded"] } },
+          { createdAt: { gte: day.start, lt: day.end } },
+        ],
+        createdAt: { lt: day.end },
+      },
+      orderBy: { createdAt: "asc" },
+      take: 1_000,
+    });
+    for (const dispute of ours) {
+      if (await deps.stripe.dispute(dispute.providerId)) continue;
+      found.push({
+        kind: "dispute_not_at_stripe",
+        orderId: dispute.orderId,
+        reference: dispute.providerId,
+        ours: { status: dispute.status, amount: dispute.amount, currency: dispute.currency.trim() },
+        theirs: null,
+        detail: `We recorded dispute ${dispute.providerId} (${dispute.status}, ${dispute.amount} ${dispute.currency.trim()}) that Stripe does not have`,
+      });
+    }
   }
 
   async function unshipped(day: ShopDay, found: Mismatch[]) {
@@ -653,7 +676,18 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
         "reconciliation finished",
       );
       if (found.length > 0) {
+        // Keyed by the day and what is wrong: the hourly run finding the same mismatches says nothing new.
+        const about = createHash("sha256")
+          .update(
+            found
+              .map((m) => `${m.kind}:${m.reference}`)
+              .sort()
+              .join("\n"),
+          )
+          .digest("hex")
+          .slice(0, 16);
         await deps.alerts.notify({
+          key: `reconciliation-${day.date}-${about}`,
           title: `Reconciliation of ${day.date}: ${found.length} mismatch${found.length === 1 ? "" : "es"}`,
           fields: {
             day: day.date,

@@ -10,6 +10,8 @@ export interface StripeLedger {
   transactionPages(day: ShopDay): AsyncIterable<Stripe.BalanceTransaction[]>;
   /** One refund, to tell "not at Stripe" from "at Stripe on another day". Null: Stripe has none. */
   refund(id: string): Promise<Stripe.Refund | null>;
+  /** One dispute, to find ours that Stripe does not have. Null: Stripe has none. */
+  dispute(id: string): Promise<Stripe.Dispute | null>;
   /** Disputes created before `until` and within Stripe's dispute window, that are still open. */
   openDisputes(until: Date): AsyncIterable<Stripe.Dispute>;
 }
@@ -45,6 +47,14 @@ export function createStripeLedger(stripe: Stripe): StripeLedger {
     async refund(id) {
       try {
         return await stripe.refunds.retrieve(id);
+      } catch (error) {
+        if ((error as { code?: string }).code === "resource_missing") return null;
+        throw error;
+      }
+    },
+    async dispute(id) {
+      try {
+        return await stripe.disputes.retrieve(id);
       } catch (error) {
         if ((error as { code?: string }).code === "resource_missing") return null;
         throw error;

@@ -79,7 +79,10 @@ export function createLabelVoids(deps: {
       { cause, why, ...detail },
       parcelEntryRunId(runId, shipment),
     );
+    // Keyed by the label and what went wrong with it: a retried void, or the refund's later
+    // rejection found twice, says it once.
     await alerts.notify({
+      key: `label-${why}-${shipment.trackingNumber}`,
       title:
         why === "scanned"
           ? `Parcel ${causeText} after it was scanned`

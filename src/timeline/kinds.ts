@@ -86,6 +86,10 @@ export const timelineKinds = [
   "return-in-transit",
   "return-received",
   "return-refunded",
+  // A charged-back payment: the return's refund is left to the dispute.
+  "return-refund-withheld",
+  // recover-stalled-returns started the run of a return whose event was lost (a crash).
+  "return-run-recovered",
   "return-restocked",
   "return-written-off",
   "return-closed",

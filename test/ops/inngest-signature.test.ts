@@ -162,7 +162,7 @@ describe("serve() in cloud mode", () => {
 
     it("runs the function's first step when correctly signed", async () => {
       const res = await call().set("X-Inngest-Signature", sign(body, signingKey)).send(body).expect(206);
-      expect(res.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "claim-id" })]);
+      expect(res.body).toEqual([expect.objectContaining({ op: "StepRun", displayName: "claim" })]);
       expect(await stepsRun()).toBe(1);
     });
   });

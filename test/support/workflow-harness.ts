@@ -345,6 +345,14 @@ export class WorkflowHarness {
     return this.smtp.accepted.filter((mail) => subjectPattern.test(mail.subject ?? ""));
   }
 
+  /** Every run of one of the app's functions (`shop-<id>`), as the engine's REST API lists them. */
+  async runsOfFunction(functionId: string): Promise<RunView[]> {
+    const res = await fetch(
+      `${this.engineUrlOf()}/v1/runs?function_id=${encodeURIComponent(`shop-${functionId}`)}`,
+    );
+    return ((await res.json()) as { data: RunView[] }).data;
+  }
+
   private engineUrlOf(): string {
     const template = this.services.config.INNGEST_RUN_URL_TEMPLATE ?? "";
     return new URL(template.replace("{runId}", "x")).origin;

@@ -1,5 +1,6 @@
 import { Inngest, StepError, type InngestFunction } from "inngest";
 import { compileExpression } from "../../src/dev/inngest-engine/expressions";
+import { claimIdOf } from "../../src/inngest/steps/claim-order";
 import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
 import type { WorkflowSettings } from "../../src/inngest/dependencies";
 import { defined } from "../support/defined";
@@ -14,7 +15,6 @@ import { runFunction, type DriverOptions, type RunOutcome } from "../support/fak
  */
 
 const happySteps = [
-  "claim-id",
   "claim",
   "reserve-stock",
   "charge-card",
@@ -218,7 +218,6 @@ describe("fulfill-order (fast tier): the happy path", () => {
 
     expect(run.status).toBe("completed");
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -263,7 +262,6 @@ describe("fulfill-order (fast tier): the happy path", () => {
     expect(
       run.steps.map(({ id, detail }) => (id === "wait-after-delivery" ? `${id}:${String(detail)}` : id)),
     ).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -384,7 +382,6 @@ describe("fulfill-order (fast tier): the claim", () => {
     });
     // Stock first, then money, as every compensation runs them (newest side effect first).
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "lift-hold",
       "release-stock",
@@ -442,17 +439,15 @@ describe("fulfill-order (fast tier): the claim", () => {
       ],
       status: "fulfilling",
     });
-    world.order(order.orderId).claimId = "claim-of-this-run";
+    // The claim id comes from the run id: no step draws it.
+    world.order(order.orderId).claimId = claimIdOf("run-1");
 
-    const run = await place(order, {
-      events: delivered(order.orderId),
-      memoised: { "claim-id": "claim-of-this-run" },
-    });
+    const run = await place(order, { events: delivered(order.orderId), runId: "run-1" });
 
     expect(run.status).toBe("completed");
-    expect(stepIds(run)).toEqual(happySteps.slice(1));
+    expect(stepIds(run)).toEqual(happySteps);
     expect(world.timelineEntries.filter((entry) => entry.kind === "claimed")).toMatchObject([
-      { detail: { claimId: "claim-of-this-run" }, runId: run.runId },
+      { detail: { claimId: "run-run-1" }, runId: "run-1" },
     ]);
     expect(world.timelineWrites.filter((write) => write.kind === "claimed")).toHaveLength(1);
     expect(world.bookedLines.get(order.orderId)).toEqual([
@@ -461,6 +456,34 @@ describe("fulfill-order (fast tier): the claim", () => {
     ]);
     expect(world.stockOf("MUG")).toBe(3);
     expect(world.stockOf("PIN")).toBe(4);
+  });
+
+  it("a run memoised by the older step shape (`claim-id`), whose claim landed unrecorded, finds its claim by its entry", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }], status: "fulfilling" });
+    // Its claim statement took the order under the random id `claim-id` drew, and wrote its entry.
+    world.order(order.orderId).claimId = "claim-of-this-run";
+    world.timelineEntries.push({
+      orderId: order.orderId,
+      kind: "claimed",
+      detail: { claimId: "claim-of-this-run" },
+      runId: "run-old",
+      at: new Date(),
+    });
+
+    const run = await place(order, {
+      events: delivered(order.orderId),
+      runId: "run-old",
+      memoised: { "claim-id": "claim-of-this-run" },
+    });
+
+    expect(run.status).toBe("completed");
+    expect(stepIds(run)).toEqual(happySteps);
+    expect(world.order(order.orderId).claimId).toBe("claim-of-this-run");
+    expect(world.timelineEntries.filter((entry) => entry.kind === "claim-lost")).toEqual([]);
+    expect(world.stockOf("MUG")).toBe(3);
+    expect(world.stripeCallsOf("capture")).toHaveLength(1);
   });
 
   it("leaves an order claimed by another run alone", async () => {
@@ -475,7 +498,7 @@ describe("fulfill-order (fast tier): the claim", () => {
       status: "completed",
       result: { orderId: order.orderId, skipped: "claimed-by-another-run" },
     });
-    expect(stepIds(run)).toEqual(["claim-id", "claim"]);
+    expect(stepIds(run)).toEqual(["claim"]);
     expect(world.stripeCalls).toEqual([]);
     expect(world.emails).toEqual([]);
     expect(world.order(order.orderId)).toMatchObject({ status: "fulfilling", claimId: "someone-else" });
@@ -545,7 +568,6 @@ describe("fulfill-order (fast tier): out of stock", () => {
       result: { orderId: order.orderId, outcome: "cancelled_out_of_stock" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "check-claim",
@@ -631,7 +653,7 @@ describe("fulfill-order (fast tier): out of stock", () => {
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { outcome: "cancelled_out_of_stock" } });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "check-claim"]);
+    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "check-claim"]);
     expect(world.order(order.orderId).status).toBe("fulfilling");
     expect(world.intent(defined(order.paymentIntentId)).state).toBe("requires_capture");
     expect(world.emails).toEqual([]);
@@ -650,7 +672,6 @@ describe("fulfill-order (fast tier): out of stock", () => {
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "check-claim",
@@ -685,7 +706,6 @@ describe("fulfill-order (fast tier): the charge fails", () => {
     expect((error.cause as StepError).cause).toMatchObject({ name: "PaymentRejectedError" });
     expect(run.steps.find((step) => step.id === "charge-card")?.detail).toBe(1); // a decline is not retried
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -825,7 +845,6 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -862,7 +881,7 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "superseded" } });
     // Superseded, not cancelled: the new run owns the order, so this one compensates nothing.
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card"]);
+    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "charge-card"]);
     expect(world.stripeCallsOf("refundInFull")).toEqual([]);
     expect(world.paymentRows.has(order.orderId)).toBe(false);
     expect(world.timelineKinds(order.orderId)).not.toContain("payment-captured-after-cancel");
@@ -881,7 +900,6 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
       result: { orderId: order.orderId, stopped: "cancelled" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",

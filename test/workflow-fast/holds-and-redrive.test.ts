@@ -69,7 +69,7 @@ const releaseWait = (timeout: string) => ({
 });
 
 /** Everything up to the label when nothing holds the order (the first look at the hold comes with the address check). */
-const toTheLabel = ["claim-id", "claim", "reserve-stock", "charge-card", "check-address"];
+const toTheLabel = ["claim", "reserve-stock", "charge-card", "check-address"];
 const fromTheLabel = [
   "create-shipment",
   "send-confirmation",
@@ -110,14 +110,12 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     const run = await place(order, { events: { "wait-for-delivery": delivered(order.orderId) } });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    // One step for the window, the wait: reserve-stock places its hold and charge-card ends it.
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
-      "place-fulfilment-hold",
       "wait-fulfilment-hold",
-      "end-fulfilment-hold",
-      ...toTheLabel.slice(3),
+      ...toTheLabel.slice(2),
       ...fromTheLabel,
     ]);
     expect(stepOf(run, "wait-fulfilment-hold")?.detail).toEqual(releaseWait("2h"));
@@ -127,6 +125,58 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     ]);
     expect(world.holdRows.has(order.orderId)).toBe(false);
     expect(world.stripeCallsOf("capture")).toHaveLength(1);
+  });
+
+  // A run begun before the window was one wait: its memoised reserve-stock has no `windowHold`.
+  const olderReservation = { ok: true, reserved: [{ sku: "MUG", quantity: 1 }] };
+
+  it("a run memoised by the older step shape, waiting in the window, ends it with its own end-fulfilment-hold", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const hold = await world.holdsPort.placeHold(order.orderId, "fulfilment_window", { by: "workflow" });
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "reserve-stock": olderReservation, "place-fulfilment-hold": hold?.holdId ?? null },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim",
+      "wait-fulfilment-hold",
+      "end-fulfilment-hold",
+      ...toTheLabel.slice(2),
+      ...fromTheLabel,
+    ]);
+    expect(world.holdChanges.map((change) => change.change)).toEqual(["placed", "released"]);
+    expect(world.holdRows.has(order.orderId)).toBe(false);
+    expect(world.stripeCallsOf("capture")).toHaveLength(1);
+  });
+
+  it("a run memoised by the older step shape up to reserve-stock places the window's hold in its own step", async () => {
+    const { world, place } = setup(settings);
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": delivered(order.orderId) },
+      memoised: { "reserve-stock": olderReservation },
+    });
+
+    expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
+    expect(stepIds(run)).toEqual([
+      "claim",
+      "place-fulfilment-hold",
+      "wait-fulfilment-hold",
+      "end-fulfilment-hold",
+      ...toTheLabel.slice(2),
+      ...fromTheLabel,
+    ]);
+    expect(world.holdChanges).toEqual([
+      { orderId: order.orderId, change: "placed", reason: "fulfilment_window", by: "workflow" },
+      { orderId: order.orderId, change: "released", reason: "fulfilment_window", by: "workflow" },
+    ]);
   });
 
   it("leaves a hold ops put on the order in place of the window's, and waits for its release", async () => {
@@ -285,7 +335,7 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
     });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "reserve-stock", "charge-card", ...fromTheLabel]);
+    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "charge-card", ...fromTheLabel]);
     expect(world.order(order.orderId).status).toBe("completed");
   });
 
@@ -307,7 +357,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -332,7 +381,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",
@@ -724,7 +772,6 @@ describe("fulfill-order (fast tier): a capture answered after the cancel, Stripe
 describe("fulfill-order (fast tier): re-driven after the parcel was booked", () => {
   /** A re-drive's steps when the record says delivered: no wait for an event it cannot hear again. */
   const resumedDelivered = [
-    "claim-id",
     "claim",
     "find-booking",
     "send-confirmation",
@@ -767,7 +814,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
       result: { orderId: order.orderId, paymentId: null, trackingNumber: "TRK9" },
     });
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "find-booking",
       "send-confirmation",
@@ -825,7 +871,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     // No delivery event came: the wait timed out, so no delivery mark, and the review is asked anyway.
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "find-booking",
       "send-confirmation",
@@ -885,7 +930,6 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
     });
 
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "send-confirmation",
       "mark-delivered",
@@ -902,7 +946,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     const run = await place(order, { memoised: { "find-booking": null } });
 
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(stepIds(run)).toEqual(["claim", "wait-after-delivery", "send-review-request"]);
     expect(world.emailsTo(order.orderId)).toEqual(["review-request"]);
   });
 
@@ -912,7 +956,7 @@ describe("fulfill-order (fast tier): re-driven after the parcel was booked", () 
 
     const run = await place(order, { memoised: { "find-booking": { notice: null, deliveredAt: null } } });
 
-    expect(stepIds(run)).toEqual(["claim-id", "claim", "wait-after-delivery", "send-review-request"]);
+    expect(stepIds(run)).toEqual(["claim", "wait-after-delivery", "send-review-request"]);
     expect(world.trackingEmailParcels.has(order.orderId)).toBe(false);
   });
 

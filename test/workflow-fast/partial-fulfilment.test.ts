@@ -60,7 +60,6 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
 
     expect(run.status).toBe("completed");
     expect(stepIds(run)).toEqual([
-      "claim-id",
       "claim",
       "reserve-stock",
       "charge-card",

@@ -23,7 +23,7 @@ describe("an ops alert about a failed order", () => {
   /** The outbox's backoff runs on the wall clock, which the harness does not move: make the retry due. */
   const retriesDue = () =>
     h.db.$executeRawUnsafe(`UPDATE ops_alerts SET next_attempt_at = now() - interval '1 second'`);
-  /** The engine's minute cron, deliver-ops-alerts, runs on the next settle. */
+  /** The alert's own run (deliver-alert-group) retries on the next settle. */
   const nextDelivery = async () => {
     await retriesDue();
     await h.settle(2);

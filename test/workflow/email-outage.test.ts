@@ -5,7 +5,7 @@ jest.setTimeout(60_000);
 
 /**
  * An SMTP outage loses no e-mail. With the mail server refusing every attempt, the order must still go
- * shipped -> delivered -> completed (the review request follows), and once the server is back the outbox cron
+ * shipped -> delivered -> completed (the review request follows), and once the server is back the outbox
  * (run by the engine) sends each e-mail once.
  */
 describe("an SMTP outage loses no e-mail (the whole workflow)", () => {
@@ -50,7 +50,7 @@ describe("an SMTP outage loses no e-mail (the whole workflow)", () => {
     expect(h.smtp.refused.length).toBeGreaterThanOrEqual(2);
 
     // The server is back and the retries are due (the outbox's backoff runs on the wall clock,
-    // which this harness does not move): the engine's next drain-email-outbox run sends them.
+    // which this harness does not move): the run its refused attempt started (send-held-back-emails) sends them.
     h.smtp.refuseNext(0);
     await h.db.emailMessage.updateMany({ where: { orderId }, data: { nextAttemptAt: new Date(0) } });
     await h.settle(2);

@@ -87,6 +87,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-check-stock-ledger",
       "shop-cleanup-cancelled-order",
       "shop-cleanup-cancelled-return",
+      "shop-deliver-alert-group",
       "shop-deliver-ops-alerts",
       "shop-drain-email-outbox",
       "shop-fulfill-order",
@@ -95,6 +96,8 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-process-return-failure",
       "shop-reconcile-daily",
       "shop-recover-stalled-orders",
+      "shop-recover-stalled-returns",
+      "shop-send-held-back-emails",
       "shop-sweep-missed-webhooks",
       "shop-sweep-stale-checkouts",
       "shop-track-label-refund",
@@ -126,13 +129,27 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(failure.triggers).toEqual([
       { event: "inngest/function.failed", expression: "event.data.function_id == 'shop-fulfill-order'" },
     ]);
-    expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "*/10 * * * *" }]);
-    expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "*/15 * * * *" }]);
-    expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "*/5 * * * *" }]);
-    expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "0 * * * *" }]);
-    expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "* * * * *" }]);
-    expect(byId["shop-deliver-ops-alerts"]?.triggers).toEqual([{ cron: "* * * * *" }]);
-    expect(byId["shop-watch-low-stock"]?.triggers).toEqual([{ cron: "* * * * *" }]);
+    expect(byId["shop-recover-stalled-orders"]?.triggers).toEqual([{ cron: "50 */2 * * *" }]);
+    expect(byId["shop-recover-stalled-returns"]?.triggers).toEqual([{ cron: "40 */2 * * *" }]);
+    expect(byId["shop-sweep-missed-webhooks"]?.triggers).toEqual([{ cron: "5 */2 * * *" }]);
+    expect(byId["shop-sweep-stale-checkouts"]?.triggers).toEqual([{ cron: "35 */6 * * *" }]);
+    expect(byId["shop-alert-expiring-authorizations"]?.triggers).toEqual([{ cron: "45 */6 * * *" }]);
+    expect(byId["shop-reconcile-daily"]?.triggers).toEqual([{ cron: "20 */3 * * *" }]);
+    // The every-minute crons are slow safety nets; their work is started by events.
+    expect(byId["shop-drain-email-outbox"]?.triggers).toEqual([{ cron: "7 */6 * * *" }]);
+    expect(byId["shop-deliver-ops-alerts"]?.triggers).toEqual([{ cron: "11 */6 * * *" }]);
+    expect(byId["shop-watch-low-stock"]?.triggers).toEqual([
+      { event: "shop/stock.low" },
+      { cron: "23 5 * * *" },
+    ]);
+    expect(byId["shop-send-held-back-emails"]).toMatchObject({
+      triggers: [{ event: "shop/email.queued" }],
+      batchEvents: { maxSize: 5, timeout: "10s" },
+    });
+    expect(byId["shop-deliver-alert-group"]).toMatchObject({
+      triggers: [{ event: "shop/ops-alert.queued" }],
+      debounce: { key: "event.data.group", period: "1s", timeout: "1s" },
+    });
     expect(byId["shop-check-stock-ledger"]?.triggers).toEqual([{ cron: "17 4 * * *" }]);
     const cleanup = byId["shop-cleanup-cancelled-order"] as Record<string, unknown>;
     expect(cleanup.triggers).toEqual([

@@ -111,6 +111,16 @@ CREATE TABLE IF NOT EXISTS ${s}.cron_fires (
   last_fire_at timestamptz NOT NULL,
   PRIMARY KEY (function_id, cron)
 );
+CREATE TABLE IF NOT EXISTS ${s}.pending_starts (
+  function_id text NOT NULL,
+  key text NOT NULL,
+  events jsonb NOT NULL,
+  event_ids jsonb NOT NULL,
+  first_at timestamptz NOT NULL,
+  run_at timestamptz NOT NULL,
+  PRIMARY KEY (function_id, key)
+);
+CREATE INDEX IF NOT EXISTS pending_starts_due_idx ON ${s}.pending_starts (run_at);
 `;
 }
 

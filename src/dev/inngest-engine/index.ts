@@ -9,7 +9,8 @@ import { createEngineClock, type EngineClock } from "./clock";
 import { KeyedMutex } from "../../shared/keyed-mutex";
 import { Checkpoints } from "./checkpoint";
 import { ConcurrencyLimiter } from "./concurrency";
-import { openEngineDatabase, type EngineDatabase } from "./database";
+import { openEngineDatabase, quoteIdent, type EngineDatabase } from "./database";
+import { PendingStarts } from "./flow-control";
 import { EventStore } from "./event-store";
 import { defaultRetryBackoff, Executor } from "./executor";
 import { EventIntake } from "./intake";
@@ -160,6 +161,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     const wake = (): void => late.scheduler?.wake();
     const capacityFreed = (): void => late.scheduler?.capacityFreed();
     const noteTimer = (at: Date): void => late.scheduler?.noteTimer(at);
+    const noteStartAt = (at: Date): void => late.scheduler?.noteStartAt(at);
+    const pendingStarts = new PendingStarts(sql, quoteIdent(schema));
     const executeNow = {
       hasRoom: (): boolean => (late.executor?.capacity ?? 0) > 0,
       start: (job: Job, run: RunContext): void => late.executor?.start(job, run),
@@ -174,6 +177,8 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
       runLocks,
       wake,
       executeNow,
+      pendingStarts,
+      noteStartAt,
     });
     const executor = new Executor(
       {
@@ -200,7 +205,7 @@ export function createLocalEngine(options: LocalEngineOptions): LocalEngine {
     );
     late.executor = executor;
     const scheduler = new Scheduler(
-      { logger, clock, runs, events, registry, intake, executor },
+      { logger, clock, runs, events, registry, intake, executor, pendingStarts },
       {
         pollIntervalMs: options.pollIntervalMs ?? 1_000,
         cronMinRealIntervalMs: options.cronMinRealIntervalMs ?? 1_000,

@@ -3,6 +3,7 @@ import type { Logger } from "../../logger";
 import type { EngineClock } from "./clock";
 import type { KeyedMutex } from "../../shared/keyed-mutex";
 import type { EventStore } from "./event-store";
+import type { PendingStarts } from "./flow-control";
 import { compileExpression, type CompiledExpression } from "./expressions";
 import { eventIdFromSeed, ulid } from "./ids";
 import type { InternalEvent, RunLifecycle } from "./lifecycle";
@@ -77,6 +78,10 @@ export class EventIntake {
        * that job already claimed and handed over, instead of being claimed and loaded again.
        */
       executeNow: { hasRoom(): boolean; start(job: Job, run: RunContext): void };
+      /** Runs whose start `debounce` or `batchEvents` delays. */
+      pendingStarts: PendingStarts;
+      /** A pending start comes due at `at`: the scheduler arms its timer. */
+      noteStartAt: (at: Date) => void;
     },
   ) {}
 
@@ -145,11 +150,60 @@ export class EventIntake {
     }
     await this.applyCancellations(event);
     await this.resumeWaits(event);
+    const deferred = toStart.filter((fn) => this.isDeferred(fn, event));
+    const immediate = toStart.filter((fn) => !deferred.includes(fn));
+    for (const fn of deferred) await this.deferStart(fn, event, internalId);
     // The last run's statement also marks the event done (no statement of its own).
-    for (const [index, fn] of toStart.entries())
-      await this.startRun(fn, event, internalId, index === toStart.length - 1);
-    if (toStart.length === 0 && matchesRuns) await events.markTriggered(internalId);
+    for (const [index, fn] of immediate.entries())
+      await this.startRun(fn, event, internalId, index === immediate.length - 1);
+    if (immediate.length === 0 && (matchesRuns || deferred.length > 0))
+      await events.markTriggered(internalId);
     return internalId;
+  }
+
+  /** Debounced, or batched (a batch's `if` decides which events it takes). */
+  private isDeferred(fn: EngineFunction, event: EngineEvent): boolean {
+    const deferred = fn.deferredStart;
+    if (!deferred) return false;
+    return deferred.kind === "debounce" || !deferred.if || deferred.if.matches({ event });
+  }
+
+  private async deferStart(fn: EngineFunction, event: EngineEvent, internalId: string): Promise<void> {
+    const deferred = fn.deferredStart;
+    if (!deferred) return;
+    const now = this.deps.clock.now();
+    const { runAt, full } = await this.deps.pendingStarts.add(fn.id, deferred, event, internalId, now);
+    this.deps.logger.debug({ functionId: fn.id, event: event.name, runAt, full }, "run start deferred");
+    if (full) {
+      await this.startDeferred(now, {
+        functionId: fn.id,
+        key: this.deps.pendingStarts.keyOf(deferred, event),
+      });
+    } else this.deps.noteStartAt(runAt);
+  }
+
+  /**
+   * Starts the deferred runs due at `now` (and a full batch): a debounce with its last event, a
+   * batch with all of its events, `event` being the first. Returns how many started.
+   */
+  async startDeferred(now: Date, full?: { functionId: string; key: string }): Promise<number> {
+    const due = await this.deps.pendingStarts.takeDue(now, full);
+    for (const start of due) {
+      const fn = this.deps.registry.get(start.functionId);
+      if (!fn) {
+        this.deps.logger.warn(
+          { functionId: start.functionId },
+          "deferred start of a function no longer synced dropped",
+        );
+        continue;
+      }
+      const events = fn.deferredStart?.kind === "debounce" ? start.events.slice(-1) : start.events;
+      const first = events[0];
+      const eventId = fn.deferredStart?.kind === "debounce" ? start.eventIds.at(-1) : start.eventIds[0];
+      if (!first || !eventId) continue;
+      await this.startRun(fn, first, eventId, false, events);
+    }
+    return due.length;
   }
 
   async startRun(
@@ -157,6 +211,7 @@ export class EventIntake {
     event: EngineEvent,
     eventInternalId: string,
     markEventTriggered = false,
+    events: EngineEvent[] = [event],
   ): Promise<string | undefined> {
     const nowMs = this.deps.clock.nowMs();
     const runId = ulid(nowMs);
@@ -170,7 +225,7 @@ export class EventIntake {
         functionId: fn.id,
         eventId: eventInternalId,
         event,
-        events: [event],
+        events,
         maxAttempts: fn.maxAttempts,
         concurrency,
         idempotency:
@@ -213,7 +268,7 @@ export class EventIntake {
           functionId: fn.id,
           status: "Running",
           event,
-          events: [event],
+          events,
           maxAttempts: fn.maxAttempts,
           concurrency,
           steps: new Map(),

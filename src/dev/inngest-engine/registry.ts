@@ -2,21 +2,14 @@ import { AppError } from "../../errors";
 import { compileExpression, ExpressionError, type CompiledExpression } from "./expressions";
 import { CronError, parseCron, type CronSchedule } from "./cron";
 import { parseDurationMs } from "../../shared/duration";
+import { compileDeferredStart, type DeferredStart } from "./flow-control";
 import type { ConcurrencySlot, EngineEvent, SdkConcurrency, SdkFunctionConfig } from "./types";
 
 /** Inngest's default when a function sets no `retries`: 3 retries, so 4 attempts. */
 const defaultRetries = 3;
 
 /** Options Inngest supports that this engine does not; syncing warns so nobody relies on them. */
-const ignoredOptions = [
-  "batchEvents",
-  "rateLimit",
-  "throttle",
-  "debounce",
-  "priority",
-  "timeouts",
-  "singleton",
-];
+const ignoredOptions = ["rateLimit", "throttle", "priority", "timeouts", "singleton"];
 
 export interface EngineFunction {
   id: string;
@@ -29,6 +22,8 @@ export interface EngineFunction {
   idempotency?: CompiledExpression;
   concurrency: { limit: number; key?: CompiledExpression; scope: string }[];
   cancel: { event: string; expression?: CompiledExpression; timeoutMs?: number }[];
+  /** `debounce` or `batchEvents`: an event's run starts later, gathered with others. */
+  deferredStart?: DeferredStart;
   ignoredOptions: string[];
   config: SdkFunctionConfig;
 }
@@ -87,6 +82,12 @@ export function compileFunction(config: SdkFunctionConfig, appUrl: string): Engi
   if (concurrency.length > 2)
     throw new AppError("validation_failed", `Function "${fnId}": at most two concurrency limits`);
 
+  const deferredStart = compileDeferredStart(
+    fnId,
+    config as { debounce?: unknown; batchEvents?: unknown },
+    (what, source) => compile(fnId, what, source),
+  );
+
   return {
     id: fnId,
     appUrl,
@@ -111,6 +112,7 @@ export function compileFunction(config: SdkFunctionConfig, appUrl: string): Engi
         timeoutMs,
       };
     }),
+    ...(deferredStart ? { deferredStart } : {}),
     ignoredOptions: ignoredOptions.filter((name) => config[name] !== undefined && config[name] !== null),
     config,
   };

@@ -321,7 +321,8 @@ export class RunStore {
   async hasRunnableWork(now: Date, includeFutureCalls: boolean): Promise<boolean> {
     const { rows } = await this.sql.query<{ busy: boolean }>(
       "hasRunnableWork",
-      `SELECT EXISTS (SELECT 1 FROM ${this.s}.jobs WHERE run_at <= $1 OR ($2 AND kind = 'call')) AS busy`,
+      `SELECT EXISTS (SELECT 1 FROM ${this.s}.jobs WHERE run_at <= $1 OR ($2 AND kind = 'call'))
+         OR EXISTS (SELECT 1 FROM ${this.s}.pending_starts WHERE run_at <= $1) AS busy`,
       [now, includeFutureCalls],
     );
     return rows[0]?.busy ?? false;

@@ -4,6 +4,7 @@ import type { CronSchedule } from "./cron";
 import { cronKey, type EventStore } from "./event-store";
 import type { Executor } from "./executor";
 import type { EventIntake } from "./intake";
+import type { PendingStarts } from "./flow-control";
 import { ulid } from "./ids";
 import type { FunctionRegistry } from "./registry";
 import type { RunStore } from "./run-store";
@@ -32,6 +33,8 @@ export class Scheduler {
   private poller: NodeJS.Timeout | undefined;
   /** Earliest known run_at of an unclaimed job (virtual ms): from the last claim and jobs queued since. */
   private earliestJobAt: number | undefined;
+  /** Earliest run_at of a pending (debounced or batched) start, virtual ms. */
+  private earliestStartAt: number | undefined;
   private readonly cronLastFire = new Map<string, number>();
   /** Real time (Date.now) of each cron's last fire in this process, for coalescing. */
   private readonly cronLastRealFire = new Map<string, number>();
@@ -48,6 +51,7 @@ export class Scheduler {
       registry: FunctionRegistry;
       intake: EventIntake;
       executor: Executor;
+      pendingStarts: PendingStarts;
     },
     private readonly options: {
       pollIntervalMs: number;
@@ -62,6 +66,7 @@ export class Scheduler {
 
   async start(): Promise<void> {
     await this.refreshCrons();
+    this.earliestStartAt = (await this.deps.pendingStarts.earliest())?.getTime();
     this.unsubscribeClock = this.deps.clock.onShift(() => this.onTimer());
     // The fallback poll claims only when no claim ran for a whole interval: each claim already
     // reads the earliest due time, so a busy engine needs no extra statement per second.
@@ -99,6 +104,15 @@ export class Scheduler {
     const atMs = at.getTime();
     if (this.earliestJobAt === undefined || atMs < this.earliestJobAt) {
       this.earliestJobAt = atMs;
+      this.armTimer();
+    }
+  };
+
+  /** A debounced or batched start was stored, due at `at`. */
+  noteStartAt = (at: Date): void => {
+    const atMs = at.getTime();
+    if (this.earliestStartAt === undefined || atMs < this.earliestStartAt) {
+      this.earliestStartAt = atMs;
       this.armTimer();
     }
   };
@@ -171,6 +185,7 @@ export class Scheduler {
     const candidates = [
       this.earliestJobAt === undefined ? undefined : this.deps.clock.realDelayUntil(this.earliestJobAt),
       this.nextCronDelay(),
+      this.earliestStartAt === undefined ? undefined : this.deps.clock.realDelayUntil(this.earliestStartAt),
     ].filter((delay): delay is number => delay !== undefined && Number.isFinite(delay));
     if (candidates.length === 0) return;
     const delay = Math.min(...candidates);
@@ -192,6 +207,9 @@ export class Scheduler {
         // on the next pass, and must not stall every run in flight meanwhile.
         await this.fireDueCrons().catch((error: unknown) => {
           if (!this.stopped) this.deps.logger.error({ err: error }, "firing due crons failed");
+        });
+        await this.startDueDeferred().catch((error: unknown) => {
+          if (!this.stopped) this.deps.logger.error({ err: error }, "starting deferred runs failed");
         });
         const executor = this.deps.executor;
         const capacity = executor.capacity;
@@ -221,6 +239,17 @@ export class Scheduler {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** Starts the debounced and batched runs that came due (one statement only when one is due). */
+  private async startDueDeferred(): Promise<void> {
+    const nowMs = this.deps.clock.nowMs();
+    if (this.earliestStartAt === undefined || this.earliestStartAt > nowMs) return;
+    const now = new Date(nowMs);
+    await this.deps.intake.startDeferred(now);
+    // Starts stored meanwhile noted themselves; the table says what is left.
+    this.earliestStartAt = (await this.deps.pendingStarts.earliest())?.getTime();
+    this.armTimer();
   }
 
   /** Fires each due cron once, for its latest due time (missed fires are not replayed). */

@@ -267,6 +267,7 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
     starting_after: S,
     type: S,
   },
+  "disputes.retrieve": { expand: list(S) },
   "disputes.list": {
     charge: S,
     created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
@@ -301,6 +302,7 @@ export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
   "refunds.list": [],
   "balance_transactions.list": ["data.source"],
   "disputes.list": [],
+  "disputes.retrieve": [],
 };
 
 function isHash(value: ParamValue): value is Params {

@@ -25,6 +25,7 @@ import {
   retrievePaymentIntent,
 } from "./payment-intents";
 import { listBalanceTransactions, listDisputes, listRefunds } from "./ledger";
+import { retrieveDispute } from "./disputes";
 import { createRefund, retrieveRefund } from "./refunds";
 
 export interface RequestLogEntry {
@@ -166,6 +167,12 @@ const routes: Route[] = [
     method: "get",
     path: "/disputes",
     handle: (ctx, call) => read(listDisputes(ctx, call.params)),
+  },
+  {
+    endpoint: "disputes.retrieve",
+    method: "get",
+    path: "/disputes/:id",
+    handle: (ctx, call) => read(retrieveDispute(ctx, idOf(call))),
   },
   {
     endpoint: "events.list",

@@ -35,6 +35,8 @@ export function openDispute(
     created,
     currency: charge.currency,
     // Stripe gives about three weeks to answer.
+    // A chargeback, not an inquiry: the charge cannot be refunded while it is open (refunds.ts).
+    is_charge_refundable: false,
     evidence_details: {
       ...fromFixture("dispute").evidence_details,
       due_by: created + 21 * 86_400,
@@ -166,4 +168,11 @@ export function closeDispute(
   }
   events.push(recordEvent(ctx, "charge.dispute.closed", dispute, origin));
   return { result: dispute, events };
+}
+
+/** GET /v1/disputes/:id: Stripe's 404 `resource_missing` for a dispute it never opened. */
+export function retrieveDispute(ctx: SandboxContext, disputeId: string): Stripe.Dispute {
+  const dispute = ctx.store.data.disputes[disputeId];
+  if (!dispute) throw stripeErrors.resourceMissing("dispute", disputeId);
+  return dispute;
 }

@@ -16,6 +16,7 @@ export const sandboxEndpoints = [
   "refunds.list",
   "balance_transactions.list",
   "disputes.list",
+  "disputes.retrieve",
 ] as const;
 
 export type SandboxEndpoint = (typeof sandboxEndpoints)[number];

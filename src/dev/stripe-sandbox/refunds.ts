@@ -45,8 +45,37 @@ function chargeToRefund(ctx: SandboxContext, params: Params): Stripe.Charge {
   return charge;
 }
 
+/**
+ * Stripe's dispute statuses after which the charge can be refunded again: the cardholder's bank
+ * decided for the shop, or Stripe closed it with the charge refunded. Any other status of a
+ * chargeback (`needs_response`, `under_review`, `lost`) leaves the money with the network.
+ */
+const refundableAgain: readonly string[] = ["won", "warning_closed", "prevented", "charge_refunded"];
+
+/**
+ * A charged-back charge cannot be refunded: Stripe answers 400 `charge_disputed` ("has been
+ * charged back; cannot issue a refund") unless the dispute says `is_charge_refundable` (an
+ * inquiry, which a refund heads off) or it is over for the shop.
+ */
+function refuseIfDisputed(ctx: SandboxContext, charge: Stripe.Charge): void {
+  if (!charge.disputed) return;
+  const blocking = Object.values(ctx.store.data.disputes).find(
+    (dispute) =>
+      dispute.charge === charge.id &&
+      !dispute.is_charge_refundable &&
+      !refundableAgain.includes(dispute.status),
+  );
+  if (blocking) {
+    throw stripeErrors.invalidRequest(
+      "charge_disputed",
+      `Charge ${charge.id} has been charged back; cannot issue a refund.`,
+    );
+  }
+}
+
 export function createRefund(ctx: SandboxContext, params: Params, origin: Origin): Outcome<Stripe.Refund> {
   const charge = chargeToRefund(ctx, params);
+  refuseIfDisputed(ctx, charge);
   // Stripe counts a partial capture's released remainder in `amount_refunded` (the charge reads
   // amount 7500, amount_captured 5000, amount_refunded 2500): what can still be refunded is the
   // charge's amount less all of that, i.e. the captured money not yet given back.

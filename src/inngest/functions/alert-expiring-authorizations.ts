@@ -2,7 +2,12 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const alertExpiringAuthorizationsFunctionId = "alert-expiring-authorizations";
-export const alertExpiringAuthorizationsCron = "0 * * * *";
+/**
+ * Every 6 hours, for a warning a day ahead: ops hear 18 to 24 hours before an authorization
+ * lapses. Hourly it cost 1,440 Inngest executions a month with no orders
+ * (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const alertExpiringAuthorizationsCron = "45 */6 * * *";
 /** Ops hear of an uncaptured authorization this long before it lapses. */
 export const expiryWarningMs = 24 * 3600_000;
 /** At most this many alerts per run; the next run takes the rest, soonest expiry first. */

@@ -172,7 +172,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       }
 
       // FULFILMENT_HOLD: a cancel in this window takes no money and buys no label.
-      await saga.run(waitOutFulfilmentHold);
+      await saga.run(waitOutFulfilmentHold, reservation);
 
       let charge;
       try {

@@ -107,6 +107,8 @@ export function createProcessReturn(inngest: Inngest, deps: WorkflowDependencies
       ) {
         for (let slice = 0; ; slice++) {
           const current = await step.run(`check-${name}-${slice}`, async () => {
+            // The run has the return: recover-stalled-returns leaves it alone from now on.
+            if (name === "approval" && slice === 0) await returns.stalled?.markRunStarted(returnId);
             const row = await returns.work.load(returnId);
             return { status: row.status, condition: row.condition, exchange: returns.work.isExchange(row) };
           });

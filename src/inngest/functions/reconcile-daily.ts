@@ -4,12 +4,14 @@ import type { WorkflowDependencies } from "../dependencies";
 
 export const reconcileDailyFunctionId = "reconcile-daily";
 /**
- * Hourly in UTC rather than once at a local hour: a `TZ=` cron is not understood by every engine
- * this app runs on (the local engine refuses zones other than UTC), and an hourly look makes a
- * missed night (an outage, a deploy) catch up within the hour. Each run reconciles the shop's
- * yesterday once: a day that has a report already is left alone (ops re-run it on purpose).
+ * Every 3 hours in UTC rather than once at a local hour: a `TZ=` cron is not understood by every
+ * engine this app runs on (the local engine refuses zones other than UTC), and a look every few
+ * hours makes a missed night (an outage, a deploy) catch up the same morning. Each run reconciles
+ * the shop's yesterday once: a day that has a report already is left alone (ops re-run it on
+ * purpose). It was hourly: 1,470 Inngest executions a month with no orders, 510 now
+ * (docs/decisions/0190-idle-crons-become-events.md).
  */
-export const reconcileDailyCron = "20 * * * *";
+export const reconcileDailyCron = "20 */3 * * *";
 
 /** The daily reconciliation against Stripe and the carrier (src/reconciliation). */
 export function createReconcileDaily(inngest: Inngest, deps: WorkflowDependencies) {

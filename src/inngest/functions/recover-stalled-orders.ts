@@ -3,7 +3,13 @@ import { stalledAfterMs } from "../../recovery/stalled-orders";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const recoverStalledOrdersFunctionId = "recover-stalled-orders";
-export const recoverStalledOrdersCron = "*/10 * * * *";
+/**
+ * Every 2 hours: an order's event is sent in the webhook's own request (a failed send answers 5xx
+ * and Stripe redelivers), so a stalled order is one an accepted event never started: rare. Every
+ * 10 minutes it cost 8,640 Inngest executions a month with no orders
+ * (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const recoverStalledOrdersCron = "50 */2 * * *";
 /** At most this many orders per run; the next run takes the rest, oldest first. */
 export const maxReEmittedPerRun = 500;
 

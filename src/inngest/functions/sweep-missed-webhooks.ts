@@ -2,7 +2,12 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const sweepMissedWebhooksFunctionId = "sweep-missed-webhooks";
-export const sweepMissedWebhooksCron = "*/15 * * * *";
+/**
+ * Every 2 hours: Stripe itself redelivers a webhook that failed for 3 days; this sweep is for one
+ * that never arrives (an endpoint disabled or misconfigured). Every 15 minutes it cost 11,520
+ * Inngest executions a month with no orders (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const sweepMissedWebhooksCron = "5 */2 * * *";
 export const stripeEventsCheckpoint = "stripe-events";
 /** With no checkpoint yet, look this far back (Stripe lists events for 30 days). */
 export const firstSweepLookbackMs = 3 * 24 * 3600_000;
@@ -28,6 +33,16 @@ type Counts = Record<string, number>;
 export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDependencies) {
   const { checkpoints, stripeEvents, intake } = deps.recovery;
 
+  /** From the checkpoint (less the overlap), or 3 days back on the first sweep, to now. */
+  const planWindow = async () => {
+    const checkpoint = await checkpoints.get(stripeEventsCheckpoint);
+    const until = new Date();
+    const since = checkpoint
+      ? new Date(checkpoint.getTime() - sweepOverlapMs)
+      : new Date(until.getTime() - firstSweepLookbackMs);
+    return { since: since.toISOString(), until: until.toISOString() };
+  };
+
   return inngest.createFunction(
     {
       id: sweepMissedWebhooksFunctionId,
@@ -37,26 +52,24 @@ export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDepend
       retries: 3,
     },
     async ({ step }) => {
-      const window = await step.run("plan-window", async () => {
-        const checkpoint = await checkpoints.get(stripeEventsCheckpoint);
-        const until = new Date();
-        const since = checkpoint
-          ? new Date(checkpoint.getTime() - sweepOverlapMs)
-          : new Date(until.getTime() - firstSweepLookbackMs);
-        return { since: since.toISOString(), until: until.toISOString() };
-      });
-
       const outcomes: Counts = {};
       const recovered = new Set<string>();
+      let window: { since: string; until: string } | undefined;
       let startingAfter: string | undefined;
       let complete = false;
       for (let page = 0; page < maxPagesPerSweep && !complete; page++) {
-        // Listing and handling share a step: a retry lists the same page again (the window is
-        // fixed) and the intake turns what it already handled into duplicates.
-        const handled = await step.run("handle-events-page", async () => {
+        // One step a page. The first plans the window (memoised with its page, so later pages and
+        // their retries keep it); the last moves the checkpoint once every page was handled. An
+        // idle sweep is then one step, where planning, the page and the checkpoint were three
+        // (docs/decisions/0190-idle-crons-become-events.md). Listing and handling share a step: a
+        // retry lists the same page again and the intake turns what it already handled into
+        // duplicates.
+        const planned = window;
+        const handled = await step.run("sweep-events-page", async () => {
+          const fixed = planned ?? (await planWindow());
           const { events, hasMore } = await stripeEvents.page({
-            since: new Date(window.since),
-            until: new Date(window.until),
+            since: new Date(fixed.since),
+            until: new Date(fixed.until),
             ...(startingAfter ? { startingAfter } : {}),
           });
           const results: { outcome: string; orderId: string | null; missed: boolean }[] = [];
@@ -67,21 +80,21 @@ export function createSweepMissedWebhooks(inngest: Inngest, deps: WorkflowDepend
             const missed = result.outcome === "processed" && event.created < lateBefore;
             results.push({ outcome: result.outcome, orderId: result.orderId ?? null, missed });
           }
-          return { results, lastEventId: events.at(-1)?.id ?? null, hasMore };
+          const lastEventId = events.at(-1)?.id ?? null;
+          const done = !hasMore || lastEventId === null;
+          if (done) await checkpoints.advance(stripeEventsCheckpoint, new Date(fixed.until));
+          return { window: fixed, results, lastEventId, done };
         });
+        window = handled.window;
         for (const { outcome, orderId, missed } of handled.results) {
           outcomes[outcome] = (outcomes[outcome] ?? 0) + 1;
           if (missed && orderId) recovered.add(orderId);
         }
         startingAfter = handled.lastEventId ?? undefined;
-        complete = !handled.hasMore || handled.lastEventId === null;
+        complete = handled.done;
       }
+      if (!window) return { complete, outcomes, recoveredOrderIds: [] };
 
-      if (complete) {
-        await step.run("advance-checkpoint", () =>
-          checkpoints.advance(stripeEventsCheckpoint, new Date(window.until)),
-        );
-      }
       const orderIds = [...recovered];
       if (orderIds.length > 0) {
         await step.run("alert-missed-webhooks", () =>

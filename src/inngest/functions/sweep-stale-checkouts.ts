@@ -2,7 +2,13 @@ import type { Inngest } from "inngest";
 import type { WorkflowDependencies } from "../dependencies";
 
 export const sweepStaleCheckoutsFunctionId = "sweep-stale-checkouts";
-export const sweepStaleCheckoutsCron = "*/5 * * * *";
+/**
+ * Every 6 hours: the `checkout.session.expired` webhook releases an expired checkout's stock
+ * itself, and sweep-missed-webhooks recovers that webhook when it went missing; this sweep is the
+ * last net (a checkout half-made by a crash). Every 5 minutes it cost 25,920 Inngest executions a
+ * month with no orders (docs/decisions/0190-idle-crons-become-events.md).
+ */
+export const sweepStaleCheckoutsCron = "35 */6 * * *";
 
 /**
  * Finishes what checkout and the webhooks left undone (src/orders/checkout/checkout-sweep.ts):

@@ -33,6 +33,7 @@ export function createTrackLabelRefund(inngest: Inngest, deps: WorkflowDependenc
       }
       await step.run("alert-label-refund-undecided", () =>
         deps.alerts.notify({
+          key: `label-refund-undecided-${orderId}-${runId}`,
           title: "Label refund still undecided after 30 days",
           runId,
           fields: { orderId, action: "Ask EasyPost support about the label refund" },

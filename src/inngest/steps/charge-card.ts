@@ -4,6 +4,7 @@ import type { GuardRefusal } from "../../orders/fulfilment-records";
 import { PaymentRejectedError } from "../../payments/payment-gateway";
 import { OrderVanishedError } from "./claim-order";
 import type { Claim } from "./context";
+import { endWindowHold } from "./hold-fulfilment";
 import { createStep } from "./saga";
 
 export const chargeCardStepId = "charge-card";
@@ -40,6 +41,9 @@ export const chargeCard = createStep({
     step.run(chargeCardStepId, async (): Promise<ChargeOutcome> => {
       const intentId = eventIntentId ?? claim.paymentIntentId;
       if (!intentId) throw new NonRetriableError(`Order ${orderId} has no PaymentIntent to capture`);
+      // FULFILMENT_HOLD's window is over (the wait before this step): its hold ends before the
+      // money is taken, as its own step `end-fulfilment-hold` did (hold-fulfilment.ts).
+      await endWindowHold(deps, orderId);
       // Partial fulfilment: only the shipped lines are charged. The order's total is the sum of its
       // line totals (no tax or shipping lines), so what is not charged is exactly the short lines'
       // price; the same amount on every retry, so the capture key's request never changes. Short

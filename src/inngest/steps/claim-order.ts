@@ -1,11 +1,14 @@
-import { randomUUID } from "node:crypto";
 import { NonRetriableError } from "inngest";
 import type { ClaimOutcome } from "../../orders/order-repository";
 import type { Claim } from "./context";
 import { returnPayment } from "./return-payment";
 import { createStep } from "./saga";
 
+/** A step runs begun before the claim id came from the run id drew it in (never rename). */
 export const claimIdStepId = "claim-id";
+
+/** This run's claim id: Inngest's run id is unique per run and the same on every retry and replay. */
+export const claimIdOf = (runId: string): string => `run-${runId}`;
 export const claimOrderStepId = "claim";
 
 export class OrderVanishedError extends NonRetriableError {
@@ -24,17 +27,33 @@ class OrderNotPaidYetError extends Error {
 type Lost = Extract<ClaimOutcome, { claimed: false }>;
 
 /**
- * Gives the order to this run, once: a random claim id (memoised, so a retry keeps it) taken by
- * one conditional UPDATE. Later guarded writes name it, so a run the order was re-driven away
- * from changes nothing more. Idempotent by the claim id. Undo: return-payment, from here on (the
- * authorization the checkout took is now this run's to give back).
+ * Gives the order to this run, once: the claim id, derived from the run id (so no step of its own
+ * draws it: docs/decisions/0191-the-hold-window-in-one-wait.md), taken by one conditional UPDATE.
+ * Later guarded writes name it, so a run the order was re-driven away from changes nothing more.
+ * Idempotent by the claim id. Undo: return-payment, from here on (the authorization the checkout
+ * took is now this run's to give back).
+ *
+ * A run begun before drew a random id in `claim-id`. Its memoised `claim` outcome carries that id,
+ * which later steps use; a run whose claim landed but whose step result did not (the process died
+ * between) finds the order claimed under it: the run's own `claimed` entry names it, and the claim
+ * is retried with it, finding its own claim in place.
  */
 export const claimOrder = createStep({
   id: claimOrderStepId,
-  invoke: async ({ step, deps, orderId, runId }) => {
-    const claimId = await step.run(claimIdStepId, () => randomUUID());
-    return step.run(claimOrderStepId, async (): Promise<({ claimed: true } & Claim) | Lost> => {
-      const outcome = await deps.orders.claim(orderId, claimId, { runId });
+  invoke: async ({ step, deps, orderId, runId }) =>
+    step.run(claimOrderStepId, async (): Promise<({ claimed: true } & Claim) | Lost> => {
+      let claimId = claimIdOf(runId);
+      let outcome = await deps.orders.claim(orderId, claimId, { runId });
+      if (!outcome.claimed && outcome.reason === "claimed-by-another-run") {
+        const earlier = (await deps.timeline.list(orderId))
+          .filter((entry) => entry.kind === "claimed" && entry.runId === runId)
+          .map((entry) => (entry.detail as { claimId?: unknown }).claimId)
+          .find((id): id is string => typeof id === "string" && id !== claimId);
+        if (earlier !== undefined) {
+          claimId = earlier;
+          outcome = await deps.orders.claim(orderId, claimId, { runId });
+        }
+      }
       if (!outcome.claimed && outcome.reason === "not-paid-yet") {
         // The event can overtake the commit that records the payment; retrying lets it land.
         throw new OrderNotPaidYetError(orderId);
@@ -57,8 +76,7 @@ export const claimOrder = createStep({
         paymentIntentId: order.paymentIntentId,
         ...(outcome.booked ? { booked: true } : {}),
       };
-    });
-  },
+    }),
   undo: returnPayment,
   owesUndo: (claim) => claim.claimed,
 });

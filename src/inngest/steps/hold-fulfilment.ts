@@ -1,4 +1,5 @@
 import { holdReleased } from "../../events/contracts";
+import type { WorkflowDependencies } from "../dependencies";
 import { durationMs } from "../../shared/duration";
 import { holdForAddress, lookAt, type AddressCheckOutcome, type AddressHoldOutcome } from "./check-address";
 import type { StepContext } from "./context";
@@ -40,6 +41,35 @@ export const liftHold = defineUndo(liftHoldStepId, ({ step, deps, orderId }) =>
 
 export type FulfilmentHoldOutcome = { waited: false } | { waited: true; releasedEarly: boolean };
 
+/** Old step ids of the window (three steps), kept for the runs begun before it was one wait. */
+export const placeFulfilmentHoldStepId = "place-fulfilment-hold";
+
+/**
+ * Puts the order on its `fulfilment_window` hold when FULFILMENT_HOLD is on, inside reserve-stock's
+ * step (no step of its own). True when the window is on (whether this call placed the hold or a
+ * retry finds it, or another hold, standing: placeHold changes nothing then).
+ */
+export async function placeWindowHold(
+  deps: Pick<WorkflowDependencies, "holds" | "settings">,
+  orderId: string,
+): Promise<boolean> {
+  if (durationMs(deps.settings.fulfilmentHold) === 0) return false;
+  await deps.holds.placeHold(orderId, "fulfilment_window", { by: "workflow" });
+  return true;
+}
+
+/**
+ * Ends the order's `fulfilment_window` hold, inside charge-card's step before the capture (no step
+ * of its own); a hold ops put in its place stays. Idempotent: a repeat finds no window hold.
+ */
+export async function endWindowHold(
+  deps: Pick<WorkflowDependencies, "holds" | "settings">,
+  orderId: string,
+): Promise<void> {
+  if (durationMs(deps.settings.fulfilmentHold) === 0) return;
+  await deps.holds.releaseHold(orderId, { by: "workflow", onlyReason: "fulfilment_window" });
+}
+
 /**
  * FULFILMENT_HOLD: the order waits, placed on a `fulfilment_window` hold, before its card is
  * captured and its label bought, so a cancel inside the window takes no money and buys no label.
@@ -47,25 +77,36 @@ export type FulfilmentHoldOutcome = { waited: false } | { waited: true; released
  * no concurrency slot while it waits, so a customer's other orders go on. Ops may release it early
  * (the event ends the wait) or replace it with a hold of their own (await-hold-release then waits).
  * "0s" adds no step at all.
+ *
+ * One step, the wait: the hold is placed by reserve-stock's step and ended by charge-card's
+ * (placeWindowHold, endWindowHold), which Inngest bills as no execution of their own. A run begun
+ * before (its memoised reserve-stock has no `windowHold`) goes on with the three steps it began
+ * with: `place-fulfilment-hold` (found memoised if it ran), the wait, `end-fulfilment-hold`.
  */
 export const waitOutFulfilmentHold = createStep({
   id: fulfilmentHoldStepId,
-  invoke: async (ctx: StepContext): Promise<FulfilmentHoldOutcome> => {
+  invoke: async (ctx: StepContext, reservation?: object): Promise<FulfilmentHoldOutcome> => {
     const window = ctx.deps.settings.fulfilmentHold;
     if (durationMs(window) === 0) return { waited: false };
     const { step, deps, orderId } = ctx;
-    await step.run("place-fulfilment-hold", async () => {
-      const hold = await deps.holds.placeHold(orderId, "fulfilment_window", { by: "workflow" });
-      return hold ? hold.holdId : null;
-    });
-    const released = await waitForRelease(ctx, "wait-fulfilment-hold", window);
-    await step.run(fulfilmentHoldStepId, async () => {
-      const ended = await deps.holds.releaseHold(orderId, {
-        by: "workflow",
-        onlyReason: "fulfilment_window",
+    // reserve-stock's memoised outcome: `windowHold` in it, or a run begun before the fold.
+    const olderRun = reservation !== undefined && !("windowHold" in reservation);
+    if (olderRun) {
+      await step.run(placeFulfilmentHoldStepId, async () => {
+        const hold = await deps.holds.placeHold(orderId, "fulfilment_window", { by: "workflow" });
+        return hold ? hold.holdId : null;
       });
-      return ended ? ended.holdId : null;
-    });
+    }
+    const released = await waitForRelease(ctx, "wait-fulfilment-hold", window);
+    if (olderRun) {
+      await step.run(fulfilmentHoldStepId, async () => {
+        const ended = await deps.holds.releaseHold(orderId, {
+          by: "workflow",
+          onlyReason: "fulfilment_window",
+        });
+        return ended ? ended.holdId : null;
+      });
+    }
     return { waited: true, releasedEarly: released !== null };
   },
   undo: liftHold,

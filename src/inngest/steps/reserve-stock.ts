@@ -1,4 +1,5 @@
 import type { Claim } from "./context";
+import { placeWindowHold } from "./hold-fulfilment";
 import { releaseStock } from "./release-stock";
 import { createStep } from "./saga";
 
@@ -11,6 +12,11 @@ export const reserveStockStepId = "reserve-stock";
  * stop the others: what is on hand is taken and the outcome names the `short` lines, recorded on
  * the order lines by the reservation's own statement. Idempotent by the order id (a repeat reports
  * the existing reservation, with the same short lines). Undo: release-stock, once the stock is taken.
+ *
+ * With FULFILMENT_HOLD, the stock taken, it also puts the order on its `fulfilment_window` hold
+ * (one step fewer than a step of its own: docs/decisions/0191-the-hold-window-in-one-wait.md);
+ * `windowHold` in the outcome says this step did, which tells a run begun before from one begun
+ * after (hold-fulfilment.ts).
  */
 export const reserveStock = createStep({
   id: reserveStockStepId,
@@ -22,8 +28,10 @@ export const reserveStock = createStep({
         deps.settings.partialFulfilment === "ship_available"
           ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true, record })
           : await deps.inventory.reserve(orderId, claim.lines, guard, { record });
+      const windowHold = outcome.ok ? await placeWindowHold(deps, orderId) : false;
+      const result = windowHold ? { ...outcome, windowHold: true as const } : outcome;
       // A checkout hold's conversion writes its entries in its own statement (stock-holds.ts).
-      if (entriesRecorded) return outcome;
+      if (entriesRecorded) return result;
       if (outcome.ok || outcome.reason === "out_of_stock")
         await deps.timeline.record(
           orderId,
@@ -38,7 +46,7 @@ export const reserveStock = createStep({
           { short: outcome.short, reserved: outcome.reserved },
           runId,
         );
-      return outcome;
+      return result;
     }),
   undo: releaseStock,
   owesUndo: (outcome) => outcome.ok,

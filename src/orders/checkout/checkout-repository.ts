@@ -51,9 +51,13 @@ export interface CheckoutRepository {
    * IdempotencyKeyTaken when the customer's Idempotency-Key is already taken. Answers with the
    * order as findCheckout would read it, so the caller need not read it back.
    */
-  createPendingOrder(
-    input: PendingOrderInput,
-  ): Promise<{ orderId: string; total: number; order: CheckoutOrder }>;
+  createPendingOrder(input: PendingOrderInput): Promise<{
+    orderId: string;
+    total: number;
+    order: CheckoutOrder;
+    /** Products this checkout took down to their low-stock threshold, not alerted yet. */
+    lowStockSkus?: string[];
+  }>;
   findByIdempotencyKey(customerId: string, idempotencyKey: string): Promise<CheckoutOrder | null>;
   /**
    * findByIdempotencyKey and the catalog's findProducts in one statement (every keyed checkout
@@ -155,7 +159,14 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
       // their latest committed stock; the verdict gates every write, so the order, its lines, its
       // checkout request, its timeline entry, the stock taken and the holds land together or not at
       // all. The lock lasts only as long as the statement.
-      let rows: { sku: string; requested: number; available: number; ok: boolean; created_at: Date | null }[];
+      let rows: {
+        sku: string;
+        requested: number;
+        available: number;
+        ok: boolean;
+        created_at: Date | null;
+        low: boolean;
+      }[];
       try {
         ({ rows } = await sql.query(
           `WITH req AS (
@@ -175,7 +186,10 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           taken AS (
             UPDATE products p SET stock_on_hand = p.stock_on_hand - r.quantity, updated_at = now()
             FROM req r, verdict v WHERE v.ok AND p.sku = r.sku
-            RETURNING p.sku, p.stock_on_hand
+            RETURNING p.sku, p.stock_on_hand,
+              -- Down to its threshold and not alerted yet: the caller sends shop/stock.low.
+              (p.low_stock_threshold IS NOT NULL AND p.stock_on_hand <= p.low_stock_threshold
+                AND p.low_stock_alerted_at IS NULL) AS low
           ),
           moved AS (
             -- The hold's ledger row, in the same statement (src/inventory/stock-ledger.ts).
@@ -205,7 +219,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
             SELECT ord.id, r.sku, r.quantity, 'held', $13, now(), now() FROM req r, ord
           )
           SELECT r.sku, r.quantity AS requested, COALESCE(l.stock_on_hand, 0) AS available,
-                 (SELECT ok FROM verdict) AS ok, (SELECT created_at FROM ord) AS created_at
+                 (SELECT ok FROM verdict) AS ok, (SELECT created_at FROM ord) AS created_at,
+                 COALESCE((SELECT t.low FROM taken t WHERE t.sku = r.sku), false) AS low
           FROM req r LEFT JOIN locked l USING (sku) ORDER BY r.sku`,
           [
             orderId,
@@ -247,7 +262,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         createdAt,
         lines: lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
       };
-      return { orderId, total, order };
+      return { orderId, total, order, lowStockSkus: rows.filter((row) => row.low).map((row) => row.sku) };
     },
 
     async findByIdempotencyKey(customerId, idempotencyKey) {

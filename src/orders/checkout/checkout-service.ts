@@ -77,6 +77,11 @@ export function createCheckoutService(deps: {
   now?: () => number;
   /** Address collection for orders with something to ship. */
   shipping?: ShippingCollection;
+  /**
+   * Told when a checkout took products down to their low-stock threshold (the app sends
+   * `shop/stock.low`; watch-low-stock alerts ops). Best effort: the daily cron is the safety net.
+   */
+  onLowStock?: (skus: string[], orderId: string) => Promise<void>;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   const now = deps.now ?? Date.now;
@@ -229,8 +234,9 @@ export function createCheckoutService(deps: {
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
     let order: CheckoutOrder;
+    let lowStockSkus: string[] | undefined;
     try {
-      ({ order } = await deps.orders.createPendingOrder({
+      ({ order, lowStockSkus } = await deps.orders.createPendingOrder({
         customerId: request.customerId,
         email: request.email,
         currency,
@@ -247,6 +253,14 @@ export function createCheckoutService(deps: {
         if (existing) return resume(existing, requestHash);
       }
       throw error;
+    }
+    if (lowStockSkus && lowStockSkus.length > 0 && deps.onLowStock) {
+      await deps.onLowStock(lowStockSkus, order.orderId).catch((error: unknown) => {
+        logger.warn(
+          { err: error, skus: lowStockSkus },
+          "low stock not announced; the daily watch will see it",
+        );
+      });
     }
     return finish(order, digitalOnly);
   }

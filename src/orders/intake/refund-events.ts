@@ -170,6 +170,7 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
           await deps.orders.flagForOps(orderId, "refunded in full at Stripe after the label was bought");
           await deps.timeline.record(orderId, "refund-needs-ops", { refunded, stripeEvent: event.id });
           await deps.alerts.notify({
+            key: `refunded-after-label-${orderId}`,
             title: "Order refunded in full after its label was bought",
             fields: {
               orderId,

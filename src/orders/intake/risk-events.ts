@@ -171,7 +171,9 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
           const held = unshipped
             ? await deps.holds.placeHold(orderId, "dispute", { note: dispute.reason, by: "stripe" })
             : null;
+          // Keyed by the dispute: its fields (the e-mails sent, the parcels) grow between deliveries.
           await deps.alerts.notify({
+            key: `dispute-created-${dispute.id}`,
             title: held ? "Payment disputed: order held, no label" : "Payment disputed",
             fields: {
               orderId,
@@ -206,6 +208,7 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
           await deps.holds.releaseHold(orderId, { by: "stripe", onlyReason: "radar_review" });
         } else {
           await deps.alerts.notify({
+            key: `radar-review-closed-${review.id}`,
             title: "Radar review closed without approval: order stays on hold",
             fields: {
               orderId,
@@ -229,6 +232,7 @@ export function createRiskEvents(deps: RiskEventsDeps): RiskEvents {
         ? await deps.holds.placeHold(orderId, "radar_review", { note: warning.fraud_type, by: "stripe" })
         : null;
       await deps.alerts.notify({
+        key: `early-fraud-warning-${warning.id}`,
         title: held ? "Early fraud warning: order held" : "Early fraud warning",
         fields: {
           orderId,

@@ -79,6 +79,28 @@ describe("Stripe stand-in: the account's ledger", () => {
     expect(listed.data.map((d) => d.id)).toEqual([dispute.id]);
     const withdrawal = await stripe.balanceTransactions.list({ source: dispute.id } as never);
     expect(withdrawal.data[0]).toMatchObject({ type: "adjustment", amount: -3490, fee: 1500 });
+    expect(await stripe.disputes.retrieve(dispute.id)).toMatchObject({
+      id: dispute.id,
+      is_charge_refundable: false,
+    });
+    await expect(stripe.disputes.retrieve("dp_never_opened")).rejects.toMatchObject({
+      code: "resource_missing",
+    });
+  });
+
+  it("refuses a refund of a charged-back charge with charge_disputed, and refunds it once the shop won", async () => {
+    const paymentIntent = await paidPaymentIntent();
+    const { dispute } = await sandbox.dispute({ paymentIntent });
+    await expect(stripe.refunds.create({ payment_intent: paymentIntent, amount: 100 })).rejects.toMatchObject(
+      {
+        type: "StripeInvalidRequestError",
+        code: "charge_disputed",
+      },
+    );
+    await sandbox.closeDispute(dispute.id, "won");
+    expect((await stripe.refunds.create({ payment_intent: paymentIntent, amount: 100 })).status).toBe(
+      "succeeded",
+    );
   });
 
   it("closes a dispute won (the amount reinstated, the fee kept) or lost, once", async () => {

@@ -983,8 +983,14 @@ export class FakeWorkflowWorld {
       labels: this.labelsPort,
       holds: this.holdsPort,
       messages: this.messagesPort,
-      emailOutbox: { drain: async () => unused("emailOutbox.drain") },
-      alertOutbox: { drain: async () => unused("alertOutbox.drain") },
+      emailOutbox: {
+        drain: async () => unused("emailOutbox.drain"),
+        sendQueued: async () => unused("emailOutbox.sendQueued"),
+      },
+      alertOutbox: {
+        drain: async () => unused("alertOutbox.drain"),
+        deliverGroup: async () => unused("alertOutbox.deliverGroup"),
+      },
       alerts: this.alertsPort,
       settings,
       recovery: new Proxy({} as WorkflowDependencies["recovery"], {
