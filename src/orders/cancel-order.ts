@@ -4,12 +4,16 @@ import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
+import { cancellableStatuses as modelCancellableStatuses } from "../shared/order-model";
 
 /**
  * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not
  * scanned (the cleanup hands the label back); after the first scan only ops can stop the parcel.
  */
-const cancellableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling", "shipped"];
+const cancellableStatuses: readonly OrderStatus[] = modelCancellableStatuses;
+
+/** The one `cancel-requested` entry's key: an order is asked to stop once, however often asked. */
+export const cancelRequestEntryKey = "cancel-request";
 
 export interface CancelOrderDeps {
   orders: OrderRepository;
@@ -69,8 +73,15 @@ async function announceStop(
   deps: Pick<CancelOrderDeps, "publisher" | "timeline">,
   { orderId, reason, by }: { orderId: string; reason?: string | undefined; by: string },
 ): Promise<void> {
+  // Both idempotent by the order: the event's id is the order's, and the entry's key is one per
+  // order, so two cancels at once (or a cancel and a full refund) answer alike and leave one trace.
   await deps.publisher.publish(orderCancelledEvent({ orderId, ...(reason ? { reason } : {}) }));
-  await deps.timeline.record(orderId, "cancel-requested", { ...(reason ? { reason } : {}), by });
+  await deps.timeline.record(
+    orderId,
+    "cancel-requested",
+    { ...(reason ? { reason } : {}), by },
+    cancelRequestEntryKey,
+  );
 }
 
 /**

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { sqlPool, type Database } from "../db/client";
 import type { OrderStatus } from "./order-repository";
+import { labelWanted } from "../shared/order-model";
 import type { ParcelBooking } from "../shipping/shipment-repository";
 
 export type { ParcelBooking } from "../shipping/shipment-repository";
@@ -50,7 +51,27 @@ export interface FulfilmentRecords {
   recordCapture(capture: CaptureRecord): Promise<Guarded<{ paymentId: string }>>;
   recordShipment(input: ShipmentRecordInput): Promise<Guarded<null>>;
   fenceForCancel(orderId: string): Promise<FenceOutcome>;
+  /**
+   * Marks the label purchase begun, under the same guard as recordShipment plus the hold: `go`
+   * when the run may ask the carrier; else why not (`held`: a hold landed after the run's last
+   * look; `booked`: a retried step whose record already landed, so it goes on to find it).
+   */
+  beginLabelPurchase(orderId: string, claimId: string): Promise<PurchaseStart>;
+  /** Clears the mark after a failed attempt (a hold asked meanwhile stops waiting). */
+  endLabelPurchase(orderId: string, claimId: string): Promise<void>;
+  /**
+   * After a refused record: whether the order still wants the labels the refused run bought. Yes
+   * when they are recorded as its parcels (another run landed them), or when the order is still
+   * being fulfilled by another run (a re-drive), which finds them again by their carrier reference;
+   * no once the order is cancelled, being cancelled, or ended without them.
+   */
+  labelsStillWanted(orderId: string, trackingNumbers: readonly string[]): Promise<boolean>;
 }
+
+export type PurchaseStart = "go" | "booked" | "held" | GuardRefusal;
+
+/** How long a label purchase's mark keeps a hold waiting (an attempt that died leaves it set). */
+export const labelPurchaseLeaseMs = 2 * 60 * 1000;
 
 const shippedStatuses: readonly OrderStatus[] = ["shipped", "delivered", "completed"];
 
@@ -143,7 +164,7 @@ export const recordShipmentStatement = `${guardHead},
           ON CONFLICT DO NOTHING
         ),
         moved AS (
-          UPDATE orders o SET status = $4::order_status, updated_at = now()
+          UPDATE orders o SET status = $4::order_status, label_purchase_started_at = NULL, updated_at = now()
           FROM go WHERE o.id = $1::uuid
         ),
         entry AS (
@@ -152,6 +173,25 @@ export const recordShipmentStatement = `${guardHead},
           ON CONFLICT DO NOTHING
         )
         ${guardTail}`;
+
+/**
+ * beginLabelPurchase: the guard (plus no hold but the run's own fulfilment window), then the
+ * mark, in one statement under the order's row lock: a hold placed before it is seen here, a hold
+ * asked after it sees the mark (hold-order.ts waits for the purchase to settle).
+ */
+export const beginLabelPurchaseStatement = `${guardHead.replace(
+  "cancel_requested_at FROM orders",
+  "cancel_requested_at, hold_reason FROM orders",
+)},
+        held AS (SELECT 1 FROM ord, go WHERE ord.hold_reason IS NOT NULL AND ord.hold_reason <> 'fulfilment_window'),
+        marked AS (
+          UPDATE orders o SET label_purchase_started_at = now()
+          FROM go WHERE o.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM held)
+          RETURNING 1
+        )
+        SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested,
+               EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM marked) AS marked
+        FROM ord`;
 
 function verdict(row: GuardRow | undefined, claimId: string): "write" | GuardRefusal {
   if (!row || row.claim_id !== claimId) return "superseded";
@@ -238,6 +278,44 @@ export function createFulfilmentRecords(
       if (decided === "cancelled" && row && shippedStatuses.includes(row.status))
         return { landed: true, value: null };
       return { landed: false, reason: decided };
+    },
+
+    async beginLabelPurchase(orderId, claimId) {
+      const { rows } = await sql.query<GuardRow & { held: boolean; marked: boolean }>(
+        beginLabelPurchaseStatement,
+        [orderId, claimId],
+      );
+      const row = rows[0];
+      if (row?.marked) return "go";
+      if (row?.held) return "held";
+      const decided = verdict(row, claimId);
+      if (decided === "write") return "go";
+      if (decided === "cancelled" && row && shippedStatuses.includes(row.status)) return "booked";
+      return decided;
+    },
+
+    async endLabelPurchase(orderId, claimId) {
+      await sql.query(
+        `UPDATE orders SET label_purchase_started_at = NULL WHERE id = $1::uuid AND claim_id = $2`,
+        [orderId, claimId],
+      );
+    },
+
+    async labelsStillWanted(orderId, trackingNumbers) {
+      const { rows } = await sql.query<{ status: OrderStatus; cancel_requested: boolean; recorded: boolean }>(
+        `SELECT o.status::text AS status, o.cancel_requested_at IS NOT NULL AS cancel_requested,
+                EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id AND s.superseded_at IS NULL
+                          AND s.label_refund_status IS NULL AND s.tracking_number = ANY($2::text[])) AS recorded
+         FROM orders o WHERE o.id = $1::uuid`,
+        [orderId, [...trackingNumbers]],
+      );
+      const row = rows[0];
+      if (!row) return false;
+      return labelWanted({
+        status: row.status,
+        cancelRequested: row.cancel_requested,
+        recorded: row.recorded,
+      });
     },
 
     async fenceForCancel(orderId) {

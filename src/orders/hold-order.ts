@@ -6,6 +6,8 @@ import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
+import { labelPurchaseLeaseMs } from "./fulfilment-records";
+import { holdableStatuses as modelHoldableStatuses } from "../shared/order-model";
 
 /** Why ops (or the service itself) hold an order back from the carrier. */
 export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;
@@ -35,8 +37,8 @@ export interface Hold {
   holdId: string;
 }
 
-/** Orders a hold still makes sense for: paid, no label bought yet. */
-export const holdableStatuses: readonly OrderStatus[] = ["authorized", "paid", "fulfilling"];
+/** Orders a hold still makes sense for: paid, no label bought yet (the order model's list). */
+export const holdableStatuses: readonly OrderStatus[] = modelHoldableStatuses;
 
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
@@ -90,10 +92,23 @@ export function createHolds(deps: {
       where: {
         id: orderId,
         status: { in: [...holdableStatuses] },
+        // Being cancelled: nothing left to hold (the order model's hold rule).
+        cancelRequestedAt: null,
         shipments: { none: {} },
-        OR: [
-          { holdReason: null },
-          ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
+        AND: [
+          {
+            OR: [
+              { holdReason: null },
+              ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
+            ],
+          },
+          // A label being bought: the hold would not hold (decision 0170); holdOrder waits.
+          {
+            OR: [
+              { labelPurchaseStartedAt: null },
+              { labelPurchaseStartedAt: { lt: new Date(since.getTime() - labelPurchaseLeaseMs) } },
+            ],
+          },
         ],
       },
       data: { holdReason: reason, holdNote: options.note ?? null, heldAt: since, heldBy: options.by ?? null },
@@ -144,19 +159,78 @@ export interface HoldRequest {
   by: Actor;
 }
 
-/** Hold, from the admin API or the console: the order buys no label until released. */
-export async function holdOrder(deps: { holds: Holds; db: Database }, request: HoldRequest) {
+/** How often a hold asked during a label purchase looks whether the purchase has settled. */
+const purchasePollMs = 50;
+/** How long a hold waits for a purchase to settle before asking ops to try again. */
+const purchaseWaitMs = 30_000;
+
+/**
+ * Hold, from the admin API or the console: the order buys no label until released.
+ *
+ * Asked while the fulfilment run is buying the label (decision 0170), it waits for the purchase
+ * to settle, then answers with what happened: held (the purchase failed or was refused, no label),
+ * or 409 `order_not_holdable` naming the label's tracking numbers, for ops to ask the carrier to intercept.
+ * Never 200 for a hold that did not hold. It polls: a purchase takes one carrier call (seconds),
+ * and PostgreSQL LISTEN would need a connection of its own per waiting request.
+ */
+export async function holdOrder(
+  deps: { holds: Holds; db: Database; purchaseWaitMs?: number },
+  request: HoldRequest,
+) {
   const { orderId } = request;
-  const hold = await deps.holds.placeHold(orderId, request.reason, {
-    ...(request.note ? { note: request.note } : {}),
-    by: request.by,
-  });
-  if (hold) return { orderId, status: "held" as const, reason: hold.reason, since: hold.since.toISOString() };
+  const waitUntil = Date.now() + (deps.purchaseWaitMs ?? purchaseWaitMs);
+  for (;;) {
+    const hold = await deps.holds.placeHold(orderId, request.reason, {
+      ...(request.note ? { note: request.note } : {}),
+      by: request.by,
+    });
+    if (hold)
+      return { orderId, status: "held" as const, reason: hold.reason, since: hold.since.toISOString() };
+    const order = await deps.db.order.findUnique({
+      where: { id: orderId },
+      select: {
+        status: true,
+        holdReason: true,
+        labelPurchaseStartedAt: true,
+        shipments: { where: { supersededAt: null }, select: { trackingNumber: true } },
+      },
+    });
+    const buying =
+      order?.labelPurchaseStartedAt &&
+      order.shipments.length === 0 &&
+      order.labelPurchaseStartedAt.getTime() > Date.now() - labelPurchaseLeaseMs;
+    if (!buying) return refuseHold(deps, orderId);
+    if (Date.now() > waitUntil) {
+      throw new AppError(
+        "order_not_holdable",
+        `Order ${orderId}'s label is being bought and the carrier has not answered yet: ask again in a moment`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, purchasePollMs));
+  }
+}
+
+/** Why the order could not be held, as the error the caller answers with. */
+async function refuseHold(deps: { db: Database }, orderId: string): Promise<never> {
   const order = await deps.db.order.findUnique({
     where: { id: orderId },
-    select: { status: true, holdReason: true, heldAt: true, shipments: { select: { id: true }, take: 1 } },
+    select: {
+      status: true,
+      holdReason: true,
+      heldAt: true,
+      shipments: { where: { supersededAt: null }, select: { trackingNumber: true } },
+    },
   });
   if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+  if (order.shipments.length > 0 && (order.status === "shipped" || order.status === "fulfilling")) {
+    const tracking = order.shipments.map((shipment) => shipment.trackingNumber);
+    throw new AppError(
+      "order_not_holdable",
+      `Order ${orderId} already has a label (tracking ${tracking.join(", ")}): it cannot be held here; ` +
+        "ask the carrier to intercept the parcel, or cancel the order before the first scan",
+      { details: { trackingNumbers: tracking } },
+    );
+  }
   if (order.holdReason && order.heldAt) {
     throw new AppError(
       "order_not_holdable",

@@ -44,7 +44,7 @@ export function createOrderActions(deps: {
   sender: EmailSender;
   renderer: EmailRenderer;
   cancelWindowMs: number;
-  labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable">;
+  labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   holds: Holds;
   /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
   reship?: Omit<ReshipDeps, "db" | "labels" | "timeline">;

@@ -1,4 +1,5 @@
 import { sqlPool, type Database } from "../db/client";
+import { sqlList, unscannedTrackerStatuses } from "../shared/order-model";
 import type { OrderStatus } from "../generated/prisma/enums";
 import { orderLinesJsonSql } from "../db/order-lines-sql";
 import { timelineKindSql, type TimelineDetail, type TimelineKind } from "../timeline/kinds";
@@ -268,10 +269,11 @@ export function createOrderRepository(
         `UPDATE orders o SET cancel_requested_at = now(), updated_at = now()
          WHERE o.id = $1::uuid AND o.status = ANY($2::order_status[])
            AND NOT EXISTS (
-             SELECT 1 FROM shipments s WHERE s.order_id = o.id
-               -- A shipped order's label can still be handed back until the carrier's first scan.
+             SELECT 1 FROM shipments s WHERE s.order_id = o.id AND s.superseded_at IS NULL
+               -- A shipped order's label can still be handed back until the carrier's first scan
+               -- (the order model's labelVoidable, over the current parcels as labels.voidable).
                AND NOT (o.status = 'shipped' AND s.status = 'booked' AND s.label_refund_status IS NULL
-                        AND COALESCE(s.tracker_status, 'unknown') IN ('unknown', 'pre_transit')))`,
+                        AND COALESCE(s.tracker_status, 'unknown') IN (${sqlList(unscannedTrackerStatuses)})))`,
         [orderId, [...cancellableFrom]],
       );
       return (marked.rowCount ?? 0) > 0;

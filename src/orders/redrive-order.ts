@@ -4,6 +4,7 @@ import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../event
 import type { EventPublisher } from "../events/publisher";
 import { createTimeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
+import { inFulfilmentStatuses, redrivableBookedStatuses, sqlList } from "../shared/order-model";
 
 /** shop/order.placed for the re-drive, with the generation its id and key carry. */
 export type RedriveEvent = OrderPlacedEvent & { generation: number };
@@ -34,17 +35,19 @@ export function createOrderRedrive(db: Database): OrderRedrive {
   const timeline = createTimeline(db);
   return {
     async prepare(orderId, by) {
-      const [row] = await db.$queryRaw<Row[]>`
+      // The order model's re-drive rule (order-model.ts), as one statement.
+      const [row] = await db.$queryRawUnsafe<Row[]>(
+        `
         UPDATE orders o
         SET redrive_generation = o.redrive_generation + 1, claim_id = NULL, updated_at = now()
-        WHERE o.id = ${orderId}::uuid
+        WHERE o.id = $1::uuid
           AND o.cancel_requested_at IS NULL
           AND (
-            (o.status IN ('authorized', 'paid', 'fulfilling')
+            (o.status IN (${sqlList(inFulfilmentStatuses)})
              AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id))
             -- Booked, and its run failed since it was last handed on: the new run resumes after
             -- the booking (fulfill-order), never booking or charging again.
-            OR (o.status IN ('shipped', 'delivered')
+            OR (o.status IN (${sqlList(redrivableBookedStatuses)})
                 AND EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
                 AND EXISTS (SELECT 1 FROM order_timeline t
                             WHERE t.order_id = o.id AND t.kind = 'run-failed'
@@ -52,7 +55,9 @@ export function createOrderRedrive(db: Database): OrderRedrive {
                                                            WHERE r.order_id = o.id AND r.kind = 'redriven'),
                                                           '-infinity'::timestamptz)))
           )
-        RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`;
+        RETURNING o.id, o.customer_id, o.email, o.total, o.currency, o.payment_intent_id, o.redrive_generation`,
+        orderId,
+      );
       if (!row) return null;
       const generation = row.redrive_generation;
       await timeline.record(orderId, "redriven", { generation, by });

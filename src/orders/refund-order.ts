@@ -57,6 +57,8 @@ interface PendingRefund {
   amount: number;
   currency: string;
   reason: string | null;
+  /** Who asked; unknown for a request a crash left pending (settled by the next one). */
+  by?: string;
 }
 
 /**
@@ -142,13 +144,7 @@ export function createRefunds(deps: RefundOrderDeps) {
           reason: request.reason ?? null,
         },
       });
-      await recordInTransaction(tx, orderId, "refund-requested", {
-        refundId: row.id,
-        amount,
-        reason: request.reason ?? null,
-        by: request.by,
-      });
-      return { id: row.id, amount, currency, reason: row.reason };
+      return { id: row.id, amount, currency, reason: row.reason, by: request.by };
     });
   }
 
@@ -172,22 +168,35 @@ export function createRefunds(deps: RefundOrderDeps) {
     } catch (error) {
       const stripeError = error as { type?: string; code?: string; message?: string };
       if (stripeError.type === "StripeInvalidRequestError" || stripeError.type === "StripeCardError") {
-        // Stripe refused it for good (already refunded elsewhere, say): the request is failed, and
-        // its amount is refundable again.
-        await db.$transaction(async (tx) => {
-          await tx.refund.update({
-            where: { id: refund.id },
-            // The code kept first for the one Stripe refusal a retry must answer alike.
-            data: {
-              status: "failed",
-              error: `${stripeError.code === "charge_disputed" ? "charge_disputed: " : ""}${stripeError.message ?? "refused"}`,
-            },
+        if (stripeError.code === "charge_disputed") {
+          // Refused because the charge is disputed: the failed row is the answer a retry under the
+          // same id gets without asking Stripe again (issue 38), its request and refusal recorded.
+          await db.$transaction(async (tx) => {
+            await tx.refund.update({
+              where: { id: refund.id },
+              data: { status: "failed", error: `charge_disputed: ${stripeError.message ?? "refused"}` },
+            });
+            await recordInTransaction(tx, orderId, "refund-requested", {
+              refundId: refund.id,
+              amount: refund.amount,
+              reason: refund.reason,
+              by: refund.by ?? "unknown",
+            });
+            await recordInTransaction(tx, orderId, "refund-failed", {
+              refundId: refund.id,
+              error: stripeError.message ?? null,
+            });
           });
-          await recordInTransaction(tx, orderId, "refund-failed", {
-            refundId: refund.id,
-            error: stripeError.message ?? null,
-          });
-        });
+        } else {
+          // Refused for good otherwise (already refunded at the Dashboard, say): a refused request
+          // writes nothing (decision 0170), so its pending row goes; asked again under the same
+          // id, Stripe gives the same answer for the same key.
+          await db.refund.deleteMany({ where: { id: refund.id, status: "pending" } });
+          logger.warn(
+            { orderId, refundId: refund.id, error: stripeError.message },
+            "refund refused by Stripe",
+          );
+        }
         if (stripeError.code === "charge_disputed") {
           throw new AppError("charge_disputed", `Stripe refused the refund: ${stripeError.message ?? ""}`, {
             cause: error,
@@ -213,6 +222,13 @@ export function createRefunds(deps: RefundOrderDeps) {
         data: { status: "succeeded", providerId },
       });
       if (updated.count === 0) return;
+      // Requested and issued land together: the timeline shows no request Stripe refused.
+      await recordInTransaction(tx, orderId, "refund-requested", {
+        refundId: refund.id,
+        amount: refund.amount,
+        reason: refund.reason,
+        by: refund.by ?? "unknown",
+      });
       const sum = await tx.refund.aggregate({
         where: { orderId, status: "succeeded" },
         _sum: { amount: true },
@@ -312,7 +328,13 @@ export function createRefunds(deps: RefundOrderDeps) {
       throw new AppError("order_not_refundable", `Refund ${earlier.id} was refused: ${earlier.error ?? ""}`);
     }
     const refund = earlier
-      ? { id: earlier.id, amount: earlier.amount, currency: earlier.currency, reason: earlier.reason }
+      ? {
+          id: earlier.id,
+          amount: earlier.amount,
+          currency: earlier.currency,
+          reason: earlier.reason,
+          by: request.by,
+        }
       : await recordRequest(request);
     const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
     const after = await totals(orderId);

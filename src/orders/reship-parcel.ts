@@ -8,6 +8,7 @@ import { parseStoredAddress } from "../shipping/shipping-destinations";
 import type { ShippingProvider } from "../shipping/shipping-provider";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
+import { reshipMayLand } from "../shared/order-model";
 
 export interface ReshipRequest {
   orderId: string;
@@ -41,7 +42,7 @@ export interface ReshipDeps {
   shipments: ShipmentRepository;
   provider: ShippingProvider;
   destinations: ShippingDestinations;
-  labels: Pick<LabelVoids, "voidShipment" | "isVoidable">;
+  labels: Pick<LabelVoids, "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   messages: Pick<CustomerMessages, "reshipped">;
   timeline: Pick<Timeline, "record">;
 }
@@ -112,7 +113,31 @@ export async function reshipParcel(deps: ReshipDeps, request: ReshipRequest): Pr
       address,
       lines: old.lines.map((line) => ({ ...line, weightOz: weights[line.sku] ?? null })),
     });
-    next = await deps.shipments.recordReship(old, booking);
+    const recorded = await deps.shipments.recordReship(old, booking);
+    if (!recorded) {
+      // Cancelled (or ended) while the label was bought: the new label is handed back now, the
+      // old one is the cancel's to hand back (decision 0170).
+      const current = await deps.db.order.findUnique({ where: { id: orderId }, select: { status: true } });
+      const handed = await deps.labels.handBackUnrecorded(
+        {
+          orderId,
+          trackingNumber: booking.trackingNumber,
+          carrier: booking.carrier,
+          parcelNumber: old.parcelNumber,
+          generation: old.generation + 1,
+        },
+        "cancelled",
+        `reship-void-${old.id}`,
+      );
+      throw new AppError(
+        "order_not_shipped",
+        `Order ${orderId} is ${current?.status ?? "gone"}: it was cancelled while the new label was bought; ` +
+          (handed === "requested"
+            ? `that label (${booking.trackingNumber}) was handed back to the carrier`
+            : `the carrier would not take that label (${booking.trackingNumber}) back: ops were told`),
+      );
+    }
+    next = recorded;
   } catch (error) {
     // Asking again may go at once; a label the carrier sold meanwhile is found by its reference.
     await deps.shipments.releaseReship(old.id);
@@ -153,6 +178,18 @@ async function finish(
     },
     entryKey,
   );
+  // A cancel that landed after the record: its cleanup hands this label back; no "shipped"
+  // e-mail after the "cancelled" one.
+  const now = await deps.db.order.findUnique({
+    where: { id: orderId },
+    select: { status: true, cancelRequestedAt: true },
+  });
+  if (!now || !reshipMayLand({ status: now.status, cancelRequested: now.cancelRequestedAt !== null })) {
+    throw new AppError(
+      "order_not_shipped",
+      `Order ${orderId} is ${now?.status ?? "gone"}: it was cancelled as the parcel was re-shipped; its labels are handed back`,
+    );
+  }
   const email = await deps.messages.reshipped(orderId, next.id, {
     carrier: next.carrier,
     trackingNumber: next.trackingNumber,

@@ -1,10 +1,11 @@
 import { Prisma, type Database } from "../db/client";
 import type { OrderStatus } from "../generated/prisma/enums";
 import type { Timeline } from "../timeline/timeline";
+import { customerRules } from "../shared/order-model";
 
 /** Orders the customer can review: the parcel is on its way or there. */
 export function isReviewable(status: OrderStatus): boolean {
-  return ["shipped", "delivered", "completed"].includes(status);
+  return (customerRules["review the order"].statuses as readonly string[]).includes(status);
 }
 
 export interface ReviewSubmission {

@@ -1,3 +1,4 @@
+import { returnTransitions } from "../shared/order-model";
 import { AppError, isAppError } from "../errors";
 import {
   returnApprovedEvent,
@@ -193,7 +194,7 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
         await publisher.publish(returnRequestedEvent({ returnId: row.id, orderId: row.order_id }));
       } catch (error) {
         // No run will handle it: it is cancelled rather than left waiting, and the request can be made again.
-        await records.transition(row.id, ["requested", "approved"], "cancelled", {
+        await records.transition(row.id, [...returnTransitions.cancel.from], "cancelled", {
           note: "could not be started",
         });
         throw new AppError("upstream_unavailable", "The return could not be started; please try again", {
@@ -205,7 +206,12 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async approve(decision) {
       const row = await load(decision.returnId);
-      const moved = await records.transition(row.id, ["requested"], "approved", decision);
+      const moved = await records.transition(
+        row.id,
+        [...returnTransitions.approve.from],
+        "approved",
+        decision,
+      );
       if (!moved) return refuse(row, "approved");
       await timeline.record(row.order_id, "return-approved", { returnId: row.id, by: decision.by });
       await publisher.publish(returnApprovedEvent({ returnId: row.id, orderId: row.order_id }));
@@ -217,7 +223,7 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
       // Once refunded, the money is back with the customer: nothing left to reject.
       const moved = row.refunded_at
         ? null
-        : await records.transition(row.id, ["requested", "approved", "received"], "rejected", decision);
+        : await records.transition(row.id, [...returnTransitions.reject.from], "rejected", decision);
       if (!moved) return refuse(row, "rejected");
       await timeline.record(row.order_id, "return-rejected", {
         returnId: row.id,
@@ -236,21 +242,33 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async receive(decision) {
       const row = await load(decision.returnId);
-      const moved = await records.transition(row.id, ["requested", "approved"], "received", decision);
+      const moved = await records.transition(
+        row.id,
+        [...returnTransitions.receive.from],
+        "received",
+        decision,
+      );
       if (!moved) {
+        // Read again: the row read above may predate a copy of the same event that landed at
+        // once (EasyPost delivers an event several times, sometimes together); the answer is
+        // what the return is now, so every copy is acknowledged alike.
+        const current = await load(row.id);
         // The carrier repeating its delivery (or the run asking after a crash) publishes the
-        // same event again: Inngest drops the repeat, and nothing else changes.
-        if (decision.by === "carrier" && row.status === "received") {
-          await publisher.publish(
-            returnReceivedEvent({
-              returnId: row.id,
-              orderId: row.order_id,
-              condition: row.condition ?? "resellable",
-            }),
-          );
-          return toReturnView(row);
+        // same event again: Inngest drops the repeat, and nothing else changes. Already past
+        // received (refunded, closed): acknowledged, nothing to do.
+        if (decision.by === "carrier" && current.received_at !== null) {
+          if (current.status === "received") {
+            await publisher.publish(
+              returnReceivedEvent({
+                returnId: current.id,
+                orderId: current.order_id,
+                condition: current.condition ?? "resellable",
+              }),
+            );
+          }
+          return toReturnView(current);
         }
-        return refuse(row, "received");
+        return refuse(current, "received");
       }
       await timeline.record(row.order_id, "return-received", {
         returnId: row.id,
@@ -268,8 +286,8 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
       // A refused exchange charge stopped the run: the return is ops' to end, even received.
       const from: ReturnStatus[] =
         row.exchange_charge_status === "failed" || row.exchange_charge_status === "awaiting_payment"
-          ? ["requested", "approved", "received"]
-          : ["requested", "approved"];
+          ? [...returnTransitions["close after a refused exchange charge"].from]
+          : [...returnTransitions.close.from];
       const moved = await records.transition(row.id, from, "closed", decision);
       if (!moved) return refuse(row, "closed");
       await timeline.record(row.order_id, "return-closed", {

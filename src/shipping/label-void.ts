@@ -185,6 +185,48 @@ export function createLabelVoids(deps: {
     isVoidable,
 
     /**
+     * A label bought but never recorded, because the order no longer wanted it when the answer
+     * came (decision 0170: fenced after the fact): asked back of the carrier by its reference, the
+     * timeline told; where the carrier will not take it back, ops are told to stop the parcel.
+     */
+    async handBackUnrecorded(
+      label: {
+        orderId: string;
+        trackingNumber: string;
+        carrier: string;
+        parcelNumber: number;
+        generation: number;
+      },
+      cause: VoidCause,
+      entryKey: string,
+    ): Promise<"requested" | "needs-ops"> {
+      const { orderId, trackingNumber, parcelNumber, generation } = label;
+      const answer: VoidOutcome = provider.voidShipment
+        ? await provider.voidShipment(orderId, trackingNumber, { parcelNumber, generation })
+        : "not-voidable";
+      const handedBack = ["voided", "already-voided", "submitted", "refunded"].includes(answer);
+      await timeline.record(
+        orderId,
+        "shipment-voided",
+        { trackingNumber, carrier: label.carrier, parcelNumber, generation, cause, outcome: answer },
+        entryKey,
+      );
+      if (handedBack) return "requested";
+      const causeText = cause === "reshipped" ? "re-shipped" : cause;
+      await flagForOps(orderId, `a label bought for a ${causeText} order could not be handed back`);
+      await alerts.notify({
+        title: "Label bought for an order that no longer wants it",
+        fields: {
+          orderId,
+          trackingNumber,
+          carrierAnswer: answer,
+          action: "Stop the parcel with the carrier, or claim the label refund by hand",
+        },
+      });
+      return "needs-ops";
+    },
+
+    /**
      * Asks the carrier where each submitted refund of the order stands and records a change:
      * `refunded` on the timeline, `rejected` to ops. Returns `submitted` while any is undecided,
      * else `rejected` if any was, else `refunded` (null: nothing was submitted).

@@ -1,5 +1,6 @@
 import { sqlPool, type Database } from "../db/client";
 import { AppError } from "../errors";
+import { reshipMayLand } from "../shared/order-model";
 import type { LabelRefundStatus } from "./shipping-provider";
 import {
   currentParcels,
@@ -186,6 +187,13 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
     async recordReship(old, booking) {
       const next = { orderId: old.orderId, parcelNumber: old.parcelNumber, generation: old.generation + 1 };
       const row = await db.$transaction(async (tx) => {
+        // The order row first, as every guarded write locks it: a cancel waits, or is seen.
+        const [order] = await tx.$queryRaw<{ status: string; cancel_requested: boolean }[]>`
+          SELECT status::text AS status, cancel_requested_at IS NOT NULL AS cancel_requested
+          FROM orders WHERE id = ${old.orderId}::uuid FOR UPDATE`;
+        if (!order || !reshipMayLand({ status: order.status, cancelRequested: order.cancel_requested })) {
+          return "refused" as const;
+        }
         await tx.shipment.updateMany({
           where: { id: old.id, supersededAt: null },
           data: { supersededAt: new Date(), reshipStartedAt: null },
@@ -207,6 +215,7 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
         });
         return tx.shipment.findUnique({ where: { orderId_parcelNumber_generation: next } });
       });
+      if (row === "refused") return null;
       if (!row) throw new AppError("conflict", `tracking number ${booking.trackingNumber} is already used`);
       return toRecord(row);
     },

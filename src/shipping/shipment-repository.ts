@@ -87,5 +87,10 @@ export interface ShipmentRepository {
    * The re-ship's record, in one transaction: the old label superseded and the new one recorded
    * as the same parcel at the next generation. Repeated, it returns the label recorded first.
    */
-  recordReship(old: ShipmentRecord, booking: CarrierBooking): Promise<ShipmentRecord>;
+  /**
+   * The re-ship's new label recorded, fenced after the carrier call (decision 0170): under the
+   * order's row lock, only while the order is still `shipped` with no cancel asked; null when it is
+   * not (the caller hands the label back). A cancel asked after it lands sees the new label.
+   */
+  recordReship(old: ShipmentRecord, booking: CarrierBooking): Promise<ShipmentRecord | null>;
 }

@@ -41,6 +41,9 @@ export const timelineKinds = [
   "payment-not-returned",
   "shipment-booked",
   "shipment-voided",
+  // A label bought by a run a re-drive superseded, kept for the new run (decision 0170): the cleanup
+  // hands it back if the order is cancelled before the new run records it.
+  "label-kept-for-redrive",
   "nothing-to-ship",
   "confirmation-sent",
   "delivered",

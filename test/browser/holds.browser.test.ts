@@ -96,7 +96,11 @@ describe("ops console: hold, release, and a cancel that hands the label back", (
       form: { _csrf: (await page.locator('input[name="_csrf"]').first().getAttribute("value")) ?? "" },
       maxRedirects: 0,
     });
-    expect(refused.status()).toBe(409);
-    expect(await refused.text()).toContain("is not on hold");
+    // POST, then 303 to the order page, which shows the refusal.
+    expect(refused.status()).toBe(303);
+    const location = refused.headers()["location"] ?? "";
+    expect(location).toMatch(new RegExp(`^/ops/orders/${orderId}\\?refused=`));
+    await page.goto(`${publicUrl}${location}`);
+    await page.getByText(/Refused: .*is not on hold/).waitFor();
   }, 120_000);
 });

@@ -108,6 +108,7 @@ async function consoleSession(app: express.Express) {
         .set("Cookie", cookie)
         .type("form")
         .send({ ...form, _csrf: csrf }),
+    get: (path: string) => request(app).get(path).set("Cookie", cookie),
   };
 }
 
@@ -187,11 +188,15 @@ describe.each(cases)("$action through both doors", (testCase) => {
     refuseWith(new AppError("conflict", `Order ${orderId} cannot do that now`));
 
     const viaApi = await api(app, testCase.api.path, testCase.api.body).expect(409);
-    const viaConsole = await session.post(testCase.console.path, testCase.console.form).expect(409);
+    // The console: POST, then 303 to the order page, which shows the refusal.
+    const viaConsole = await session.post(testCase.console.path, testCase.console.form).expect(303);
 
     expect(viaApi.body).toEqual({
       error: { code: "conflict", message: `Order ${orderId} cannot do that now` },
     });
-    expect(viaConsole.text).toContain(`Order ${orderId} cannot do that now`);
+    const location = String(viaConsole.headers.location);
+    expect(location).toMatch(new RegExp(`^/ops/orders/${orderId}\\?refused=`));
+    const page = await session.get(location).expect(200);
+    expect(page.text).toContain(`Refused: Order ${orderId} cannot do that now`);
   });
 });

@@ -68,6 +68,7 @@ describe("POST /api/orders/:id/refund", () => {
             voidable: async () => false,
             voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
             isVoidable: () => false,
+            handBackUnrecorded: async () => "needs-ops",
           },
           holds: createHolds({
             db: database.db,

@@ -48,6 +48,8 @@ export class WorkflowHarness {
   private appServer?: http.Server;
   /** EasyPost's stand-in, driven by @easypost/api: the carrier every run books with. */
   easyPost!: EasyPostSandbox;
+  /** Every request the app received ("POST /api/..."): a test sees an action reach the service. */
+  readonly requestsSeen: string[] = [];
   /** What start() built the services from, for restartService(). */
   private rebuild?: (env: Record<string, string>) => Promise<Services>;
 
@@ -145,6 +147,9 @@ export class WorkflowHarness {
       },
     });
     harness.appServer = http.createServer(buildApp(harness.services));
+    harness.appServer.prependListener("request", (req: http.IncomingMessage) =>
+      harness.requestsSeen.push(`${req.method ?? ""} ${req.url ?? ""}`),
+    );
     await new Promise<void>((resolve) => harness.appServer?.listen(0, "127.0.0.1", resolve));
     harness.appUrl = `http://127.0.0.1:${(harness.appServer.address() as AddressInfo).port}`;
     await harness.engine.sync(`${harness.appUrl}${config.INNGEST_SERVE_PATH}`);

@@ -5,6 +5,13 @@ import { inngestAppId } from "../client";
 import { compensate } from "../steps/compensate";
 import { fulfillOrderFunctionId, fulfilmentUndos } from "./fulfill-order";
 
+/** A parcel's label as `label-kept-for-redrive` records it. */
+interface KeptParcel {
+  parcelNumber: number;
+  carrier: string;
+  trackingNumber: string;
+}
+
 const cancelledRunFunctionId = `${inngestAppId}-${fulfillOrderFunctionId}`;
 
 /**
@@ -56,6 +63,47 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
           });
           return { orderId, outcome: "needs-ops" as const };
         }
+      }
+
+      if (fence === "fenced") {
+        // Labels a superseded run kept for its re-drive's run, which never recorded them: handed
+        // back now (decision 0170), ops told where the carrier will not take one back.
+        await step.run("hand-back-kept-labels", async () => {
+          const entries = (await deps.timeline.list(orderId)).filter(
+            (entry) => entry.kind === "label-kept-for-redrive",
+          );
+          const recorded = new Set((await deps.shipments.findByOrder(orderId)).map((p) => p.trackingNumber));
+          let handedBack = 0;
+          for (const entry of entries) {
+            const parcels = (entry.detail as { parcels?: KeptParcel[] }).parcels ?? [];
+            for (const parcel of parcels) {
+              if (recorded.has(parcel.trackingNumber)) continue;
+              const voided = await deps.shipments.voidWithCarrier(orderId, { ...parcel, trackingUrl: "" });
+              await deps.timeline.record(
+                orderId,
+                "shipment-voided",
+                { ...parcel, outcome: voided, cause: "cancelled" },
+                `${runId}/kept-${parcel.parcelNumber}`,
+              );
+              if (voided === "not-voidable") {
+                await deps.orders.flagForOps(
+                  orderId,
+                  "a label bought before a re-drive could not be handed back",
+                );
+                await deps.alerts.notify({
+                  title: "Parcel booked for a cancelled order",
+                  runId,
+                  fields: {
+                    orderId,
+                    trackingNumber: parcel.trackingNumber,
+                    action: "Stop the parcel with the carrier",
+                  },
+                });
+              } else handedBack += 1;
+            }
+          }
+          return handedBack;
+        });
       }
 
       // How far the cancelled run got is not known here: every undo of the fulfilment runs, and

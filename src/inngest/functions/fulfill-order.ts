@@ -209,7 +209,11 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
       const shipment = await saga.run(createShipment, shipping);
-      if (!shipment.shipped) return stop(shipment.stopped);
+      if (!shipment.shipped) {
+        // Held after the last look (decision 0170): nothing bought; ops release and re-drive.
+        if (shipment.stopped === "held") return { orderId, stopped: "held" as const };
+        return stop(shipment.stopped);
+      }
       // The parcel is booked (or, digital-only, nothing needs one): from here a failure is for ops
       // (and a re-drive), not an undo.
       return afterBooking(parcelsOf(shipment), charge.paymentId, null);

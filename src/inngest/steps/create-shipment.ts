@@ -17,7 +17,7 @@ export type ShipmentOutcome =
       /** Parcel 1, in the output of those older runs only. */
       booking?: ShipmentNotice | null;
     }
-  | { shipped: false; stopped: GuardRefusal };
+  | { shipped: false; stopped: GuardRefusal | "held" };
 
 /** The parcels of an outcome, old (one `booking`) or new (`parcels`). */
 export function parcelsOf(outcome: { booking?: ShipmentNotice | null; parcels?: ShipmentNotice[] }) {
@@ -36,12 +36,34 @@ export function parcelsOf(outcome: { booking?: ShipmentNotice | null; parcels?: 
  * (order, parcel, generation)), so a retried attempt finds what an earlier one bought and buys
  * only what is missing; and the guarded record lands every parcel with the order's move to
  * `shipped`, or none (decision 0100). No undo: from here a failure is for ops (and a re-drive).
+ *
+ * Decision 0170: the purchase is marked under the order's row lock first (a hold asked while the
+ * label is bought waits for its outcome instead of answering "held" for a parcel about to ship),
+ * and a record refused for any reason asks the order model whether the labels are still wanted:
+ * if not, they are handed back in this same step, or ops told where the carrier will not.
  */
 export const createShipment = createStep({
   id: createShipmentStepId,
   invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
     step.run(createShipmentStepId, async (): Promise<ShipmentOutcome> => {
-      const parcels = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
+      // The mark a hold asked during the purchase waits on; refused, nothing is bought.
+      const start = await deps.fulfilment.beginLabelPurchase(orderId, claim.claimId);
+      if (start === "held") {
+        await deps.alerts.notify({
+          title: "Order held just before its label was bought",
+          runId,
+          fields: { orderId, action: "Release the hold, then re-drive the order to ship it (or cancel it)" },
+        });
+        return { shipped: false, stopped: "held" };
+      }
+      if (start === "cancelled" || start === "superseded") return { shipped: false, stopped: start };
+      let parcels;
+      try {
+        parcels = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
+      } catch (error) {
+        await deps.fulfilment.endLabelPurchase(orderId, claim.claimId);
+        throw error;
+      }
       const recorded = await deps.fulfilment.recordShipment({
         orderId,
         claimId: claim.claimId,
@@ -56,7 +78,31 @@ export const createShipment = createStep({
         parcelNumber: parcel.parcelNumber,
       }));
       if (recorded.landed) return { shipped: true, parcels: notices };
-      if (recorded.reason === "cancelled" && parcels) {
+      // Fenced after the fact: whatever the guard's reason, a label the order no longer wants is
+      // handed back now (a re-drive's run that still wants it finds it by its carrier reference).
+      const unwanted =
+        parcels !== null &&
+        !(await deps.fulfilment.labelsStillWanted(
+          orderId,
+          parcels.map((parcel) => parcel.trackingNumber),
+        ));
+      if (!unwanted && parcels && parcels.length > 0) {
+        // Kept for the re-drive's run, which finds it by its carrier reference; if the order is
+        // cancelled before that run records it, the cleanup hands it back from this entry.
+        await deps.timeline.record(
+          orderId,
+          "label-kept-for-redrive",
+          {
+            parcels: parcels.map(({ parcelNumber, carrier, trackingNumber }) => ({
+              parcelNumber,
+              carrier,
+              trackingNumber,
+            })),
+          },
+          runId,
+        );
+      }
+      if (unwanted && parcels) {
         for (const parcel of parcels) {
           const voided = await deps.shipments.voidWithCarrier(orderId, parcel);
           await deps.timeline.record(

@@ -1,3 +1,4 @@
+import { customerRules } from "../../shared/order-model";
 import type { OrderStatus } from "../../generated/prisma/enums";
 
 export type { CustomerOrder } from "../../orders/customer-order";
@@ -35,12 +36,5 @@ export const customerStatus: Record<
 
 /** States after which the page stops polling: nothing more will happen to the order by itself. */
 export function isSettled(status: OrderStatus): boolean {
-  return [
-    "delivered",
-    "completed",
-    "payment_failed",
-    "expired",
-    "cancelled",
-    "cancelled_out_of_stock",
-  ].includes(status);
+  return (customerRules["stop polling the status"].statuses as readonly string[]).includes(status);
 }

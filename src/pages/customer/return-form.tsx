@@ -1,3 +1,4 @@
+import { customerRules } from "../../shared/order-model";
 import express, { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { AppError, isAppError } from "../../errors";
@@ -40,7 +41,7 @@ function leftToReturn(order: CustomerOrder, returns: ReturnView[]): Map<string, 
 
 /** Orders a customer may return from: delivered (the window and quantities are the use case's to check). */
 export const isReturnable = (status: CustomerOrder["status"]) =>
-  status === "delivered" || status === "completed";
+  (customerRules["ask for a return"].statuses as readonly string[]).includes(status);
 
 /** A product a customer may take instead of the money: on sale, physical, in stock. */
 export interface ExchangeOption {

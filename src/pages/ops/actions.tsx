@@ -196,7 +196,9 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
       await run(orderId);
     } catch (error) {
       if (!isAppError(error) || error.httpStatus >= 500) throw error;
-      await showOrder(deps, req, res, { text: error.message, bad: true }, error.httpStatus);
+      // POST, then 303 (docs/pages.md): the refusal lands on the order page, which a reload
+      // shows again without asking twice.
+      res.redirect(303, `/ops/orders/${orderId}?refused=${encodeURIComponent(error.message)}`);
       return;
     }
     res.redirect(303, `/ops/orders/${orderId}?done=${encodeURIComponent(done)}`);

@@ -3,6 +3,7 @@ import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { formatMoney, orderReference } from "../../notifications/templates";
 import type { OrderDetails } from "../../orders/order-details";
+import { decide, factsOfDetails, type OrderAction } from "../../shared/order-model";
 import { formatTime, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout, sendNotFound, statusTone } from "./layout";
@@ -21,6 +22,18 @@ function failedStep(detail: unknown): { step: string; attempts: number | null; e
   };
 }
 
+/** The order actions the console offers, in the order shown; each asks the order model. */
+const consoleActions: readonly { action: OrderAction; label: string }[] = [
+  { action: "cancel", label: "Cancel" },
+  { action: "refund", label: "Refund" },
+  { action: "redrive", label: "Re-drive" },
+  { action: "hold", label: "Hold" },
+  { action: "release", label: "Release hold" },
+];
+
+/** Paid by an authorisation not captured yet: no payment row until the run captures. */
+const authorisedStatuses: readonly string[] = ["authorized", "fulfilling"];
+
 function OrderPage(props: {
   csrf: string;
   order: OrderDetails;
@@ -31,7 +44,21 @@ function OrderPage(props: {
 }) {
   const { order } = props;
   const money = (amount: number) => formatMoney(amount, order.currency);
-  const failures = order.timeline.filter((entry) => entry.kind === "step-failed");
+  // The current run's failures only: a re-drive hands the order to a new run.
+  const lastRedrive = order.timeline.map((entry) => entry.kind).lastIndexOf("redriven");
+  const failures = order.timeline.filter(
+    (entry, index) => entry.kind === "step-failed" && index > lastRedrive,
+  );
+  // What ops may do now, from the order model (decision 0170); the rest is listed with why not.
+  const facts = factsOfDetails(order);
+  const verdicts = consoleActions
+    .filter(({ action }) => action !== "release" || order.hold !== null)
+    .map((entry) => ({ ...entry, verdict: decide(entry.action, facts) }));
+  const offered = verdicts.filter(({ verdict }) => verdict.allowed);
+  const withheld = verdicts.flatMap(({ action, label, verdict }) =>
+    verdict.allowed ? [] : [{ action, label, why: verdict.why }],
+  );
+  const reshippable = decide("reship", facts).allowed;
   return (
     <OpsLayout title={`Order ${orderReference(order.id)}`} csrf={props.csrf}>
       <h1>
@@ -54,29 +81,30 @@ function OrderPage(props: {
           </p>
         ) : null}
         <p class="inline">
-          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/cancel`}>
-            Cancel…
-          </a>{" "}
-          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/refund`}>
-            Refund…
-          </a>{" "}
+          {offered.map(({ action, label }) => (
+            <span key={action}>
+              <a
+                class="button secondary"
+                data-action={action}
+                href={`/ops/orders/${order.id}/confirm/${action === "release" ? "release-hold" : action}`}
+              >
+                {label}…
+              </a>{" "}
+            </span>
+          ))}
           <a class="button secondary" href={`/ops/orders/${order.id}/returns`}>
             Returns…
-          </a>{" "}
-          <a class="button secondary" href={`/ops/orders/${order.id}/confirm/redrive`}>
-            Re-drive…
-          </a>{" "}
-          {order.hold === null || order.hold.reason === "fulfilment_window" ? (
-            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/hold`}>
-              Hold…
-            </a>
-          ) : null}{" "}
-          {order.hold ? (
-            <a class="button secondary" href={`/ops/orders/${order.id}/confirm/release-hold`}>
-              Release hold…
-            </a>
-          ) : null}
+          </a>
         </p>
+        {withheld.length > 0 ? (
+          <ul class="small muted not-offered">
+            {withheld.map(({ action, label, why }) => (
+              <li key={action} data-not-offered={action}>
+                {label}: not now, {why}.
+              </li>
+            ))}
+          </ul>
+        ) : null}
       </div>
       <div class="card">
         <h2>Items</h2>
@@ -120,6 +148,11 @@ function OrderPage(props: {
             <span class="badge">{order.payment.status}</span> authorised{" "}
             {money(order.payment.amountAuthorized)} · captured {money(order.payment.amountCaptured)} ·
             refunded {money(order.payment.amountRefunded)}
+          </p>
+        ) : order.paymentIntentId && authorisedStatuses.includes(order.status) ? (
+          <p data-payment="authorised">
+            <span class="badge">authorised</span> card authorised for {money(order.total)} · nothing captured
+            yet (a cancel releases the authorisation; there is nothing to refund)
           </p>
         ) : (
           <p class="muted">No payment recorded.</p>
@@ -192,7 +225,7 @@ function OrderPage(props: {
                   : ""}
               </span>
             ) : null}
-            {order.status === "shipped" && !shipment.supersededAt && shipment.status === "booked" ? (
+            {reshippable && !shipment.supersededAt && shipment.status === "booked" ? (
               <>
                 {" "}
                 <a
@@ -334,7 +367,14 @@ export function orderPage(deps: OpsConsoleDeps): Router {
   const router = Router();
   router.get("/ops/orders/:id", async (req, res) => {
     const done = typeof req.query.done === "string" ? req.query.done : undefined;
-    await showOrder(deps, req, res, done ? { text: done } : undefined);
+    // An action refused (POST, then 303 here): its reason, shown as text.
+    const refused = typeof req.query.refused === "string" ? req.query.refused.slice(0, 500) : undefined;
+    await showOrder(
+      deps,
+      req,
+      res,
+      refused ? { text: `Refused: ${refused}`, bad: true } : done ? { text: done } : undefined,
+    );
   });
   return router;
 }

@@ -20,6 +20,7 @@ import type {
 import { emailKeys } from "../../../src/notifications/customer-messages";
 import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
 import { holdableStatuses, type Hold } from "../../../src/orders/hold-order";
+import { labelWanted } from "../../../src/shared/order-model";
 import type {
   ClaimOutcome,
   FulfilmentOrder,
@@ -469,6 +470,26 @@ export class FakeWorkflowWorld {
         },
         { landedIn: shippedStatuses, written: null },
       ),
+    beginLabelPurchase: async (orderId, claimId) => {
+      const order = this.orders.get(orderId);
+      if (!order || order.claimId !== claimId) return "superseded";
+      if (shippedStatuses.includes(order.status)) return "booked";
+      if (order.cancelRequestedAt !== null || order.status !== "fulfilling") return "cancelled";
+      const hold = this.holdRows.get(orderId);
+      if (hold && hold.reason !== "fulfilment_window") return "held";
+      return "go";
+    },
+    endLabelPurchase: async () => undefined,
+    labelsStillWanted: async (orderId, trackingNumbers) => {
+      const order = this.orders.get(orderId);
+      if (!order) return false;
+      const row = this.shipmentRows.get(orderId);
+      return labelWanted({
+        status: order.status,
+        cancelRequested: order.cancelRequestedAt !== null,
+        recorded: row !== undefined && trackingNumbers.includes(row.trackingNumber),
+      });
+    },
     fenceForCancel: async (orderId): Promise<FenceOutcome> => {
       const order = this.orders.get(orderId);
       if (!order) return "not-found";
@@ -910,6 +931,10 @@ export class FakeWorkflowWorld {
     checkRefund: async () => null,
     voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
     isVoidable: () => false,
+    handBackUnrecorded: async (label) => {
+      this.voidedLabels.push(label.trackingNumber);
+      return "requested";
+    },
   };
 
   readonly messagesPort: CustomerMessages = {

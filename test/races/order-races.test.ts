@@ -1,0 +1,356 @@
+import fc from "fast-check";
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
+
+/**
+ * Interleavings explored, not guessed (issue 37, decision 0170, /work/shared/notes/race-testing.md):
+ * fast-check generates a few ops actions and outside events, and its scheduler (`fc.scheduler`)
+ * orders them against the carrier's and Stripe's answers, against the real service (local engine,
+ * stand-ins, embedded PostgreSQL). The scheduling points sit where the races live, between an
+ * outside effect and its guarded write: each EasyPost label purchase and each Stripe capture is
+ * held on the wire (the stand-ins' `held`/`hang` with `until`) by a gate the scheduler registers
+ * when the call arrives; each action is registered at a generated anchor (at once, when the
+ * capture or the label purchase is on the wire, or once the order rests) and released by the
+ * scheduler in a generated order among everything pending. After each run the order is let come
+ * to rest and the invariants are checked from the stand-ins' own records.
+ *
+ * RACE_RUNS (default 10 per property; `npm run test:races -- --runs 200`), RACE_SEED to replay a seed. A
+ * failure prints its seed, path and the shrunk actions with the scheduler's order.
+ */
+jest.setTimeout(30 * 60 * 1000);
+
+type ActionKind =
+  "cancel" | "hold" | "release" | "refund" | "reship" | "redrive" | "dashboard-refund" | "dispute";
+const anchors = ["at-once", "capture", "buy", "rest"] as const;
+type Anchor = (typeof anchors)[number];
+interface Action {
+  kind: ActionKind;
+  at: Anchor;
+}
+
+// eslint-disable-next-line no-restricted-properties -- the suite's own knobs (scripts/test-races.js)
+const knobs = process.env;
+const runs = Number(knobs.RACE_RUNS ?? 10);
+const seed = knobs.RACE_SEED === undefined ? undefined : Number(knobs.RACE_SEED);
+const path = knobs.RACE_PATH;
+
+describe("ops actions and outside events raced against the workflow's steps", () => {
+  let h: WorkflowHarness;
+  let customer = 0;
+
+  beforeAll(async () => {
+    h = await WorkflowHarness.start();
+    await h.addProduct("RACE-P", 10_000, 2000);
+  });
+  afterAll(() => h.close());
+
+  const post = async (path: string, body: unknown = {}): Promise<number> => {
+    const res = await fetch(`${h.appUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+
+  /** One action as ops (or Stripe's Dashboard) would do it; its answer's status (0: nothing to do). */
+  async function perform(kind: ActionKind, orderId: string, paymentIntentId: string): Promise<number> {
+    switch (kind) {
+      case "cancel":
+        return post(`/api/orders/${orderId}/cancel`, { reason: "race" });
+      case "hold":
+        return post(`/api/orders/${orderId}/hold`, { reason: "high_risk" });
+      case "release":
+        return post(`/api/orders/${orderId}/release-hold`);
+      case "refund":
+        return post(`/api/orders/${orderId}/refund`, { reason: "race" });
+      case "redrive":
+        return post(`/api/orders/${orderId}/redrive`);
+      case "reship": {
+        const current = await h.db.shipment.findFirst({ where: { orderId, supersededAt: null } });
+        if (!current) return 0;
+        return post(`/api/orders/${orderId}/shipments/${current.id}/reship`);
+      }
+      case "dispute": {
+        const intent = h.sandbox.paymentIntent(paymentIntentId);
+        if (!intent || intent.amount_received <= 0) return 0;
+        // A charge is disputed once (the stand-in would open a second).
+        const open = await h.services.stripe.disputes.list({ payment_intent: paymentIntentId, limit: 1 });
+        if (open.data.length > 0) return 0;
+        try {
+          await h.sandbox.dispute({ paymentIntent: paymentIntentId });
+          return 200;
+        } catch {
+          return 0; // disputed already
+        }
+      }
+      case "dashboard-refund": {
+        const intent = h.sandbox.paymentIntent(paymentIntentId);
+        if (!intent || intent.amount_received <= 0) return 0;
+        try {
+          await h.sandbox.refund({ paymentIntent: paymentIntentId });
+          return 200;
+        } catch {
+          return 0; // refunded in full already: Stripe refuses, as the Dashboard would
+        }
+      }
+    }
+  }
+
+  // Weighted to the actions that race an outside effect (a cancel, a hold, a re-ship); every
+  // kind and anchor stays reachable.
+  const actionArb: fc.Arbitrary<Action> = fc.record({
+    kind: fc.oneof(
+      { arbitrary: fc.constant<ActionKind>("cancel"), weight: 3 },
+      { arbitrary: fc.constant<ActionKind>("hold"), weight: 2 },
+      { arbitrary: fc.constant<ActionKind>("reship"), weight: 2 },
+      {
+        arbitrary: fc.constantFrom<ActionKind>("release", "refund", "redrive", "dashboard-refund", "dispute"),
+        weight: 3,
+      },
+    ),
+    at: fc.constantFrom(...anchors),
+  });
+
+  /**
+   * One generated run: a fresh order, the stand-ins' answers gated, the actions registered at
+   * their anchors and released in the scheduler's order, then the invariants.
+   */
+  async function race(s: fc.Scheduler, actions: readonly Action[], scenario: "fulfil" | "reship") {
+    customer += 1;
+    const { orderId, paymentIntentId } = await h.createPaidOrder({
+      customerId: `cus_race_${customer}`,
+      items: [{ sku: "RACE-P", quantity: 1 }],
+    });
+    if (scenario === "reship") {
+      // Shipped before the race starts: the race is the re-ship's own label purchase.
+      await h.placeOrder(orderId);
+      await h.settle(2);
+    }
+    const answers: { kind: ActionKind; status: number }[] = [];
+    const inFlight: Promise<unknown>[] = [];
+    const registered = new Set<number>();
+    /** Registers the actions anchored at `at` with the scheduler (each once). */
+    const release = (at: Anchor | "all") => {
+      actions.forEach((action, index) => {
+        if (registered.has(index) || (at !== "all" && action.at !== at)) return;
+        registered.add(index);
+        const act = s.scheduleFunction(async (kind: ActionKind) => {
+          const done = perform(kind, orderId, paymentIntentId).then(async (status) => {
+            answers.push({ kind, status });
+            // An accepted cancel lands with its cleanup (the engine's work, outside the
+            // scheduler's hands): the order ended, or something gated in the way, or a bounded
+            // number of looks. Without it, whether the cleanup or a late answer goes first would
+            // be the machine's timing, not the seed's.
+            if (kind === "cancel" && status === 202) {
+              const gates = gatesOpened;
+              let looks = 0;
+              await waitUntil(
+                async () =>
+                  gatesOpened > gates || ++looks > 250 || (await h.order(orderId)).status === "cancelled",
+              );
+            }
+          });
+          inFlight.push(done);
+          // The scheduler goes on once the answer is in, or once the action waits on
+          // something only the scheduler can release (its own label purchase on the wire,
+          // or a hold waiting for the run's purchase): else the two would wait on each other.
+          const gatesBefore = gatesOpened;
+          await Promise.race([done, waitUntil(() => gatesOpened > gatesBefore || holdWaiting(kind))]);
+        });
+        inFlight.push(act(action.kind));
+      });
+    };
+    let gatesOpened = 0;
+    let settled = false;
+    /** Polls `check` (a state, never a duration) until it holds or the run is over. */
+    const waitUntil = async (check: () => boolean | Promise<boolean>) => {
+      while (!settled && !(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    const holdWaiting = async (kind: ActionKind) => {
+      if (kind !== "hold") return false;
+      const row = await h.db.order.findUnique({
+        where: { id: orderId },
+        select: { labelPurchaseStartedAt: true, shipments: { select: { id: true }, take: 1 } },
+      });
+      return row?.labelPurchaseStartedAt != null && row.shipments.length === 0;
+    };
+    /** A gate registered with the scheduler when the stand-in's call arrives. */
+    const lazyGate = (label: string, anchor: Anchor): Promise<unknown> => {
+      let gate: Promise<unknown> | undefined;
+      const open = () => {
+        if (!gate) {
+          gate = s.schedule(Promise.resolve(label), label);
+          gatesOpened += 1;
+          release(anchor);
+        }
+        return gate;
+      };
+      return {
+        then: (ok?: (v: unknown) => unknown, bad?: (e: unknown) => unknown) => open().then(ok, bad),
+        catch: (bad?: (e: unknown) => unknown) => open().catch(bad),
+        finally: (done?: () => void) => open().finally(done),
+        [Symbol.toStringTag]: "Promise",
+      } as Promise<unknown>;
+    };
+    h.sandbox.injectFailure("payment_intents.capture", {
+      kind: "hang",
+      afterProcessing: true,
+      until: lazyGate("stripe.capture", "capture"),
+    });
+    for (const n of [1, 2, 3])
+      h.easyPost.injectFailure("shipments.buy", {
+        kind: "held",
+        afterProcessing: true,
+        until: lazyGate(`easypost.buy#${n}`, "buy"),
+      });
+
+    const story = (async () => {
+      release("at-once");
+      if (scenario === "fulfil") {
+        await h.placeOrder(orderId);
+        await h.settle(2);
+      }
+      release("rest");
+      release("all");
+      // Everything registered, then the order left to come to rest.
+      while (inFlight.length > 0) await Promise.all(inFlight.splice(0));
+      await h.settle(4);
+    })();
+    try {
+      await s.waitFor(story);
+    } finally {
+      settled = true;
+      h.sandbox.clearFailures();
+      h.easyPost.clearFailures();
+    }
+    await h.settle(4);
+    await checkInvariants(orderId, paymentIntentId, answers);
+  }
+
+  const actionsArb = fc.array(actionArb, { minLength: 1, maxLength: 3 });
+
+  it("a paid order's fulfilment raced: no live label on a cancelled or held order, every label current or handed back, refunds within the capture, one ending, e-mails once and in order, stock balanced", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), actionsArb, (s, actions) => race(s, actions, "fulfil")),
+      {
+        numRuns: runs,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(path !== undefined ? { path } : {}),
+        interruptAfterTimeLimit: 25 * 60 * 1000,
+      },
+    );
+  });
+
+  it("a shipped order's re-ship raced against the same actions: the same invariants", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), actionsArb, (s, actions) =>
+        race(s, [{ kind: "reship", at: "at-once" }, ...actions], "reship"),
+      ),
+      {
+        numRuns: runs,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(path !== undefined ? { path } : {}),
+        interruptAfterTimeLimit: 25 * 60 * 1000,
+      },
+    );
+  });
+
+  async function checkInvariants(
+    orderId: string,
+    paymentIntentId: string,
+    answers: { kind: ActionKind; status: number }[],
+  ): Promise<void> {
+    const story = `answers ${JSON.stringify(answers)}`;
+    // No 5xx for any action: a race is answered, never crashed on.
+    expect({ story, serverErrors: answers.filter((a) => a.status >= 500) }).toEqual({
+      story,
+      serverErrors: [],
+    });
+    const order = await h.order(orderId);
+    const live = h.easyPost
+      .shipments()
+      .filter((label) => label.reference?.startsWith(`order-${orderId}`) && label.postage_label)
+      .filter((label) => label.refund_status !== "submitted" && label.refund_status !== "refunded");
+    const recorded = new Map(order.shipments.map((row) => [row.trackingNumber, row]));
+
+    // No live label on a cancelled order.
+    if (order.status === "cancelled" || order.status === "cancelled_out_of_stock")
+      expect({ story, status: order.status, live: live.map((l) => l.reference) }).toEqual({
+        story,
+        status: order.status,
+        live: [],
+      });
+    // Every bought label belongs to a current parcel or is handed back (or ops were told).
+    for (const label of live) {
+      const row = recorded.get(label.tracking_code ?? "");
+      const current = row !== undefined && row.supersededAt === null;
+      const opsTold = order.attentionReason !== null;
+      expect({ story, label: label.reference, current: current || opsTold }).toEqual({
+        story,
+        label: label.reference,
+        current: true,
+      });
+    }
+    // A hold that answered 200 and was not released since: no label.
+    const lastHold = answers.map((a) => a.kind === "hold" && a.status === 200).lastIndexOf(true);
+    const releasedAfter = answers.some((a, i) => i > lastHold && a.kind === "release" && a.status === 200);
+    const redrivenAfter = answers.some((a, i) => i > lastHold && a.kind === "redrive" && a.status === 202);
+    if (lastHold >= 0 && !releasedAfter && !redrivenAfter)
+      expect({ story, held: order.holdReason, live: live.map((l) => l.reference) }).toEqual({
+        story,
+        held: order.holdReason,
+        live: [],
+      });
+
+    const intent = h.sandbox.paymentIntent(paymentIntentId);
+    const refunds = (await h.services.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 }))
+      .data;
+    const refunded = refunds.filter((r) => r.status !== "failed").reduce((sum, r) => sum + r.amount, 0);
+    // Refunds (ours, the workflow's and the Dashboard's) never exceed the capture. Refunds plus
+    // money lost to a dispute may: a cardholder can dispute a charge already refunded (the evidence
+    // of the refund wins it back). Refusing our own refunds on a disputed charge is issue 38's; the
+    // dispute here races the labels and the holds.
+    expect({ story, refunded, withinCapture: refunded <= (intent?.amount_received ?? 0) }).toEqual({
+      story,
+      refunded,
+      withinCapture: true,
+    });
+    // Cancelled: the money is back (voided, or refunded in full).
+    if (order.status === "cancelled")
+      expect({
+        story,
+        moneyBack: intent?.status === "canceled" || refunded >= (intent?.amount_received ?? 0),
+      }).toEqual({ story, moneyBack: true });
+
+    // One ending: at most one "cancelled" entry, never both cancelled and delivered.
+    const kinds = order.timeline.map((entry) => entry.kind);
+    expect({ story, cancelledEntries: kinds.filter((k) => k === "cancelled").length <= 1 }).toEqual({
+      story,
+      cancelledEntries: true,
+    });
+
+    // E-mails: once per key (the SMTP receiver's Message-IDs), no "shipped" after "cancelled".
+    const mails = [...order.emails].sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
+    const cancelledAt = mails.findIndex((m) => m.template === "orderCancelled");
+    const shippedAfter =
+      cancelledAt < 0 ? [] : mails.slice(cancelledAt).filter((m) => /shipped/i.test(m.template));
+    expect({ story, shippedAfterCancelled: shippedAfter.map((m) => m.template) }).toEqual({
+      story,
+      shippedAfterCancelled: [],
+    });
+    const ids = h.smtp.accepted
+      .map((m) => m.messageId ?? "")
+      .filter((id) => id.includes(orderId) || order.emails.some((e) => id.includes(e.id)));
+    expect({ story, duplicates: ids.filter((id, i) => ids.indexOf(id) !== i) }).toEqual({
+      story,
+      duplicates: [],
+    });
+
+    // The stock ledger sums to the stock.
+    const [ledger] = await h.db.$queryRaw<{ stock: number; sum: number }[]>`
+      SELECT p.stock_on_hand AS stock, COALESCE((SELECT sum(m.delta) FROM stock_movements m WHERE m.sku = p.sku), 0)::int AS sum
+      FROM products p WHERE p.sku = 'RACE-P'`;
+    expect({ story, balanced: ledger?.stock === ledger?.sum }).toEqual({ story, balanced: true });
+  }
+});
