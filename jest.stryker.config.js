@@ -27,7 +27,9 @@ module.exports = {
   ...base,
   ...project,
   transform: {
-    "^.+\\.ts$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }],
+    // The regular config's other transforms (the Inngest SDK's async context) stay.
+    ...project.transform,
+    "^.+\\.tsx?$": ["ts-jest", { tsconfig: "tsconfig.test.json", diagnostics: false }],
   },
   ...(tests.length > 0 ? { testMatch: tests.map((file) => `<rootDir>/${file}`) } : {}),
 };

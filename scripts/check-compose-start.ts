@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Client } from "pg";
 import { startEmbeddedPostgres } from "../src/dev/embedded-postgres";
+import { createLocalEngine } from "../src/dev/inngest-engine";
 import { createLogger } from "../src/logger";
 
 /**
@@ -18,7 +19,10 @@ import { createLogger } from "../src/logger";
  *   PostgreSQL here (no Docker network, no server of this machine);
  * - PORT, HOST and the stand-ins' ports are 0 / loopback: a container has its own ports, this
  *   machine is shared, so fixed ports would collide;
- * - DATA_DIR is a temporary folder. Everything else is exactly the compose environment.
+ * - DATA_DIR is a temporary folder;
+ * - INNGEST_DEV names the compose `inngest` service (the Inngest dev server, whose CLI cannot be
+ *   fetched here): the local engine on loopback stands in for it, as it does in `npm start`, and
+ *   /readyz checks that it answers. Everything else is exactly the compose environment.
  *
  * docker-compose --profile selfhost config | python3 -c '<yaml to json>' | npx tsx scripts/check-compose-start.ts
  */
@@ -116,6 +120,13 @@ async function main(): Promise<void> {
     logger: createLogger({ level: "warn" }),
     ephemeral: true,
   });
+  // The dev server's stand-in (no signing key: the dev server signs nothing).
+  const devServer = createLocalEngine({
+    databaseUrl: postgres.url,
+    schema: "check_compose_dev_server",
+    logger: createLogger({ level: "warn" }),
+  });
+  const { url: devServerUrl } = await devServer.listen(0, "127.0.0.1");
   try {
     for (const [name, service] of appServices) {
       const env: Record<string, string> = {};
@@ -144,9 +155,11 @@ async function main(): Promise<void> {
         LOCAL_ENGINE_PORT: "0",
         DATA_DIR: path.join(folder, `data-${name}`),
       });
+      if (env.INNGEST_DEV !== undefined) env.INNGEST_DEV = devServerUrl;
       await startService(name, commandOf(service), env);
     }
   } finally {
+    await devServer.close();
     await postgres.stop();
     await rm(folder, { recursive: true, force: true });
   }

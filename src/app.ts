@@ -109,6 +109,12 @@ export function buildApp(deps: AppDependencies): Express {
   // Before any route reads the URL; after the access log, which records the refusal at warn.
   app.use(refuseNulInUrl);
   app.use(healthRoutes(deps.readiness));
+  // Browsers ask every site for /favicon.ico. The pages name no icon: "nothing here" without a 404
+  // (which was logged at warn for every page a customer opened), asked again at most once a day.
+  app.get("/favicon.ico", (_req, res) => {
+    res.setHeader("Cache-Control", "public, max-age=86400");
+    res.status(204).end();
+  });
   app.get("/openapi.json", openApiRoute);
   if (deps.metricsRoute) app.use(deps.metricsRoute);
 

@@ -50,6 +50,7 @@ export const httpStatusByCode = {
   not_ready: 503,
   service_unavailable: 503,
   database_unavailable: 503,
+  inngest_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof httpStatusByCode;

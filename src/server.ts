@@ -1,5 +1,5 @@
 import type { DestinationStream } from "pino";
-import type { Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { buildApp } from "./app";
 import { ConfigError, loadConfig, type Config } from "./config";
 import { migrate } from "./db/migrator";
@@ -115,11 +115,24 @@ export async function runServer(options: RunOptions = {}): Promise<void> {
     await checkDatabaseReachable(endpoints.databaseUrl);
   }
 
+  // PORT=0 (any free port): the port is taken now, before anything builds a link from the
+  // configuration (PUBLIC_URL's default, the pay page's return URLs, e-mail links), so that every
+  // link names the port the service really listens on. A fixed port is bound once the app is
+  // built, as before: nothing answers on it until the service can serve.
+  let early: Server | undefined;
+  let serving = config;
+  if (config.PORT === 0) {
+    early = createServer(answerStarting);
+    current.server = early;
+    await listenOn(early, config);
+    serving = Object.freeze({ ...config, PORT: boundPort(early, config.PORT) });
+  }
+
   if (options.startDevelopment) progress("applying database migrations");
   const migration = await migrate(endpoints.databaseUrl);
   if (migration.applied.length > 0) logger.info({ applied: migration.applied }, "migrations applied");
 
-  const services = await createServices({ config, logger, endpoints });
+  const services = await createServices({ config: serving, logger, endpoints });
   cleanups.push(() => services.close());
   if (environment?.embeddedDatabase) {
     const added = await seedDemoCatalogIfEmpty(services.db);
@@ -127,11 +140,44 @@ export async function runServer(options: RunOptions = {}): Promise<void> {
   }
 
   const app = buildApp(services);
-  const listening = app.listen(config.PORT, config.HOST);
-  current.server = listening;
+  let listening: Server;
+  if (early) {
+    listening = early;
+    listening.off("request", answerStarting);
+    listening.on("request", app);
+  } else {
+    listening = createServer(app);
+    current.server = listening;
+    await listenOn(listening, config);
+  }
+  const port = boundPort(listening, serving.PORT);
+  if (environment) await environment.attachApp(`http://127.0.0.1:${port}`);
+  logger.info({ host: config.HOST, port }, "order-fulfillment listening");
+  // Said at once rather than left for a probe to find: the Inngest dev server not started yet
+  // (INNGEST_DEV), a migration missing. /readyz keeps answering 503 until it is resolved.
+  const readiness = await services.readiness();
+  if (!readiness.ready) {
+    const problems = Object.entries(readiness.checks)
+      .filter(([, check]) => !check.ok)
+      .map(([name, check]) => `${name}: ${check.detail ?? "failing"}`);
+    logger.warn({ checks: readiness.checks }, `listening, but not ready: ${problems.join("; ")}`);
+  }
+  const appUrl = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
+  if (environment?.banner) progress(["", ...environment.banner(appUrl), ""].join("\n"));
+}
+
+/** Requests that reach a port taken early (PORT=0) before the app is built: retry shortly. */
+function answerStarting(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(503, { "content-type": "application/json", "retry-after": "1" });
+  res.end(
+    JSON.stringify({ error: { code: "not_ready", message: "The service is starting; retry shortly" } }),
+  );
+}
+
+async function listenOn(server: Server, config: Config): Promise<void> {
   await new Promise<void>((resolve, reject) => {
-    listening.once("listening", resolve);
-    listening.once("error", (error: NodeJS.ErrnoException) =>
+    server.once("listening", resolve);
+    server.once("error", (error: NodeJS.ErrnoException) =>
       reject(
         error.code === "EADDRINUSE"
           ? new StartupError(
@@ -140,13 +186,13 @@ export async function runServer(options: RunOptions = {}): Promise<void> {
           : error,
       ),
     );
+    server.listen(config.PORT, config.HOST);
   });
-  const address = listening.address();
-  const port = typeof address === "object" && address !== null ? address.port : config.PORT;
-  if (environment) await environment.attachApp(`http://127.0.0.1:${port}`);
-  logger.info({ host: config.HOST, port }, "order-fulfillment listening");
-  const appUrl = `http://${config.HOST === "0.0.0.0" ? "127.0.0.1" : config.HOST}:${port}`;
-  if (environment?.banner) progress(["", ...environment.banner(appUrl), ""].join("\n"));
+}
+
+function boundPort(server: Server, fallback: number): number {
+  const address = server.address();
+  return typeof address === "object" && address !== null ? address.port : fallback;
 }
 
 function installShutdown(
@@ -186,8 +232,15 @@ function installShutdown(
       return;
     }
     listening.close(finish);
-    // Keep-alive connections with no request in flight would hold server.close() open.
+    // Keep-alive connections hold server.close() open: those idle now are closed at once; a
+    // client that keeps sending on its connection (a proxy's pool, the Stripe stand-in retrying a
+    // webhook every few seconds in this very process) is answered with `Connection: close`, and a
+    // request in flight now leaves its connection idle when it ends, to be closed on the next round.
+    listening.prependListener("request", (_req: IncomingMessage, res: ServerResponse) => {
+      res.setHeader("connection", "close");
+    });
     listening.closeIdleConnections();
+    setInterval(() => listening.closeIdleConnections(), 200).unref();
   };
   process.on("SIGTERM", shutdown);
   process.on("SIGINT", shutdown);

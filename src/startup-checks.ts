@@ -14,10 +14,17 @@ export class StartupError extends Error {
   }
 }
 
-/** Fails with a StartupError naming `variable` when `host:port` cannot be bound (port 0 is skipped). */
-export async function checkPortFree(variable: string, port: number, host: string): Promise<void> {
-  if (port === 0) return;
-  await new Promise<void>((resolve, reject) => {
+/** A port the service is about to listen on, and the variable that chose it. */
+export interface PortToCheck {
+  variable: string;
+  port: number;
+  host: string;
+}
+
+/** Why `host:port` cannot be bound, or undefined when it can (port 0 is skipped: any port will do). */
+async function portProblem({ variable, port, host }: PortToCheck): Promise<string | undefined> {
+  if (port === 0) return undefined;
+  return new Promise<string | undefined>((resolve) => {
     const probe = net.createServer();
     probe.once("error", (error: NodeJS.ErrnoException) => {
       const reason =
@@ -26,14 +33,31 @@ export async function checkPortFree(variable: string, port: number, host: string
           : error.code === "EACCES"
             ? "needs privileges to bind"
             : `cannot be bound (${error.code ?? error.message})`;
-      reject(
-        new StartupError(
-          `${variable}=${port}: port ${port} on ${host} ${reason}; set ${variable} to a free port`,
-        ),
-      );
+      resolve(`${variable}=${port}: port ${port} on ${host} ${reason}; set ${variable} to a free port`);
     });
-    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve()));
+    probe.listen({ port, host, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
+}
+
+/**
+ * Fails with one StartupError naming every port that cannot be bound, so that a person whose
+ * 3000 and 12111 are both taken changes both variables at once instead of one per restart.
+ */
+export async function checkPortsFree(ports: readonly PortToCheck[]): Promise<void> {
+  const problems = (await Promise.all(ports.map(portProblem))).filter(
+    (problem): problem is string => problem !== undefined,
+  );
+  if (problems.length === 1) throw new StartupError(problems[0] as string);
+  if (problems.length > 1) {
+    throw new StartupError(
+      `${problems.length} ports cannot be used:\n${problems.map((line) => `  ${line}`).join("\n")}`,
+    );
+  }
+}
+
+/** Fails with a StartupError naming `variable` when `host:port` cannot be bound (port 0 is skipped). */
+export async function checkPortFree(variable: string, port: number, host: string): Promise<void> {
+  await checkPortsFree([{ variable, port, host }]);
 }
 
 /** Fails with a StartupError naming DATABASE_URL when PostgreSQL there cannot be reached or refuses us. */

@@ -4,7 +4,11 @@ import { createAlerter, defaultRunUrlTemplate, type Alerter } from "./alerts";
 import type { AppDependencies } from "./app";
 import { inngestDevServerUrl, type Config } from "./config";
 import { createDatabase, type Database } from "./db/client";
-import { createDatabaseReadiness } from "./health/readiness";
+import {
+  combineReadiness,
+  createDatabaseReadiness,
+  createInngestDevServerReadiness,
+} from "./health/readiness";
 import { createInngestClient } from "./inngest/client";
 import { customerDataEncryption } from "./inngest/encryption";
 import { customerDataScrubbing } from "./inngest/error-scrubbing";
@@ -111,6 +115,8 @@ export interface ResolvedEndpoints {
   /** The key the local engine signs its calls with; serve() then checks them as in production. */
   localEngineSigningKey?: string;
   adminToken: string;
+  /** The file a generated admin token was written to (development without ADMIN_API_TOKEN). */
+  adminTokenFile?: string;
   /** EasyPost, or its stand-in (createShippingProvider refuses to wire without it). */
   easyPost?: { apiKey: string; apiBase?: string };
   easyPostWebhookSecret?: string;
@@ -166,7 +172,12 @@ export async function createServices(options: {
       .stepFailed(failure)
       .catch((error: unknown) => logger.warn({ err: error, ...failure }, "could not record a failed step"));
   };
-  const readiness = await createDatabaseReadiness(db);
+  const databaseReadiness = await createDatabaseReadiness(db);
+  const devServer = endpoints.localEngineUrl === undefined ? inngestDevServerUrl(config) : undefined;
+  const readiness =
+    devServer === undefined
+      ? databaseReadiness
+      : combineReadiness([databaseReadiness, createInngestDevServerReadiness(devServer)]);
   const stripe = createStripeClient({
     secretKey: endpoints.stripeSecretKey,
     apiBase: endpoints.stripeApiBase,
@@ -400,6 +411,7 @@ export async function createServices(options: {
     sender,
     renderer,
     cancelWindowMs: durationMs(config.CANCEL_WINDOW),
+    checkoutSessionTtl: config.CHECKOUT_SESSION_TTL,
     reship: {
       shipments: shipmentRecords,
       provider: shippingProvider,
@@ -431,6 +443,7 @@ export async function createServices(options: {
     links,
     freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
+    ...(endpoints.adminTokenFile ? { adminTokenFile: endpoints.adminTokenFile } : {}),
     sessions: createOpsSessions({
       adminToken: endpoints.adminToken,
       secure: publicUrl.startsWith("https:"),

@@ -10,12 +10,13 @@ import { createEasyPostLedger, createReconciliation, createStripeLedger } from "
 import { durationMs } from "../shared/duration";
 import { lazyEasyPostClient, publicBaseUrl } from "../shipping";
 
-const usage = "usage: npm run reconcile -- --date YYYY-MM-DD";
+const usage =
+  "usage: npm run reconcile [-- --date YYYY-MM-DD]   (without --date: today in SHOP_TIME_ZONE, so far)";
 
 class UsageError extends Error {}
 
 /**
- * `npm run reconcile -- --date YYYY-MM-DD`: the daily reconciliation of one shop day, the same
+ * `npm run reconcile -- --date YYYY-MM-DD`, or without a date for today: the reconciliation of one shop day, the same
  * function as the cron, the admin API and the console. Prints the report (JSON, as
  * GET /api/reconciliation/runs/:id answers it) on stdout and a summary on stderr. Under src/ so
  * the production image ships it (`node dist/cli/reconcile.js --date …`).
@@ -32,7 +33,6 @@ async function main(): Promise<void> {
   } catch (error) {
     throw new UsageError(`${(error as Error).message}\n${usage}`);
   }
-  if (date === undefined) throw new UsageError(`--date is required\n${usage}`);
 
   const config = loadConfig();
   const missing = (["DATABASE_URL", "STRIPE_SECRET_KEY"] as const).filter((name) => !config[name]);
@@ -75,7 +75,7 @@ async function main(): Promise<void> {
       orderUrl,
       productUrl: (sku) => `${publicUrl}/ops/products/${encodeURIComponent(sku)}`,
     });
-    const report = await reconciliation.run({ date, by: "cli" });
+    const report = await reconciliation.run({ ...(date !== undefined ? { date } : {}), by: "cli" });
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     process.stderr.write(
       `reconciled ${report.date} (${report.timeZone}): ${report.mismatchCount} mismatch(es), ` +

@@ -12,5 +12,8 @@ export async function listenOn(
     const listening = app.listen(port, host, (error?: Error) => (error ? reject(error) : resolve(listening)));
   });
   const address = server.address() as AddressInfo;
-  return { server, url: `http://${host.includes(":") ? `[${host}]` : host}:${address.port}` };
+  // Listening on every interface (HOST=0.0.0.0 in a container): the URL names loopback, which
+  // reaches it from inside, and from the machine through a port published on 127.0.0.1.
+  const named = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return { server, url: `http://${named.includes(":") ? `[${named}]` : named}:${address.port}` };
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { DevelopmentEnvironment } from "../server";
-import { checkDatabaseReachable, checkPortFree, StartupError } from "../startup-checks";
+import { checkDatabaseReachable, checkPortsFree, StartupError } from "../startup-checks";
 import type { ResolvedEndpoints } from "../wiring";
 import { DataDirInUseError, devSecretsFile, loadDevSecrets, lockDataDir, prepareDataDir } from "./data-dir";
 import { startEmbeddedPostgres } from "./embedded-postgres";
@@ -79,11 +79,23 @@ export async function startStandIns(
       config.INNGEST_BASE_URL === undefined &&
       config.INNGEST_EVENT_KEY === undefined &&
       config.INNGEST_SIGNING_KEY === undefined;
-    await checkPortFree("PORT", config.PORT, config.HOST);
-    if (startsSandbox) await checkPortFree("STRIPE_SANDBOX_PORT", config.STRIPE_SANDBOX_PORT, "127.0.0.1");
-    if (startsEngine) await checkPortFree("LOCAL_ENGINE_PORT", config.LOCAL_ENGINE_PORT, "127.0.0.1");
-    if (config.EASYPOST_API_KEY === undefined)
-      await checkPortFree("EASYPOST_SANDBOX_PORT", config.EASYPOST_SANDBOX_PORT, "127.0.0.1");
+    // The stand-ins whose pages a browser opens (the pay page, label and return-label links)
+    // listen where the app does: loopback by default, every interface in a container (HOST=0.0.0.0,
+    // docker-compose.yml), whose published ports stay on the machine's 127.0.0.1. The local engine
+    // only talks to this process: loopback always.
+    const standInHost = config.HOST;
+    await checkPortsFree([
+      { variable: "PORT", port: config.PORT, host: config.HOST },
+      ...(startsSandbox
+        ? [{ variable: "STRIPE_SANDBOX_PORT", port: config.STRIPE_SANDBOX_PORT, host: standInHost }]
+        : []),
+      ...(startsEngine
+        ? [{ variable: "LOCAL_ENGINE_PORT", port: config.LOCAL_ENGINE_PORT, host: "127.0.0.1" }]
+        : []),
+      ...(config.EASYPOST_API_KEY === undefined
+        ? [{ variable: "EASYPOST_SANDBOX_PORT", port: config.EASYPOST_SANDBOX_PORT, host: standInHost }]
+        : []),
+    ]);
     if (config.DATABASE_URL !== undefined) await checkDatabaseReachable(config.DATABASE_URL);
 
     const { secrets, created } = await loadDevSecrets(dataDir);
@@ -125,7 +137,7 @@ export async function startStandIns(
         // Holds placed days ago (the state file persists) lapse as at Stripe.
         expiryIntervalMs: 60_000,
       });
-      const { url } = await sandbox.listen(config.STRIPE_SANDBOX_PORT, "127.0.0.1");
+      const { url } = await sandbox.listen(config.STRIPE_SANDBOX_PORT, standInHost);
       logger.info({ url }, "Stripe stand-in started (no STRIPE_SECRET_KEY)");
       stops.push(() => sandbox.close());
       onAttach.push(async (appUrl) => sandbox.setWebhookUrl(`${appUrl}/api/stripe/webhook`));
@@ -149,7 +161,7 @@ export async function startStandIns(
         // so a developer sees it move from submitted to refunded.
         refundProcessingMs: 60_000,
       });
-      const { url } = await sandbox.listen(config.EASYPOST_SANDBOX_PORT, "127.0.0.1");
+      const { url } = await sandbox.listen(config.EASYPOST_SANDBOX_PORT, standInHost);
       logger.info({ url }, "EasyPost stand-in started (no EASYPOST_API_KEY)");
       stops.push(() => sandbox.close());
       onAttach.push(async (appUrl) => sandbox.setWebhookUrl(`${appUrl}/api/carrier/webhook`));
@@ -211,6 +223,7 @@ export async function startStandIns(
         stripeWebhookSecret,
         ...(localEngineUrl ? { localEngineUrl, localEngineSigningKey: secrets.INNGEST_SIGNING_KEY } : {}),
         adminToken: config.ADMIN_API_TOKEN ?? secrets.ADMIN_API_TOKEN,
+        ...(config.ADMIN_API_TOKEN === undefined ? { adminTokenFile: secretsFile } : {}),
         ...(easyPostApiKey
           ? { easyPost: { apiKey: easyPostApiKey, ...(easyPostApiBase ? { apiBase: easyPostApiBase } : {}) } }
           : {}),

@@ -4,7 +4,8 @@ import { pinoHttp } from "pino-http";
 import type { Logger } from "../logger";
 import { redactUrlCredentials } from "../shared/redact-url";
 
-const quietPaths = new Set(["/healthz", "/readyz", "/metrics"]);
+// Health probes and scrapes every few seconds, and the icon a browser asks for with every page.
+const quietPaths = new Set(["/healthz", "/readyz", "/metrics", "/favicon.ico"]);
 
 const acceptableRequestId = /^[\w.:-]{1,128}$/;
 
@@ -56,7 +57,7 @@ function fullAccessLog(logger: Logger) {
   return pinoHttp({
     logger,
     genReqId: requestId,
-    // Health probes and scrapes every few seconds would drown the log.
+    // They would drown the log.
     autoLogging: { ignore: (req) => quietPaths.has(req.url ?? "") },
     customLogLevel: (req, res, error) => {
       if (error || res.statusCode >= 500) return "error";

@@ -20,6 +20,8 @@ export interface CancelOrderDeps {
   publisher: EventPublisher;
   timeline: Pick<Timeline, "record">;
   cancelWindowMs: number;
+  /** CHECKOUT_SESSION_TTL as configured ("1h"): how long an unpaid checkout stays payable. */
+  checkoutSessionTtl?: string;
   /** Whether a booked order's label can still be handed back (bought, not scanned). */
   labelVoidable: (orderId: string) => Promise<boolean>;
   now?: () => Date;
@@ -45,7 +47,8 @@ export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }
     throw new AppError(
       "order_not_cancellable",
       `Order ${orderId} is ${order.status}: it has not been paid, so there is nothing to cancel yet; ` +
-        "an unpaid checkout expires on its own (Stripe expires a Checkout Session after 24 hours)",
+        `an unpaid checkout expires on its own, ${deps.checkoutSessionTtl ?? "1h"} (CHECKOUT_SESSION_TTL) ` +
+        "after it was opened, and its held stock is released",
     );
   }
   const stoppable =

@@ -44,6 +44,8 @@ export function createOrderActions(deps: {
   sender: EmailSender;
   renderer: EmailRenderer;
   cancelWindowMs: number;
+  /** CHECKOUT_SESSION_TTL, named when a pending order cannot be cancelled. */
+  checkoutSessionTtl?: string;
   labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   holds: Holds;
   /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
@@ -54,7 +56,14 @@ export function createOrderActions(deps: {
   return {
     cancel: (request) =>
       cancelOrder(
-        { orders, publisher, timeline, cancelWindowMs, labelVoidable: (orderId) => labels.voidable(orderId) },
+        {
+          orders,
+          publisher,
+          timeline,
+          cancelWindowMs,
+          ...(deps.checkoutSessionTtl ? { checkoutSessionTtl: deps.checkoutSessionTtl } : {}),
+          labelVoidable: (orderId) => labels.voidable(orderId),
+        },
         request,
       ),
     refund: (request) => refunds.refund(request),

@@ -35,6 +35,8 @@ export interface PagesDeps {
   links: CustomerLinks;
   freshLinks: FreshLinks;
   adminToken: string;
+  /** Where a generated admin token was written (development without ADMIN_API_TOKEN): the login says so. */
+  adminTokenFile?: string;
   sessions: OpsSessions;
   renderer: EmailRenderer;
   runs?: RunSource;
@@ -131,6 +133,7 @@ export function pagesRouter(deps: PagesDeps): Router {
   router.use(
     opsConsole({
       adminToken: deps.adminToken,
+      ...(deps.adminTokenFile ? { adminTokenFile: deps.adminTokenFile } : {}),
       sessions: deps.sessions,
       actions: deps.actions,
       queries: deps.queries,

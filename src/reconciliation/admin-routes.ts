@@ -4,7 +4,8 @@ import { AppError } from "../errors";
 import { requireBearerToken } from "../http/bearer-auth";
 import type { Reconciliation } from "./reconcile";
 
-const runBody = z.object({ date: z.string() }).strict();
+// No date: today in SHOP_TIME_ZONE (the day so far; a later run replaces its report).
+const runBody = z.object({ date: z.string().optional() }).strict();
 const listQuery = z.object({ date: z.string().optional() }).strict();
 
 const problems = (error: z.ZodError) =>
@@ -22,7 +23,12 @@ export function reconciliationAdminRoutes(deps: { adminToken: string; reconcilia
   router.post("/runs", async (req, res) => {
     const body = runBody.safeParse(req.body ?? {});
     if (!body.success) throw new AppError("validation_failed", problems(body.error));
-    res.status(201).json(await reconciliation.run({ date: body.data.date, by: "admin-api" }));
+    res.status(201).json(
+      await reconciliation.run({
+        ...(body.data.date !== undefined ? { date: body.data.date } : {}),
+        by: "admin-api",
+      }),
+    );
   });
 
   router.get("/runs", async (req, res) => {

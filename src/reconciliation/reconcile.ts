@@ -7,7 +7,7 @@ import { AppError } from "../errors";
 import type { Logger } from "../logger";
 import type { CarrierLedger, CarrierShipment } from "./carrier-ledger";
 import { labelVoidsOfDay, type LabelVoid } from "./label-voids";
-import { shopDay, type ShopDay } from "./shop-day";
+import { dateIn, shopDay, type ShopDay } from "./shop-day";
 import type { StripeLedger } from "./stripe-ledger";
 
 /** Who ran a reconciliation: recorded on its report. */
@@ -79,8 +79,11 @@ export interface ReconciliationReport {
 export type ReconciliationSummary = Omit<ReconciliationReport, "mismatches">;
 
 export interface Reconciliation {
-  /** Reconciles one shop day (YYYY-MM-DD) and replaces that day's report. */
-  run(request: { date: unknown; by: ReconciliationActor }): Promise<ReconciliationReport>;
+  /**
+   * Reconciles one shop day (YYYY-MM-DD; unset: today in the shop's time zone, so far) and
+   * replaces that day's report.
+   */
+  run(request: { date?: unknown; by: ReconciliationActor }): Promise<ReconciliationReport>;
   find(id: unknown): Promise<ReconciliationReport>;
   /** The day's report (as a list of zero or one), or the latest reports without a date. */
   list(query: { date?: unknown }): Promise<ReconciliationSummary[]>;
@@ -618,7 +621,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
     timeZone: deps.timeZone,
 
     async run({ date, by }) {
-      const day = shopDay(date, deps.timeZone);
+      const day = shopDay(date === undefined ? dateIn(now(), deps.timeZone) : date, deps.timeZone);
       const startedAt = now();
       const found: Mismatch[] = [];
       const stripe = await reconcileStripe(day, found);

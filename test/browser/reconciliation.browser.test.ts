@@ -197,7 +197,13 @@ describe("daily reconciliation against Stripe and the carrier", () => {
   });
 
   it("refuses bad input through the API and the CLI, changing nothing", async () => {
-    for (const body of [{ date: "2026-02-30" }, { date: "yesterday" }, {}, { date: today, extra: 1 }]) {
+    // No date at all is today's run (test/reconciliation/run-today.test.ts), not bad input.
+    for (const body of [
+      { date: "2026-02-30" },
+      { date: "yesterday" },
+      { date: 20260201 },
+      { date: today, extra: 1 },
+    ]) {
       const res = await admin("/api/reconciliation/runs", { method: "POST", body: JSON.stringify(body) });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ error: { code: "validation_failed" } });
@@ -211,9 +217,9 @@ describe("daily reconciliation against Stripe and the carrier", () => {
       code: 1,
       stderr: expect.stringContaining("reconcile failed: date: expected a calendar day as YYYY-MM-DD"),
     });
-    await expect(cli()).rejects.toMatchObject({
+    await expect(cli("--date")).rejects.toMatchObject({
       code: 1,
-      stderr: expect.stringContaining("--date is required"),
+      stderr: expect.stringContaining("usage: npm run reconcile [-- --date YYYY-MM-DD]"),
     });
     const unchanged = (await (
       await admin(`/api/reconciliation/runs/${report.id}`)

@@ -1,10 +1,17 @@
+import http from "node:http";
+import net from "node:net";
 import express from "express";
 import request from "supertest";
 import { buildApp } from "../../src/app";
-import { createDatabaseReadiness } from "../../src/health/readiness";
+import {
+  combineReadiness,
+  createDatabaseReadiness,
+  createInngestDevServerReadiness,
+} from "../../src/health/readiness";
 import { errorHandler } from "../../src/http/errors";
 import { createLogger } from "../../src/logger";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import { captureLog } from "../support/log-capture";
 
 const logger = createLogger({ level: "silent" });
 
@@ -50,6 +57,55 @@ describe("HTTP basics", () => {
 
     const res = await request(app).get("/readyz").expect(503);
     expect(res.body).toMatchObject({ error: { code: "not_ready" }, checks: { database: { ok: false } } });
+  });
+
+  it("answers /favicon.ico 204 (cached a day) without an access-log line", async () => {
+    const log = captureLog();
+    const app = buildApp({ logger: log.logger, readiness: await createDatabaseReadiness(database.db) });
+    const res = await request(app).get("/favicon.ico").expect(204);
+    expect(res.headers["cache-control"]).toBe("public, max-age=86400");
+    await request(app).get("/no/such/page").expect(404);
+    const urls = log.lines().map((line) => (line.req as { url?: string } | undefined)?.url);
+    expect(urls).toContain("/no/such/page");
+    expect(urls).not.toContain("/favicon.ico");
+  });
+
+  it("is not ready, naming the Inngest dev server, when nothing answers at INNGEST_DEV's address", async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const readiness = combineReadiness([
+      await createDatabaseReadiness(database.db),
+      createInngestDevServerReadiness(`http://127.0.0.1:${port}`),
+    ]);
+    const app = buildApp({ logger, readiness });
+    const res = await request(app).get("/readyz").expect(503);
+    expect(res.body.checks).toEqual({
+      database: { ok: true },
+      migrations: { ok: true },
+      inngest: {
+        ok: false,
+        detail: `the Inngest dev server at http://127.0.0.1:${port} is unreachable (INNGEST_DEV); start it with: npx inngest-cli@latest dev`,
+      },
+    });
+
+    const devServer = http.createServer((_req, res) => res.end("Inngest dev server"));
+    await new Promise<void>((resolve) => devServer.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port: up } = devServer.address() as net.AddressInfo;
+      const ready = buildApp({
+        logger,
+        readiness: combineReadiness([
+          await createDatabaseReadiness(database.db),
+          createInngestDevServerReadiness(`http://127.0.0.1:${up}`),
+        ]),
+      });
+      const answered = await request(ready).get("/readyz").expect(200);
+      expect(answered.body.checks.inngest).toEqual({ ok: true });
+    } finally {
+      await new Promise<void>((resolve) => devServer.close(() => resolve()));
+    }
   });
 
   it("answers unknown routes with the JSON error envelope and a request id", async () => {

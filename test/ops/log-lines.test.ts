@@ -29,6 +29,8 @@ describe("log lines", () => {
     try {
       const config = parseConfig({
         DATA_DIR: dataDir,
+        // Every port 0: startStandIns checks PORT too, and 3000 may be taken on this machine.
+        PORT: "0",
         DATABASE_URL: database.url,
         STRIPE_SECRET_KEY: "sk_test_x",
         STRIPE_WEBHOOK_SECRET: "whsec_x",

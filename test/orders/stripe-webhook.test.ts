@@ -150,7 +150,7 @@ describe("Stripe webhook intake", () => {
     expect(h.eventApi.accepted.filter((event) => event.id === "probe-1")).toHaveLength(2);
   });
 
-  it("answers 500 when the event cannot be emitted, and Stripe's retry emits it exactly once", async () => {
+  it("answers 503 inngest_unavailable when the event cannot be emitted, and Stripe's retry emits it exactly once", async () => {
     const { orderId, event, payload } = await authorizedOrder();
     h.eventApi.down = true;
     let failed;
@@ -159,7 +159,8 @@ describe("Stripe webhook intake", () => {
     } finally {
       h.eventApi.down = false;
     }
-    expect(failed.status).toBe(500);
+    expect(failed.status).toBe(503);
+    expect(failed.body).toMatchObject({ error: { code: "inngest_unavailable" } });
     // The payment is on record (committed first); only the announcement is owed.
     expect(await h.order(orderId)).toMatchObject({ status: "authorized", placedEventSentAt: null });
     expect(await storedEvents(event.id)).toBe(1);

@@ -92,6 +92,12 @@ describe("npm start on the embedded defaults", () => {
     }
   });
 
+  it("the ops login names the dev-secrets.json of this DATA_DIR, where the admin token was generated", async () => {
+    const page = await (await fetch(`${(first as ServerProcess).url}/ops/login`)).text();
+    expect(page).toContain(`generated into ${path.join(dataDir, "dev-secrets.json")}`);
+    expect(page).not.toContain(".data/dev-secrets.json");
+  });
+
   it("one instance per DATA_DIR: a second start on a folder in use exits 1 naming the folder and the pid, and the first keeps serving", async () => {
     const server = first as ServerProcess;
     const second = await runToExit({ DATA_DIR: dataDir, PORT: "0", HOST: "127.0.0.1", ...standInPorts });
@@ -239,6 +245,37 @@ describe("one-line start-up errors name the variable to change", () => {
       }
     },
   );
+
+  it("several taken ports are reported together, each naming its variable", async () => {
+    const [app, stripe, easyPost] = await Promise.all([
+      listenOnSomePort(),
+      listenOnSomePort(),
+      listenOnSomePort(),
+    ]);
+    try {
+      const result = await runToExit({
+        DATA_DIR: dataDir,
+        HOST: "127.0.0.1",
+        ...standInPorts,
+        PORT: String(app.port),
+        STRIPE_SANDBOX_PORT: String(stripe.port),
+        EASYPOST_SANDBOX_PORT: String(easyPost.port),
+      });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("3 ports cannot be used");
+      for (const [variable, port] of [
+        ["PORT", app.port],
+        ["STRIPE_SANDBOX_PORT", stripe.port],
+        ["EASYPOST_SANDBOX_PORT", easyPost.port],
+      ] as const) {
+        expect(result.stderr).toContain(`${variable}=${port}: port ${port}`);
+      }
+      expect(result.stderr).not.toContain("LOCAL_ENGINE_PORT");
+      expect(result.stdout).not.toContain("embedded PostgreSQL started");
+    } finally {
+      await Promise.all([app.close(), stripe.close(), easyPost.close()]);
+    }
+  });
 
   it("an unreachable DATABASE_URL is reported in one line", async () => {
     const closed = await listenOnSomePort();

@@ -14,7 +14,8 @@ jest.setTimeout(420_000);
  */
 
 const root = path.resolve(__dirname, "../..");
-const standInPorts = { STRIPE_SANDBOX_PORT: "0", LOCAL_ENGINE_PORT: "0" };
+// Every stand-in on a free port: the defaults (12111, 12112, 8288) may be taken on this machine.
+const standInPorts = { STRIPE_SANDBOX_PORT: "0", EASYPOST_SANDBOX_PORT: "0", LOCAL_ENGINE_PORT: "0" };
 
 function isAlive(pid: number): boolean {
   try {

@@ -72,6 +72,11 @@ describe("cancellation", () => {
     expect(res.body.error.code).toBe("order_not_cancellable");
     expect(res.body.error.message).toContain("has not been paid, so there is nothing to cancel yet");
     expect(res.body.error.message).not.toContain("can no longer be cancelled");
+    // The session's real lifetime (CHECKOUT_SESSION_TTL, 1h by default), not Stripe's 24-hour maximum.
+    expect(res.body.error.message).toContain(
+      "expires on its own, 1h (CHECKOUT_SESSION_TTL) after it was opened",
+    );
+    expect(res.body.error.message).not.toContain("24 hours");
     expect((await h.order(order.id)).timeline).toEqual([]);
   });
 

@@ -1,8 +1,7 @@
 import type Stripe from "stripe";
-import { AppError } from "../../errors";
 import type { OrderStatus } from "../../generated/prisma/enums";
 import { fulfilmentKey, orderPlaced, orderPlacedEvent, type OrderPlacedData } from "../../events/contracts";
-import type { EventPublisher } from "../../events/publisher";
+import { inngestUnavailable, type EventPublisher } from "../../events/publisher";
 import type { Logger } from "../../logger";
 import type { WebhookOutcome } from "../../metrics/metrics";
 import {
@@ -124,10 +123,8 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     try {
       await send(placed);
     } catch (error) {
-      // 500: Stripe retries, and the retry finds the announcement still owed.
-      throw new AppError("internal_error", `${orderPlaced.name} for order ${orderId} was not accepted`, {
-        cause: error,
-      });
+      // 503 naming Inngest: Stripe retries, and the retry finds the announcement still owed.
+      throw inngestUnavailable(`${orderPlaced.name} for order ${orderId}`, error);
     }
     await deps.repository.markAnnounced(orderId, event.id);
     return true;

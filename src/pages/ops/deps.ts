@@ -12,6 +12,8 @@ import type { OpsSessions } from "./session";
 /** What the ops console stands on: the same use cases and query functions as the admin API. */
 export interface OpsConsoleDeps {
   adminToken: string;
+  /** Where a generated admin token was written (development without ADMIN_API_TOKEN): the login says so. */
+  adminTokenFile?: string;
   sessions: OpsSessions;
   actions: OrderActions;
   queries: Pick<OrderQueries, "search" | "details" | "orderOfRun">;

@@ -4,7 +4,7 @@ import { secretsEqual } from "../../shared/constant-time";
 import { Layout, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 
-function LoginPage(props: { error?: string; next: string }) {
+function LoginPage(props: { error?: string; next: string; tokenFile?: string | undefined }) {
   return (
     <Layout title="Log in" section="Ops console" narrow>
       <h1>Log in</h1>
@@ -12,7 +12,9 @@ function LoginPage(props: { error?: string; next: string }) {
         {props.error ? <p class="error">{props.error}</p> : null}
         <p>
           <label>
-            Admin token (ADMIN_API_TOKEN; in development see .data/dev-secrets.json)
+            {props.tokenFile
+              ? `Admin token (ADMIN_API_TOKEN, generated into ${props.tokenFile})`
+              : "Admin token (ADMIN_API_TOKEN)"}
             <br />
             <input type="password" name="token" autocomplete="current-password" required size={40} />
           </label>
@@ -35,7 +37,7 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
   const form = express.urlencoded({ extended: false, limit: "10kb" });
 
   router.get("/ops/login", (req, res) => {
-    sendPage(res, <LoginPage next={localNext(req.query.next)} />);
+    sendPage(res, <LoginPage next={localNext(req.query.next)} tokenFile={deps.adminTokenFile} />);
   });
   const carriesToken = (req: Request) => {
     const token = (req.body as { token?: unknown } | undefined)?.token;
@@ -60,6 +62,7 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
           <LoginPage
             error="Too many failed logins from here; wait a minute."
             next={localNext(req.query.next)}
+            tokenFile={deps.adminTokenFile}
           />,
           429,
         );
@@ -70,7 +73,11 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
         deps.logger.warn({ ip: req.ip }, "ops console: failed login");
         sendPage(
           res,
-          <LoginPage error="That token is not the admin token." next={localNext(req.query.next)} />,
+          <LoginPage
+            error="That token is not the admin token."
+            next={localNext(req.query.next)}
+            tokenFile={deps.adminTokenFile}
+          />,
           401,
         );
         return;

@@ -364,7 +364,7 @@ describe("Stripe intake (in-memory ports)", () => {
   });
 
   describe("when Inngest does not accept shop/order.placed", () => {
-    it("fails the delivery (500: Stripe retries), leaves the order unmarked, and the retry sends it", async () => {
+    it("fails the delivery (503 naming Inngest: Stripe retries), leaves the order unmarked, and the retry sends it", async () => {
       const order = authorizedAtStripe();
       const event = completed(order);
       f.publisher.refuseNext();
@@ -372,8 +372,9 @@ describe("Stripe intake (in-memory ports)", () => {
       const failure = await intake.handle(event).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(AppError);
       expect(failure).toMatchObject({
-        code: "internal_error",
-        message: `shop/order.placed for order ${order.orderId} was not accepted`,
+        code: "inngest_unavailable",
+        httpStatus: 503,
+        message: `Inngest did not accept shop/order.placed for order ${order.orderId} (unreachable or refusing it); retry shortly`,
         cause: expect.objectContaining({ message: "Inngest API Error: 502 Bad Gateway" }),
       });
       expect(f.repository.order(order.orderId)).toMatchObject({
@@ -452,7 +453,7 @@ describe("Stripe intake (in-memory ports)", () => {
 
       const failure = await intake.handle(event).catch((error: unknown) => error);
       expect(failure).toMatchObject({
-        code: "internal_error",
+        code: "inngest_unavailable",
         cause: expect.objectContaining({ message: "no answer within 20 ms" }),
       });
       expect(f.repository.order(order.orderId).placedEventSentAt).toBeNull();
