@@ -42,6 +42,8 @@ export interface AppDependencies {
   pages?: Router;
   /** NODE_ENV=production: Strict-Transport-Security on (src/http/security-headers.ts). */
   production?: boolean;
+  /** The shop logo's origin (SHOP_LOGO_URL), which pages may load an image from. */
+  logoOrigin?: string;
 }
 
 /**
@@ -96,7 +98,12 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.stripeWebhook) app.use(deps.stripeWebhook.router);
 
   // What a browser is to enforce; Stripe, the webhook's only client, is not one.
-  app.use(securityHeaders({ production: deps.production ?? false }));
+  app.use(
+    securityHeaders({
+      production: deps.production ?? false,
+      ...(deps.logoOrigin ? { imageOrigins: [deps.logoOrigin] } : {}),
+    }),
+  );
 
   app.use(requestLogging(deps.logger));
   // Before any route reads the URL; after the access log, which records the refusal at warn.

@@ -126,7 +126,7 @@ const schema = z.object({
     .string()
     .regex(
       /^(\d{1,2}(\.\d{1,2})?%|100%|\d{1,9})$/,
-      'must be a percentage such as "10%" or an amount in minor units such as "500"',
+      'must be a percentage such as "10%" or an amount in minor units (cents) such as "500" for 5.00',
     )
     .default("0"),
   RETURN_APPROVAL: z.enum(["auto", "ops"]).default("auto"),
@@ -142,11 +142,25 @@ const schema = z.object({
     .refine((value) => durationMs(value) <= 23 * 3600_000, "must be at most 23h")
     .default("23h"),
 
+  // The shop as its customers know it (docs/branding.md): on every customer page, e-mail and the
+  // ops console's title. The defaults read well until a shop sets its own.
+  SHOP_NAME: z.string().trim().min(1).max(80, "must be at most 80 characters").default("Online shop"),
+  SHOP_LOGO_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL of an image" }).optional(),
+  SHOP_ACCENT_COLOR: z
+    .string()
+    .regex(/^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as "#635bff"')
+    .default("#635bff"),
+  SHOP_SUPPORT_EMAIL: z.email("must be an e-mail address such as help@shop.example").optional(),
+  SHOP_SUPPORT_URL: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+  // The legal line under every page and e-mail (company name, registered address, VAT number).
+  SHOP_FOOTER: z.string().max(500, "must be at most 500 characters").optional(),
+
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, "must be an smtp:// or smtps:// URL")
     .optional(),
-  EMAIL_FROM: z.string().default("Shop <orders@shop.example>"),
+  // Unset: the shop's name at orders@shop.example (a development address; set it to go live).
+  EMAIL_FROM: z.string().optional(),
   // How long the outbox keeps retrying an e-mail the mail server did not take; then ops are alerted.
   EMAIL_RETRY_FOR: duration.default("3d"),
   SLACK_WEBHOOK_URL: optionalUrl,
@@ -227,8 +241,9 @@ type Env = z.infer<typeof schema>;
 export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
-  Omit<Env, "HOST" | "FULFILMENT_HOLD"> & {
+  Omit<Env, "HOST" | "FULFILMENT_HOLD" | "EMAIL_FROM"> & {
     HOST: string;
+    EMAIL_FROM: string;
     FULFILMENT_HOLD: string;
     isProduction: boolean;
     /** True when no DATABASE_URL is given: `npm start` runs an embedded PostgreSQL. */
@@ -324,6 +339,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     ...values,
     HOST: values.HOST ?? (values.NODE_ENV === "production" ? "0.0.0.0" : "127.0.0.1"),
     FULFILMENT_HOLD: values.FULFILMENT_HOLD ?? (values.NODE_ENV === "production" ? "30m" : "0s"),
+    // A quoted display name, so a shop name with a comma or a dot stays one address.
+    EMAIL_FROM: values.EMAIL_FROM ?? `"${values.SHOP_NAME.replace(/["\\\r\n]/g, "")}" <orders@shop.example>`,
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });

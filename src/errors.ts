@@ -38,6 +38,7 @@ export const httpStatusByCode = {
   exchange_needs_saved_card: 409,
   conflict: 409,
   product_exists: 409,
+  currency_locked: 409,
   version_conflict: 409,
   product_unavailable: 409,
   idempotency_key_reused: 422,

@@ -37,6 +37,9 @@ import { inngestEndpoint } from "./http/inngest-endpoint";
 import { adminRateLimit } from "./http/rate-limit";
 import { createEmailSender, createEmailTransport } from "./notifications";
 import { createEmailRenderer } from "./notifications/email-renderer";
+import { brandedEmailSender } from "./notifications/branded-email-sender";
+import { brandFromConfig, logoOrigin } from "./shared/brand";
+import { createDatabaseSessionRevocations } from "./db/ops-session-revocations";
 import { defaultRetryPolicy } from "./notifications/email-sender";
 import { createOrderEmails } from "./notifications/order-emails";
 import { createFreshLinks } from "./notifications/fresh-link";
@@ -244,7 +247,8 @@ export async function createServices(options: {
     // An e-mail left in the outbox is retried by send-held-back-emails, batched.
     onQueued: (email) => publisher.publish(emailQueuedEvent(email)),
   });
-  const sender = observedEmailSender(emailDelivery, metrics);
+  const brand = brandFromConfig(config);
+  const sender = observedEmailSender(brandedEmailSender(emailDelivery, brand), metrics);
 
   const carrierShipmentIds = createPrismaCarrierShipmentIds(db);
   const shippingProvider = createShippingProvider(config, endpoints.easyPost, carrierShipmentIds);
@@ -395,7 +399,7 @@ export async function createServices(options: {
     ...(returns.workflow ? { returns: returns.workflow } : {}),
   };
 
-  const renderer = createEmailRenderer({ db, links });
+  const renderer = createEmailRenderer({ db, links, brand });
   // One object of use cases for both doors: the admin API and the ops console.
   const actions = createOrderActions({
     db,
@@ -430,8 +434,10 @@ export async function createServices(options: {
           label: "the Inngest REST API",
           runUrlTemplate,
         });
+  const catalogCsv = createCatalogCsv(db, { lowStock });
   const pages = pagesRouter({
     logger,
+    catalogCsv,
     actions,
     queries,
     reviews: createReviews({ db, timeline }),
@@ -440,7 +446,11 @@ export async function createServices(options: {
     freshLinks: createFreshLinks({ db, sender, renderer }),
     adminToken: endpoints.adminToken,
     ...(endpoints.adminTokenFile ? { adminTokenFile: endpoints.adminTokenFile } : {}),
-    sessions: createOpsSessions({ adminToken: endpoints.adminToken, secure: publicUrl.startsWith("https:") }),
+    sessions: createOpsSessions({
+      adminToken: endpoints.adminToken,
+      secure: publicUrl.startsWith("https:"),
+      revocations: createDatabaseSessionRevocations(db),
+    }),
     renderer,
     catalog,
     runs: runSource,
@@ -459,6 +469,7 @@ export async function createServices(options: {
     ...(config.SMTP_URL === undefined && !config.isProduction
       ? { outboxDirectory: path.resolve(config.DATA_DIR, "outbox") }
       : {}),
+    brand,
   });
 
   const serveOptions = {
@@ -482,6 +493,7 @@ export async function createServices(options: {
     metrics,
     links,
     production: config.isProduction,
+    ...(logoOrigin(brand) ? { logoOrigin: logoOrigin(brand) } : {}),
     reconciliation,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
@@ -524,7 +536,7 @@ export async function createServices(options: {
     catalogAdmin: catalogAdminRoutes({
       adminToken: endpoints.adminToken,
       catalog,
-      csv: createCatalogCsv(db, { lowStock }),
+      csv: catalogCsv,
     }),
     reconciliationAdmin: reconciliationAdminRoutes({ adminToken: endpoints.adminToken, reconciliation }),
     async close() {

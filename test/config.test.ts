@@ -149,4 +149,28 @@ describe("config", () => {
     expect(parseConfig({ SHIPPING_COUNTRIES: "US,CA,GB" }).SHIPPING_COUNTRIES).toBe("US,CA,GB");
     expect(problemsOf({ SHIPPING_COUNTRIES: "usa" })[0]).toMatch(/^SHIPPING_COUNTRIES:/);
   });
+
+  it("reads the shop's brand, with defaults that read well, and names every bad brand variable at once", () => {
+    const defaults = parseConfig({});
+    expect([defaults.SHOP_NAME, defaults.SHOP_ACCENT_COLOR]).toEqual(["Online shop", "#635bff"]);
+    expect(defaults.EMAIL_FROM).toBe('"Online shop" <orders@shop.example>');
+    const shop = parseConfig({ SHOP_NAME: 'Acme "Coffee", Inc.', SHOP_ACCENT_COLOR: "#0A7D4F" });
+    expect(shop.EMAIL_FROM).toBe('"Acme Coffee, Inc." <orders@shop.example>');
+    expect(parseConfig({ EMAIL_FROM: "Acme <hi@acme.example>" }).EMAIL_FROM).toBe("Acme <hi@acme.example>");
+    expect(
+      problemsOf({
+        SHOP_ACCENT_COLOR: "red; background:url(x)",
+        SHOP_LOGO_URL: "javascript:alert(1)",
+        SHOP_SUPPORT_EMAIL: "not-an-address",
+        SHOP_SUPPORT_URL: "ftp://files.example",
+        SHOP_NAME: "x".repeat(81),
+      }),
+    ).toEqual([
+      expect.stringMatching(/^SHOP_NAME: must be at most 80 characters/),
+      expect.stringMatching(/^SHOP_LOGO_URL: must be an http\(s\) URL/),
+      expect.stringMatching(/^SHOP_ACCENT_COLOR: must be a hex colour/),
+      expect.stringMatching(/^SHOP_SUPPORT_EMAIL: must be an e-mail address/),
+      expect.stringMatching(/^SHOP_SUPPORT_URL: must be an http\(s\) URL/),
+    ]);
+  });
 });

@@ -132,6 +132,7 @@ export async function startStandIns(
       const sandbox = createStripeSandbox({
         webhookSecret: stripeWebhookSecret,
         logger,
+        businessName: config.SHOP_NAME,
         stateFile: path.join(dataDir, "stripe-sandbox.json"),
         // Holds placed days ago (the state file persists) lapse as at Stripe.
         expiryIntervalMs: 60_000,

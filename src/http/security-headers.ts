@@ -15,7 +15,11 @@ import type { RequestHandler } from "express";
  *   developer's http://127.0.0.1 must not be pinned to https. No upgrade-insecure-requests: with
  *   HSTS the browser upgrades already, and a deployment served over plain http keeps working.
  */
-export function securityHeaders(options: { production: boolean }): RequestHandler {
+export function securityHeaders(options: {
+  production: boolean;
+  /** Origins images may come from besides ours: the shop's logo (SHOP_LOGO_URL). */
+  imageOrigins?: readonly string[];
+}): RequestHandler {
   return helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -23,7 +27,7 @@ export function securityHeaders(options: { production: boolean }): RequestHandle
         defaultSrc: ["'self'"],
         scriptSrc: ["'self'"],
         styleSrc: ["'self'"],
-        imgSrc: ["'self'", "data:"],
+        imgSrc: ["'self'", "data:", ...(options.imageOrigins ?? [])],
         fontSrc: ["'self'"],
         connectSrc: ["'self'"],
         frameSrc: ["'self'"],
@@ -43,10 +47,12 @@ export function securityHeaders(options: { production: boolean }): RequestHandle
 
 /**
  * For a document we show in an iframe of our own page (an e-mail's HTML): sandboxed, no script,
- * its own inline styles (e-mails are written that way), framed by our origin only.
+ * its own inline styles (e-mails are written that way), framed by our origin only. Its links may
+ * open a new tab outside the sandbox (src/pages/email-frame.ts), as they would from a mail reader,
+ * instead of loading the order page inside the frame.
  */
 export const framedBySelf = {
   "Content-Security-Policy":
-    "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
+    "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'self'",
   "X-Frame-Options": "SAMEORIGIN",
 } as const;

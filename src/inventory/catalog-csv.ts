@@ -86,6 +86,21 @@ interface ProductRow {
 const selectProducts = `SELECT sku, name, unit_price, trim(currency) AS currency, digital, weight_oz, length_in,
   width_in, height_in, low_stock_threshold, stock_on_hand, archived_at IS NOT NULL AS archived, ships_alone FROM products`;
 
+/**
+ * CSV injection (OWASP): a spreadsheet runs a cell that starts with =, +, -, @, a tab or a carriage
+ * return as a formula, so a product named "=HYPERLINK(...)" would become a link in the ops team's
+ * spreadsheet. The export puts a ' before such a text cell, which spreadsheets show as text and do
+ * not display; the import takes one ' off again, so an export imported back changes nothing. A cell
+ * already starting with ' before such a character gets one more, so that round-trips too.
+ */
+const needsEscape = /^'*[=+\-@\t\r]/;
+export function escapeCsvCell(text: string): string {
+  return needsEscape.test(text) ? `'${text}` : text;
+}
+export function unescapeCsvCell(text: string): string {
+  return /^'+[=+\-@\t\r]/.test(text) ? text.slice(1) : text;
+}
+
 /** A CSV cell as the JSON value the schema checks: numbers, booleans, "" as unset. */
 function cellValue(column: Column, text: string): unknown {
   if (column === "digital" || column === "archived" || column === "shipsAlone") {
@@ -101,7 +116,7 @@ function cellValue(column: Column, text: string): unknown {
     if (text === "") return undefined;
     return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
   }
-  return text;
+  return unescapeCsvCell(text);
 }
 
 function parseRows(csv: string): Row[] {
@@ -139,11 +154,12 @@ function parseRows(csv: string): Row[] {
         .map(([column, text]) => [column, cellValue(column as Column, text)])
         .filter(([, cell]) => cell !== undefined),
     );
+    // SKUs are one namespace whatever their case (src/inventory/catalog.ts).
     const skuText = record.sku ?? "";
-    const first = seen.get(skuText);
+    const first = seen.get(skuText.toLowerCase());
     if (skuText !== "" && first !== undefined)
       errors.push({ line, field: "sku", message: `${skuText} is already on line ${first}` });
-    if (first === undefined) seen.set(skuText, line);
+    if (first === undefined) seen.set(skuText.toLowerCase(), line);
     const parsed = rowSchema.safeParse(value);
     if (!parsed.success) {
       for (const issue of parsed.error.issues)
@@ -252,6 +268,59 @@ async function apply(client: Queryable, plan: ImportPlanRow[], rows: Row[], by: 
   }
 }
 
+/**
+ * The catalog's rules the row checks cannot see alone (src/inventory/catalog.ts does the same for
+ * the API and console): no SKU that differs only in case from another product's, no currency
+ * change on a product already ordered. All problems at once, like the row checks.
+ */
+async function refuseBrokenRules(
+  client: Queryable,
+  rows: Row[],
+  bySku: Map<string, ProductRow>,
+): Promise<void> {
+  const errors: ImportLineError[] = [];
+  const { rows: caseTwins } = await client.query<{ sku: string }>(
+    `SELECT sku FROM products WHERE lower(sku) = ANY($1::text[]) AND NOT sku = ANY($2::text[])`,
+    [rows.map((row) => row.sku.toLowerCase()), rows.map((row) => row.sku)],
+  );
+  for (const row of rows) {
+    const twin = caseTwins.find((product) => product.sku.toLowerCase() === row.sku.toLowerCase());
+    if (twin && !bySku.has(row.sku))
+      errors.push({
+        line: row.line,
+        field: "sku",
+        message: `product ${twin.sku} exists: SKUs differing only in case are the same SKU`,
+      });
+  }
+  const currencyChanged = rows.filter((row) => {
+    const now = bySku.get(row.sku);
+    return now !== undefined && now.currency !== row.currency.toLowerCase();
+  });
+  if (currencyChanged.length > 0) {
+    const { rows: sold } = await client.query<{ sku: string }>(
+      `SELECT DISTINCT sku FROM order_lines WHERE sku = ANY($1::text[])`,
+      [currencyChanged.map((row) => row.sku)],
+    );
+    for (const row of currencyChanged) {
+      if (sold.some((line) => line.sku === row.sku))
+        errors.push({
+          line: row.line,
+          field: "currency",
+          message: `${row.sku} has been ordered in ${bySku.get(row.sku)?.currency ?? "?"}; its currency cannot change`,
+        });
+    }
+  }
+  if (errors.length > 0) {
+    const shown = errors
+      .slice(0, 5)
+      .map((e) => `line ${e.line}, ${e.field}: ${e.message}`)
+      .join("; ");
+    throw new AppError("validation_failed", `Nothing was imported: ${errors.length} problem(s): ${shown}`, {
+      details: { errors },
+    });
+  }
+}
+
 export function createCatalogCsv(db: Database, deps: { lowStock: LowStockWatch }): CatalogCsv {
   const pool = sqlPool(db);
   return {
@@ -273,7 +342,16 @@ export function createCatalogCsv(db: Database, deps: { lowStock: LowStockWatch }
           p.archived,
           p.ships_alone,
         ]),
-        { header: true, columns: [...csvColumns], cast: { boolean: (value) => (value ? "true" : "false") } },
+        {
+          header: true,
+          columns: [...csvColumns],
+          cast: {
+            boolean: (value) => (value ? "true" : "false"),
+            // Quoted as OWASP advises, so the ' stays part of the cell in every reader.
+            string: (value) =>
+              needsEscape.test(value) ? { value: escapeCsvCell(value), quoted: true } : value,
+          },
+        },
       );
     },
 
@@ -289,6 +367,7 @@ export function createCatalogCsv(db: Database, deps: { lowStock: LowStockWatch }
           [rows.map((row) => row.sku)],
         );
         const bySku = new Map(current.map((product) => [product.sku, product]));
+        await refuseBrokenRules(client, rows, bySku);
         plan = rows.map((row) => {
           const now = bySku.get(row.sku);
           const changes = changesOf(row, now);

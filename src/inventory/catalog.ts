@@ -57,6 +57,23 @@ export interface Catalog {
 
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === "P2002";
 
+/**
+ * A product already on an order keeps its currency: refunds, returns and exchanges price its lines
+ * against the order's currency, and an exchange to it from an older order would mix two. Sell it
+ * in another currency under a new SKU.
+ */
+async function refuseSoldCurrencyChange(db: Database, sku: string, currency: string): Promise<void> {
+  const product = await db.product.findUnique({ where: { sku }, select: { currency: true } });
+  if (!product || product.currency.trim() === currency.toLowerCase()) return;
+  const sold = await db.orderLine.findFirst({ where: { sku }, select: { orderId: true } });
+  if (sold) {
+    throw new AppError(
+      "currency_locked",
+      `Product ${sku} has been ordered in ${product.currency.trim()}; its currency cannot change. Create a new SKU to sell it in ${currency.toLowerCase()}`,
+    );
+  }
+}
+
 export function createCatalog(db: Database, deps: { ledger: StockLedger; lowStock: LowStockWatch }): Catalog {
   const { ledger, lowStock } = deps;
   const fetch = async (sku: string) => db.product.findUnique({ where: { sku } });
@@ -82,26 +99,43 @@ export function createCatalog(db: Database, deps: { ledger: StockLedger; lowStoc
     async create(input, by) {
       const { stockOnHand = 0, currency, ...fields } = input;
       try {
-        const row = await db.product.create({
-          data: {
-            ...fields,
-            currency: currency.toLowerCase(),
-            stockOnHand,
-            // The opening stock is the ledger's first row, written with the product.
-            ...(stockOnHand > 0
-              ? {
-                  movements: {
-                    create: {
-                      delta: stockOnHand,
-                      reason: "received",
-                      actor: by,
-                      note: "opening stock",
-                      stockAfter: stockOnHand,
+        const row = await db.$transaction(async (tx) => {
+          // SKUs are one namespace whatever their case (a picker reading "mug" finds MUG): two
+          // creates of MUG and mug wait on the same lock, and the second sees the first.
+          await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${`product-sku:${input.sku.toLowerCase()}`}))`;
+          const same = await tx.product.findFirst({
+            where: { sku: { equals: input.sku, mode: "insensitive" } },
+            select: { sku: true },
+          });
+          if (same) {
+            throw new AppError(
+              "product_exists",
+              same.sku === input.sku
+                ? `Product ${input.sku} already exists`
+                : `Product ${same.sku} already exists: SKUs differing only in case (${input.sku}) are the same SKU`,
+            );
+          }
+          return tx.product.create({
+            data: {
+              ...fields,
+              currency: currency.toLowerCase(),
+              stockOnHand,
+              // The opening stock is the ledger's first row, written with the product.
+              ...(stockOnHand > 0
+                ? {
+                    movements: {
+                      create: {
+                        delta: stockOnHand,
+                        reason: "received",
+                        actor: by,
+                        note: "opening stock",
+                        stockAfter: stockOnHand,
+                      },
                     },
-                  },
-                }
-              : {}),
-          },
+                  }
+                : {}),
+            },
+          });
         });
         await watch();
         return toProduct(row);
@@ -115,6 +149,7 @@ export function createCatalog(db: Database, deps: { ledger: StockLedger; lowStoc
     async update(sku, patch, { expectedVersion }) {
       const { archived, version, currency, ...fields } = patch;
       const expected = expectedVersion ?? version;
+      if (currency !== undefined) await refuseSoldCurrencyChange(db, sku, currency);
       const updated = await db.product.updateMany({
         where: { sku, ...(expected !== undefined ? { version: expected } : {}) },
         data: {

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { minorUnitsSchema } from "../shared/money";
+import { isSupportedCurrency } from "./currencies";
 
 /**
  * The catalog's request and response shapes, one source for the admin API's validation and for
@@ -16,10 +18,18 @@ const positiveMeasure = (what: string) =>
 
 export const productFields = {
   name: z.string().trim().min(1).max(200),
-  unitPrice: z.number().int().min(0).max(100_000_000).meta({ description: "Price in minor units (cents)" }),
+  // Not 0: Stripe cannot capture (or take a Checkout for) a zero amount, so every order of a free
+  // product would fail at capture (docs/catalog.md).
+  unitPrice: minorUnitsSchema({ min: 1, max: 100_000_000 }).meta({
+    description: "Price in minor units (cents): 1250 is 12.50 USD, 1250 JPY is ¥1250",
+  }),
   currency: z
     .string()
-    .regex(/^[A-Za-z]{3}$/, "an ISO 4217 code of three letters")
+    .regex(/^[A-Za-z]{3}$/, { error: "an ISO 4217 code of three letters", abort: true })
+    .refine(isSupportedCurrency, {
+      error: (issue) =>
+        `${String(issue.input)} is not a currency Stripe charges in; use an ISO 4217 code such as usd, eur or jpy`,
+    })
     .meta({ description: "ISO 4217, e.g. usd", example: "usd" }),
   digital: z.boolean().meta({ description: "Nothing to ship: no address asked, no parcel booked" }),
   shipsAlone: z.boolean().meta({ description: "Each unit ships in a parcel of its own (docs/shipping.md)" }),

@@ -490,6 +490,7 @@ function buildDocument(): JsonSchema {
             "validation_failed",
             "product_not_found",
             "version_conflict",
+            "currency_locked",
           ]),
         },
       },

@@ -1,6 +1,7 @@
 import { Router } from "express";
 import { z } from "zod";
 import { AppError } from "../errors";
+import { minorUnitsSchema } from "../shared/money";
 import { requireBearerToken } from "../http/bearer-auth";
 import { opsHoldReasons } from "./hold-order";
 import type { OrderActions } from "./order-actions";
@@ -10,7 +11,9 @@ const uuid = z.uuid();
 const cancelBody = z.object({ reason: z.string().max(500).optional() }).strict();
 const refundBody = z
   .object({
-    amount: z.number().int().positive().max(100_000_000).optional(),
+    amount: minorUnitsSchema({ min: 1, max: 100_000_000 })
+      .optional()
+      .meta({ description: "Minor units (cents); unset: all that is left to refund" }),
     reason: z.string().max(500).optional(),
   })
   .strict();

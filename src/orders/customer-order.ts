@@ -10,6 +10,8 @@ export async function findCustomerOrder(db: Database, where: { id: string } | { 
       shipments: { where: { supersededAt: null }, orderBy: { parcelNumber: "asc" } },
       payment: true,
       review: true,
+      // Every refund the customer is owed or has had (a failed one is ops' to retry, not money moved).
+      refunds: { where: { status: { not: "failed" } }, orderBy: { createdAt: "asc" } },
     },
   });
 }

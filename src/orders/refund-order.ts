@@ -111,8 +111,8 @@ export function createRefunds(deps: RefundOrderDeps) {
         throw new AppError(
           "refund_exceeds_captured",
           refundable <= 0
-            ? `Order ${orderId} has already been refunded in full (${refunded} of ${payment.amount_captured})`
-            : `A refund of ${amount} exceeds what is left to refund on order ${orderId}: ${refundable} (captured ${payment.amount_captured}, refunded ${refunded})`,
+            ? `Order ${orderId} has already been refunded in full (${refunded} of ${payment.amount_captured} minor units)`
+            : `A refund of ${amount} minor units (cents) exceeds what is left to refund on order ${orderId}: ${refundable} (captured ${payment.amount_captured}, refunded ${refunded})`,
           { details: { requested: amount, captured: payment.amount_captured, refunded, refundable } },
         );
       }

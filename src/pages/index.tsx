@@ -1,6 +1,7 @@
 import path from "node:path";
 import { Router } from "express";
 import type { Catalog } from "../inventory/catalog";
+import type { CatalogCsv } from "../inventory/catalog-csv";
 import type { Logger } from "../logger";
 import type { EmailRenderer } from "../notifications/email-renderer";
 import type { FreshLinks } from "../notifications/fresh-link";
@@ -19,10 +20,11 @@ import { opsConsole, type OpsConsoleDeps } from "./ops/routes";
 import type { RunSource } from "./ops/runs";
 import type { OpsSessions } from "./ops/session";
 import { devOutbox } from "./outbox/routes";
+import { brandStylesheet, defaultBrand, type Brand } from "../shared/brand";
 
 export { createCustomerLinks, deriveLinkSecret, type CustomerLinks } from "./links";
 export { createRunSource, type RunSource } from "./ops/runs";
-export { createOpsSessions } from "./ops/session";
+export { createMemorySessionRevocations, createOpsSessions, type SessionRevocations } from "./ops/session";
 /** Every door's dependencies are use cases and query functions: the pages never touch the database. */
 export interface PagesDeps {
   logger: Logger;
@@ -40,6 +42,8 @@ export interface PagesDeps {
   runs?: RunSource;
   /** The catalog's use cases: /ops/products. */
   catalog?: Catalog;
+  /** CSV export and import in the console (the admin API's). */
+  catalogCsv?: CatalogCsv;
   reconciliation?: Reconciliation;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
@@ -49,6 +53,8 @@ export interface PagesDeps {
   returns?: ReturnActions;
   /** The outbox directory, when e-mails go there (no SMTP_URL, never in production). */
   outboxDirectory?: string;
+  /** The shop's name, logo, colour, support and footer (SHOP_* configuration); a neutral default. */
+  brand?: Brand;
 }
 
 /** What a return form may offer instead of the money: physical products on sale and in stock. */
@@ -63,6 +69,16 @@ const htmxFile = path.join(path.dirname(require.resolve("htmx.org/package.json")
 /** Every HTML page: the customer's, the ops console and (development only) the dev inbox. */
 export function pagesRouter(deps: PagesDeps): Router {
   const router = Router();
+  const brand = deps.brand ?? defaultBrand;
+  const brandCss = brandStylesheet(brand);
+  router.use((_req, res, next) => {
+    res.locals.brand = brand;
+    next();
+  });
+  router.get(brandCss.path, (_req, res) => {
+    res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
+    res.type("css").send(brandCss.css);
+  });
   router.get(htmxPath, (_req, res) => {
     res.setHeader("Cache-Control", "public, max-age=86400");
     res.sendFile(htmxFile);
@@ -126,6 +142,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.alertBacklog ? { alertBacklog: deps.alertBacklog } : {}),
       ...(deps.alertBannerAfterMs !== undefined ? { alertBannerAfterMs: deps.alertBannerAfterMs } : {}),
       ...(deps.catalog ? { catalog: deps.catalog } : {}),
+      ...(deps.catalogCsv ? { catalogCsv: deps.catalogCsv } : {}),
       ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
       ...(deps.returns ? { returns: deps.returns } : {}),
       logger: deps.logger,

@@ -3,6 +3,7 @@ import type { Response } from "express";
 import { createContext, type ComponentChildren, type VNode } from "preact";
 import { useContext } from "preact/hooks";
 import { render } from "preact-render-to-string";
+import { brandStylesheet, defaultBrand, type Brand } from "../shared/brand";
 
 /**
  * Pages are typed JSX rendered to a string on the server (preact-render-to-string escapes every
@@ -35,9 +36,13 @@ form.inline{display:flex;gap:.5rem;flex-wrap:wrap;align-items:center}
 .steps{list-style:none;padding:0;margin:0}.steps li{padding:.35rem 0;border-bottom:1px solid var(--line)}
 .error{color:var(--bad)}.notice{border-left:4px solid var(--accent);padding:.5rem 1rem;background:#fff;margin:0 0 1rem}
 .notice.bad{border-color:var(--bad)}iframe{width:100%;min-height:28rem;border:1px solid var(--line);border-radius:6px;background:#fff}
-.stars{display:flex;gap:.5rem;flex-wrap:wrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.35rem .7rem;background:#fff}
+.stars{display:flex;gap:.3rem;flex-wrap:nowrap}.stars label{border:1px solid var(--line);border-radius:6px;padding:.3rem .4rem;background:#fff;white-space:nowrap;letter-spacing:-.05em}
 fieldset.stars{border:0;padding:0}h2.spaced{margin-top:1rem}pre.wrap{white-space:pre-wrap}h3.step-title{font-size:1rem;margin:.75rem 0 .25rem}
-@media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}}
+header.bar .brand{display:flex;gap:.5rem;align-items:center;color:var(--ink);text-decoration:none}header.bar img.logo{max-height:2rem;max-width:8rem}
+footer.shop{max-width:60rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.85rem}footer.shop p{margin:.25rem 0}
+fieldset.return-line{min-width:0;border:1px solid var(--line);border-radius:6px;margin:0 0 .75rem;padding:.25rem .75rem}
+.return-line select{width:100%;min-width:0;text-overflow:ellipsis}.return-line label{display:block}
+@media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}.stars{flex-wrap:wrap}}
 `;
 
 export const stylesPath = `/assets/app-${createHash("sha256").update(styles).digest("hex").slice(0, 12)}.css`;
@@ -47,6 +52,34 @@ export const stylesPath = `/assets/app-${createHash("sha256").update(styles).dig
  * Slack"); set in `res.locals.banner` by a router's middleware.
  */
 const BannerContext = createContext<string | undefined>(undefined);
+
+/**
+ * The shop's brand (name, logo, colour, support, legal footer) every page of a request shows; set
+ * in `res.locals.brand` by the pages' router from configuration.
+ */
+const BrandContext = createContext<Brand>(defaultBrand);
+
+/** The brand of the page being rendered, for a component that names the shop. */
+export function useBrand(): Brand {
+  return useContext(BrandContext);
+}
+
+function ShopFooter(): VNode {
+  const brand = useBrand();
+  return (
+    <footer class="shop">
+      {brand.supportEmail || brand.supportUrl ? (
+        <p>
+          Questions about your order?{" "}
+          {brand.supportUrl ? <a href={brand.supportUrl}>Visit our help page</a> : null}
+          {brand.supportUrl && brand.supportEmail ? " or write to " : brand.supportEmail ? "Write to " : null}
+          {brand.supportEmail ? <a href={`mailto:${brand.supportEmail}`}>{brand.supportEmail}</a> : null}
+        </p>
+      ) : null}
+      <p>{brand.footer ?? brand.name}</p>
+    </footer>
+  );
+}
 
 function Banner(): VNode | null {
   const banner = useContext(BannerContext);
@@ -61,11 +94,20 @@ export function Layout(props: {
   title: string;
   children: ComponentChildren;
   nav?: ComponentChildren;
+  /** Replaces the shop's name in the header (the service's own pages: API reference, dev inbox). */
   brand?: string;
+  /** A part of the service beside the shop's name ("Ops console"): no customer footer. */
+  section?: string;
   narrow?: boolean;
   /** Pages with live parts load htmx. */
   live?: boolean;
 }): VNode {
+  const brand = useBrand();
+  const customerFacing = props.brand === undefined && props.section === undefined;
+  const title =
+    props.brand !== undefined
+      ? props.title
+      : `${props.title} · ${brand.name}${props.section ? ` ${props.section.toLowerCase()}` : ""}`;
   return (
     <html lang="en">
       <head>
@@ -73,19 +115,29 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         {/* htmx would otherwise inject its indicator styles inline. */}
         <meta name="htmx-config" content='{"includeIndicatorStyles":false}' />
-        <title>{props.title}</title>
+        <title>{title}</title>
         <link rel="stylesheet" href={stylesPath} />
+        {props.brand === undefined ? <link rel="stylesheet" href={brandStylesheet(brand).path} /> : null}
         {props.live ? <script src={htmxPath} defer /> : null}
       </head>
       <body>
         <header class="bar">
-          <strong>{props.brand ?? "Shop"}</strong>
+          {props.brand !== undefined ? (
+            <strong>{props.brand}</strong>
+          ) : (
+            <strong class="brand" data-shop-name={brand.name}>
+              {brand.logoUrl ? <img class="logo" src={brand.logoUrl} alt="" /> : null}
+              <span>{brand.name}</span>
+              {props.section ? <span class="muted">{props.section}</span> : null}
+            </strong>
+          )}
           {props.nav ? <nav>{props.nav}</nav> : null}
         </header>
         <main class={props.narrow ? "narrow" : undefined}>
           <Banner />
           {props.children}
         </main>
+        {customerFacing ? <ShopFooter /> : null}
       </body>
     </html>
   );
@@ -98,16 +150,27 @@ export function renderPage(page: VNode): string {
 /** Sends a whole page; pages are never cached (they show live order state and CSRF tokens). */
 export function sendPage(res: Response, page: VNode, status = 200): void {
   const banner = typeof res.locals.banner === "string" ? res.locals.banner : undefined;
+  const brand = (res.locals.brand as Brand | undefined) ?? defaultBrand;
   res
     .status(status)
     .type("html")
     .setHeader("Cache-Control", "no-store")
-    .send(renderPage(<BannerContext.Provider value={banner}>{page}</BannerContext.Provider>));
+    .send(
+      renderPage(
+        <BrandContext.Provider value={brand}>
+          <BannerContext.Provider value={banner}>{page}</BannerContext.Provider>
+        </BrandContext.Provider>,
+      ),
+    );
 }
 
 /** Sends a fragment that htmx swaps into a page. */
 export function sendFragment(res: Response, fragment: VNode): void {
-  res.type("html").setHeader("Cache-Control", "no-store").send(render(fragment));
+  const brand = (res.locals.brand as Brand | undefined) ?? defaultBrand;
+  res
+    .type("html")
+    .setHeader("Cache-Control", "no-store")
+    .send(render(<BrandContext.Provider value={brand}>{fragment}</BrandContext.Provider>));
 }
 
 export function MessagePage(props: { title: string; children: ComponentChildren; brand?: string }): VNode {

@@ -18,7 +18,10 @@ export function parseRestockingFee(value: string): RestockingFee {
   }
   const amount = Number(text);
   if (!Number.isInteger(amount) || amount < 0) {
-    throw new AppError("validation_failed", `RETURN_RESTOCKING_FEE ${value}: an amount in minor units`);
+    throw new AppError(
+      "validation_failed",
+      `RETURN_RESTOCKING_FEE ${value}: an amount in minor units (cents), such as 500 for 5.00`,
+    );
   }
   return { kind: "amount", amount };
 }

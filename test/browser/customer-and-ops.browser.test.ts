@@ -202,7 +202,7 @@ describe("customer pages and ops console in Chromium", () => {
     // Refund part of C (5.00 of 50.00): confirmed, done through the admin API's refunds, on the timeline.
     await page.goto(`${publicUrl}/ops/orders/${toRefund.orderId}`);
     await page.getByRole("link", { name: "Refund…" }).click();
-    await page.fill('input[name="amount"]', "500");
+    await page.fill('input[name="amount"]', "5.00");
     await page.fill('input[name="reason"]', "one shirt arrived torn");
     await page.getByRole("button", { name: "Confirm" }).click();
     await page.getByText("Refund requested.").waitFor();

@@ -44,7 +44,8 @@ describe("products and stock pages of the ops console in Chromium", () => {
     await page.getByRole("link", { name: "New product" }).click();
     await page.fill('input[name="sku"]', "LAMP-B");
     await page.fill('input[name="name"]', "Browser lamp");
-    await page.fill('input[name="unitPrice"]', "4200");
+    // Prices are typed as people read them, in dollars; the catalog keeps cents.
+    await page.fill('input[name="unitPrice"]', "42.00");
     await page.fill('input[name="currency"]', "usd");
     await page.fill('input[name="weightOz"]', "40");
     await page.fill('input[name="lowStockThreshold"]', "5");
@@ -56,11 +57,11 @@ describe("products and stock pages of the ops console in Chromium", () => {
     // A bad edit is refused on the page, naming the field, and changes nothing.
     await page.fill('input[name="unitPrice"]', "-5");
     await page.getByRole("button", { name: "Save" }).click();
-    await page.getByText(/unitPrice:/).waitFor();
-    await page.fill('input[name="unitPrice"]', "4500");
+    await page.getByText(/price: "-5" is not an amount in USD/).waitFor();
+    await page.fill('input[name="unitPrice"]', "45");
     await page.getByRole("button", { name: "Save" }).click();
     await page.getByText("Saved.").waitFor();
-    expect(await page.inputValue('input[name="unitPrice"]')).toBe("4500");
+    expect(await page.inputValue('input[name="unitPrice"]')).toBe("45.00");
 
     await page.selectOption('select[name="reason"]', "received");
     await page.fill('input[name="quantity"]', "8");
@@ -96,5 +97,43 @@ describe("products and stock pages of the ops console in Chromium", () => {
     const sum = await harness.db.stockMovement.aggregate({ where: { sku: "LAMP-B" }, _sum: { delta: true } });
     expect([product.stockOnHand, product.unitPrice, product.weightOz]).toEqual([4, 4500, 40]);
     expect(sum._sum.delta).toBe(4);
+  });
+
+  it("exports and imports the catalog as CSV from the console, formulas escaped both ways", async () => {
+    const page = await loggedIn();
+    await page.getByRole("link", { name: "Import CSV" }).click();
+    await page.getByRole("heading", { name: "Import products from CSV" }).waitFor();
+    const csv = [
+      "sku,name,unitPrice,currency,stockOnHand",
+      'CSV-B1,"=HYPERLINK(""http://x.example"")",1999,usd,3',
+      "CSV-B2,Yen cup,1250,jpy,2",
+    ].join("\n");
+    await page.fill('textarea[name="csv"]', csv);
+    await page.getByRole("button", { name: "Preview" }).click();
+    await page.getByText("Preview: nothing changed yet · 2 new, 0 changed, 0 unchanged").waitFor();
+    expect(await harness.db.product.count({ where: { sku: { startsWith: "CSV-B" } } })).toBe(0);
+    await page.getByRole("button", { name: "Import" }).click();
+    await page.getByText("Imported · 2 new, 0 changed, 0 unchanged").waitFor();
+    const imported = await harness.db.product.findUniqueOrThrow({ where: { sku: "CSV-B1" } });
+    expect([imported.name, imported.unitPrice, imported.stockOnHand]).toEqual([
+      '=HYPERLINK("http://x.example")',
+      1999,
+      3,
+    ]);
+
+    // The yen product's price shows without decimals, and is edited as whole yen.
+    await page.goto(`${publicUrl}/ops/products/CSV-B2`);
+    expect(await page.inputValue('input[name="unitPrice"]')).toBe("1250");
+
+    await page.goto(`${publicUrl}/ops/products`);
+    const exportLink = page.getByRole("link", { name: "Export CSV" });
+    expect(await exportLink.getAttribute("href")).toBe("/ops/products/export.csv");
+    const exported = await page.request.get(`${publicUrl}/ops/products/export.csv`);
+    expect(exported.headers()["content-type"]).toMatch(/^text\/csv/);
+    const text = await exported.text();
+    expect(text).toContain(`CSV-B1,"'=HYPERLINK(""http://x.example"")",1999,usd`);
+    // Without a session the export is not given out.
+    const anonymous = await fetch(`${publicUrl}/ops/products/export.csv`, { redirect: "manual" });
+    expect(anonymous.status).toBe(303);
   });
 });

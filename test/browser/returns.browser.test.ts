@@ -85,7 +85,13 @@ describe("returns: the customer's form and the console", () => {
     expect(mail).toHaveLength(1);
     expect(mail[0]?.subject).toMatch(/return label/i);
 
-    // Only one boot is left to return: asking for two is refused on the form, with the reason.
+    // Only one boot is left to return: the form says so, and names the returned line by its product.
+    const boot = page.locator('fieldset[data-sku="BOOT"]');
+    await boot.getByText("of 1 you can return (1 already returned)").waitFor();
+    expect(await page.locator('input[name="qty_BOOT"]').getAttribute("max")).toBe("1");
+    await page.locator("#your-returns").getByText("1 × Product BOOT").waitFor();
+    // Asking for two anyway (past the browser's check) is refused by the service, with the reason.
+    await page.locator('input[name="qty_BOOT"]').evaluate((input) => input.removeAttribute("max"));
     await page.fill('input[name="qty_BOOT"]', "2");
     await page.selectOption('select[name="reason"]', "no_longer_needed");
     await page.selectOption('select[name="exchange_BOOT"]', "");

@@ -396,4 +396,82 @@ describe("the catalog through the admin API, and the stock ledger", () => {
       ledgerSum: 19,
     });
   });
+
+  describe("catalog rules", () => {
+    it("refuses a price of 0 (Stripe cannot capture it) and a price in major units, naming minor units (cents)", async () => {
+      const free = await call("POST", "", { sku: "FREE-1", name: "Free", unitPrice: 0, currency: "usd" });
+      expect(free.status).toBe(400);
+      expect(free.body.error.details.fields).toEqual(["unitPrice"]);
+      expect(free.body.error.message).toMatch(/minor unit \(cent\)/);
+
+      const decimal = await call("POST", "", { sku: "DEC-1", name: "Dec", unitPrice: 12.5, currency: "usd" });
+      expect(decimal.status).toBe(400);
+      expect(decimal.body.error.message).toMatch(/whole number of minor units \(cents\)/);
+      expect(decimal.body.error.message).toMatch(/did you mean 1250/);
+
+      const text = await call("POST", "", { sku: "DEC-2", name: "Dec", unitPrice: "12.50", currency: "usd" });
+      expect(text.status).toBe(400);
+      expect(text.body.error.message).toMatch(/minor units \(cents\)/);
+      expect(await h.db.product.count({ where: { sku: { in: ["FREE-1", "DEC-1", "DEC-2"] } } })).toBe(0);
+
+      await call("POST", "", { sku: "PRICED-1", name: "Priced", unitPrice: 100, currency: "usd" });
+      const zeroEdit = await call("PATCH", "/PRICED-1", { unitPrice: 0 });
+      expect(zeroEdit.status).toBe(400);
+      expect((await call("GET", "/PRICED-1")).body.unitPrice).toBe(100);
+    });
+
+    it("takes only currencies Stripe charges in: not xxx, not a made-up code", async () => {
+      for (const currency of ["xxx", "abc", "XTS"]) {
+        const bad = await call("POST", "", { sku: "CUR-1", name: "Cur", unitPrice: 100, currency });
+        expect(bad.status).toBe(400);
+        expect(bad.body.error.details.fields).toEqual(["currency"]);
+        expect(bad.body.error.message).toMatch(/not a currency Stripe charges in/);
+      }
+      expect(await h.db.product.count({ where: { sku: "CUR-1" } })).toBe(0);
+      const yen = await call("POST", "", { sku: "CUR-JPY", name: "Yen", unitPrice: 1250, currency: "JPY" });
+      expect(yen.status).toBe(201);
+      expect(yen.body.currency).toBe("jpy");
+    });
+
+    it("treats SKUs differing only in case as one SKU", async () => {
+      expect(
+        (await call("POST", "", { sku: "CASE-1", name: "Case", unitPrice: 100, currency: "usd" })).status,
+      ).toBe(201);
+      const twin = await call("POST", "", { sku: "case-1", name: "Twin", unitPrice: 100, currency: "usd" });
+      expect(twin.status).toBe(409);
+      expect(twin.body.error.code).toBe("product_exists");
+      expect(twin.body.error.message).toMatch(/CASE-1 already exists/);
+      expect(await h.db.product.count({ where: { sku: { equals: "case-1", mode: "insensitive" } } })).toBe(1);
+    });
+
+    it("refuses a currency change on a product already ordered, allows it before the first order", async () => {
+      await call("POST", "", {
+        sku: "CURCHG-1",
+        name: "Unsold",
+        unitPrice: 100,
+        currency: "usd",
+        stockOnHand: 5,
+      });
+      const unsold = await call("PATCH", "/CURCHG-1", { currency: "eur" });
+      expect(unsold.status).toBe(200);
+      expect(unsold.body.currency).toBe("eur");
+
+      await call("POST", "", {
+        sku: "CURCHG-2",
+        name: "Sold",
+        unitPrice: 100,
+        currency: "usd",
+        stockOnHand: 5,
+      });
+      await h.checkout([{ sku: "CURCHG-2", quantity: 1 }]);
+      const sold = await call("PATCH", "/CURCHG-2", { currency: "eur", name: "Renamed" });
+      expect(sold.status).toBe(409);
+      expect(sold.body.error.code).toBe("currency_locked");
+      expect(sold.body.error.message).toMatch(/ordered in usd/);
+      const after = await call("GET", "/CURCHG-2");
+      expect(after.body).toMatchObject({ currency: "usd", name: "Sold" });
+      // The same currency, written differently, is no change.
+      expect((await call("PATCH", "/CURCHG-2", { currency: "USD" })).status).toBe(200);
+    });
+  });
 });

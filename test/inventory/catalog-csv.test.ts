@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import { buildApp } from "../../src/app";
 import { createCatalog } from "../../src/inventory/catalog";
-import { createCatalogCsv } from "../../src/inventory/catalog-csv";
+import { createCatalogCsv, escapeCsvCell, unescapeCsvCell } from "../../src/inventory/catalog-csv";
 import { catalogAdminRoutes } from "../../src/inventory/catalog-routes";
 import { createLowStockWatch } from "../../src/inventory/low-stock";
 import { createStockLedger } from "../../src/inventory/stock-ledger";
@@ -158,5 +158,102 @@ describe("CSV import and export of products and stock counts", () => {
       orderBy: { id: "desc" },
     });
     expect([last.reason, last.delta, last.note]).toEqual(["counted", -3, "CSV import, line 3"]);
+  });
+
+  it("escapes cells a spreadsheet would run as a formula, and an import of the export gives them back", async () => {
+    const names = [
+      '=HYPERLINK("http://evil.example","x")',
+      "+1 mug",
+      "-20% tee",
+      "@SUM(A1)",
+      "'=already quoted",
+    ];
+    // Written as the export writes them: the import reads its escaping back.
+    const rows = names.map(
+      (name, index) => `FORMULA-${index},"${escapeCsvCell(name).replace(/"/g, '""')}",100,usd`,
+    );
+    expect((await importCsv(["sku,name,unitPrice,currency", ...rows].join("\n"))).status).toBe(201);
+    const exported = await exportCsv();
+    // Every such cell starts with ' inside quotes: text to a spreadsheet, never a formula.
+    expect(exported).toContain(`FORMULA-0,"'=HYPERLINK(""http://evil.example"",""x"")"`);
+    expect(exported).toContain(`FORMULA-1,"'+1 mug"`);
+    expect(exported).toContain(`FORMULA-2,"'-20% tee"`);
+    expect(exported).toContain(`FORMULA-3,"'@SUM(A1)"`);
+    expect(exported).toContain(`FORMULA-4,"''=already quoted"`);
+    for (const line of exported.split("\n").filter((l) => l.startsWith("FORMULA-"))) {
+      const nameCell = line.split(",")[1] ?? "";
+      expect(nameCell).not.toMatch(/^"?[=+\-@\t\r]/);
+    }
+
+    const stored = async () =>
+      (
+        await database.db.product.findMany({
+          where: { sku: { startsWith: "FORMULA-" } },
+          orderBy: { sku: "asc" },
+        })
+      ).map((product) => product.name);
+    expect(await stored()).toEqual(names);
+    const before = await snapshot();
+    const again = await importCsv(exported);
+    expect(again.status).toBe(201);
+    expect(again.body.summary.update).toBe(0);
+    expect(await snapshot()).toEqual(before);
+    expect(await stored()).toEqual(names);
+  });
+
+  it("keeps the catalog's rules: no SKU twin by case, no currency change once ordered, no price 0, no xxx", async () => {
+    const before = await snapshot();
+    const twin = await importCsv("sku,name,unitPrice,currency\nmug-1,Twin of MUG-1,100,usd");
+    expect(twin.status).toBe(400);
+    expect(twin.body.error.details.errors).toEqual([
+      expect.objectContaining({ line: 2, field: "sku", message: expect.stringMatching(/MUG-1 exists/) }),
+    ]);
+    const inFile = await importCsv("sku,name,unitPrice,currency\nNEW-1,A,100,usd\nnew-1,B,100,usd");
+    expect(inFile.status).toBe(400);
+    expect(inFile.body.error.details.errors[0]).toMatchObject({ line: 3, field: "sku" });
+    const rules = await importCsv("sku,name,unitPrice,currency\nFREE-1,Free,0,usd\nXXX-1,Test,100,xxx");
+    expect(rules.status).toBe(400);
+    expect(rules.body.error.details.errors).toEqual([
+      expect.objectContaining({ line: 2, field: "unitPrice", message: expect.stringMatching(/minor unit/) }),
+      expect.objectContaining({ line: 3, field: "currency" }),
+    ]);
+
+    await database.db.order.create({
+      data: {
+        customerId: "cus_csv",
+        email: "csv@example.com",
+        currency: "usd",
+        total: 1200,
+        lines: { create: [{ sku: "MUG-1", name: "Logo mug", unitPrice: 1200, quantity: 1 }] },
+      },
+    });
+    const mug = (await exportCsv()).split("\n").find((line) => line.startsWith("MUG-1,")) as string;
+    const recurrency = await importCsv(`${csvHeader()}\n${mug.replace(",usd,", ",eur,")}`);
+    expect(recurrency.status).toBe(400);
+    expect(recurrency.body.error.details.errors).toEqual([
+      expect.objectContaining({ field: "currency", message: expect.stringMatching(/ordered in usd/) }),
+    ]);
+    expect(await snapshot()).toEqual(before);
+  });
+
+  const csvHeader = () =>
+    "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone";
+});
+
+describe("CSV cell escaping (OWASP CSV injection)", () => {
+  it.each([
+    ["=1+2", "'=1+2"],
+    ["+41 22", "'+41 22"],
+    ["-3", "'-3"],
+    ["@cmd", "'@cmd"],
+    ["\tTab", "'\tTab"],
+    ["\rCR", "'\rCR"],
+    ["'=x", "''=x"],
+    ["Plain mug", "Plain mug"],
+    ["'quoted", "'quoted"],
+    ["a=b", "a=b"],
+  ])("%j is written as %j and read back", (cell, escaped) => {
+    expect(escapeCsvCell(cell)).toBe(escaped);
+    expect(unescapeCsvCell(escaped)).toBe(cell);
   });
 });

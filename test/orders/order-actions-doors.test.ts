@@ -126,7 +126,7 @@ const cases = [
   {
     action: "refund",
     api: { path: `/api/orders/${orderId}/refund`, body: { amount: 700, reason: "dented" }, status: 201 },
-    console: { path: `/ops/orders/${orderId}/refund`, form: { amount: "700", reason: "dented" } },
+    console: { path: `/ops/orders/${orderId}/refund`, form: { amount: "7.00", reason: "dented" } },
     request: { orderId, amount: 700, reason: "dented" },
   },
   {

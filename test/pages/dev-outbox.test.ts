@@ -34,12 +34,16 @@ describe("dev inbox (/dev/outbox)", () => {
 
     const page = await request(app).get("/dev/outbox/shipped-1%40shop.example.eml").expect(200);
     expect(page.text).toContain(
-      '<iframe sandbox title="HTML part" src="/dev/outbox/shipped-1%40shop.example.eml/html"',
+      '<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" title="HTML part" src="/dev/outbox/shipped-1%40shop.example.eml/html"',
     );
     expect(page.text).toContain("Your order is on its way");
     const html = await request(app).get("/dev/outbox/shipped-1%40shop.example.eml/html").expect(200);
-    expect(html.headers["content-security-policy"]).toMatch(/^sandbox;/);
+    // Sandboxed (no scripts, no top navigation); its links open a new tab, not inside the preview.
+    expect(html.headers["content-security-policy"]).toMatch(
+      /^sandbox allow-popups allow-popups-to-escape-sandbox;/,
+    );
     expect(html.text).toContain("<b>on its way</b>");
+    expect(html.text).toMatch(/^<base target="_blank" \/>|<head[^>]*><base target="_blank" \/>/);
     await request(app).get("/dev/outbox/shipped-1%40shop.example.eml/raw").expect(200);
 
     await request(app).get("/dev/outbox/..%2Fsecrets.eml").expect(404);

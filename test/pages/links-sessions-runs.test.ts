@@ -45,8 +45,8 @@ describe("ops console sessions", () => {
     server.get("/csrf", (req, res) => {
       res.json({ csrf: sessions.csrfToken(req) ?? null });
     });
-    server.post("/logout", (req, res) => {
-      sessions.logout(req, res);
+    server.post("/logout", async (req, res) => {
+      await sessions.logout(req, res);
       res.end();
     });
     server.use("/ops", sessions.require, (_req, res) => {

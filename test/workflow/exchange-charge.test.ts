@@ -108,7 +108,7 @@ describe("exchanges that cost more", () => {
     const sig = h.services.links.sign("order", order.id);
     const form = await (await fetch(`${h.appUrl}/orders/${order.id}/return?sig=${sig}`)).text();
     expect(form).toContain('value="EXC-1XL"');
-    expect(form).toContain("$5.00 more charged to your card");
+    expect(form).toContain("$5.00 more, charged to your card");
   });
 
   it("a dearer exchange: the difference charged once, the new item shipped once, though the carrier's delivery comes twice", async () => {

@@ -19,6 +19,8 @@ export interface SandboxContext {
   baseUrl(): string;
   /** How many webhook endpoints will receive a new event (Stripe's `pending_webhooks`). */
   webhookEndpointCount(): number;
+  /** The account's business name, which Stripe's Checkout page shows its customers. */
+  businessName: string;
 }
 
 /** The result of an operation plus the events it recorded, in order. */

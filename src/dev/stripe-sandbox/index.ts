@@ -42,6 +42,8 @@ export interface StripeSandboxOptions {
    * base clock, since the receiver checks them against its own.
    */
   now?: () => number;
+  /** The business name the pay page shows, as Stripe shows the account's (SHOP_NAME); default "Shop". */
+  businessName?: string;
   /** How long a card authorization stays capturable. Default 7 days, Stripe's usual window. */
   authorizationWindowMs?: number;
   /**
@@ -176,6 +178,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     authorizationWindowMs,
     baseUrl: () => url ?? "http://127.0.0.1",
     webhookEndpointCount: () => (deliverer.hasEndpoint() ? 1 : 0),
+    businessName: options.businessName ?? "Shop",
   };
   const failures = new FailureInjector();
   const control = new SandboxControl(ctx, deliverer);

@@ -4,6 +4,7 @@ import { OutcomeNotPossible, type CompletionOutcome, retrieveCheckoutSession } f
 import type { SandboxControl } from "./control";
 import { StripeApiError } from "./errors";
 import { parseStripeParams } from "./form";
+import { minorToMajorText } from "../../shared/money";
 
 const escapeHtml = (text: string): string =>
   text.replace(
@@ -29,7 +30,8 @@ export function createPayPage(deps: { ctx: SandboxContext; control: SandboxContr
       return;
     }
     const currency = (session.currency ?? "").toUpperCase();
-    const money = (minor: number) => `${(minor / 100).toFixed(2)} ${currency}`;
+    // In the currency's own decimals, as Stripe's page shows them (¥1250 is 1250 JPY, not 12.50).
+    const money = (minor: number) => `${currency ? minorToMajorText(minor, currency) : minor} ${currency}`;
     const items = (deps.ctx.store.data.lineItems[session.id] ?? [])
       .map(
         (item) =>
@@ -67,7 +69,7 @@ button{width:100%;font:inherit;font-weight:600;border:0;border-radius:6px;paddin
 button.secondary{background:#fff;color:#c0123c;border:1px solid #e3e8ee}.hint{margin:.25rem 0 0;color:#697386;font-size:.8rem}
 .declined{color:#c0123c;font-weight:600}.tag{display:inline-block;background:#fff3e0;color:#a35a00;border-radius:4px;padding:0 .4rem;font-size:.75rem;font-weight:600}
 </style></head><body><div class="wrap">
-<section class="summary"><div class="muted">Shop <span class="tag">TEST MODE · Stripe stand-in</span></div>
+<section class="summary"><div class="muted">${escapeHtml(deps.ctx.businessName)} <span class="tag">TEST MODE · Stripe stand-in</span></div>
 <div class="muted">Pay</div><div class="total">${money(session.amount_total ?? 0)}</div>
 <table>${items}<tr><td><b>Total due</b></td><td class="num"><b>${money(session.amount_total ?? 0)}</b></td></tr></table>
 <p class="muted">Session <code>${escapeHtml(session.id)}</code></p></section>

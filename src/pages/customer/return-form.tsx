@@ -26,6 +26,19 @@ const statusWords: Record<ReturnView["status"], string> = {
   cancelled: "cancelled",
 };
 
+/** Returns that hold their units (as the use case counts them, src/returns/return-records.ts). */
+const holdingStatuses: readonly ReturnView["status"][] = ["requested", "approved", "received", "closed"];
+
+/** Units of each SKU still returnable: shipped, less those in returns that hold them. */
+function leftToReturn(order: CustomerOrder, returns: ReturnView[]): Map<string, number> {
+  const left = new Map(order.lines.map((line) => [line.sku, line.quantity - line.shortQuantity]));
+  for (const view of returns) {
+    if (!holdingStatuses.includes(view.status)) continue;
+    for (const line of view.lines) left.set(line.sku, (left.get(line.sku) ?? 0) - line.quantity);
+  }
+  return left;
+}
+
 /** Orders a customer may return from: delivered (the window and quantities are the use case's to check). */
 export const isReturnable = (status: CustomerOrder["status"]) =>
   (customerRules["ask for a return"].statuses as readonly string[]).includes(status);
@@ -49,6 +62,9 @@ function ReturnForm(props: {
   const { order } = props;
   // The card checkout saved: a dearer exchange's difference is charged to it off-session.
   const savedCard = Boolean(order.stripeCustomerId && order.paymentMethodId);
+  const nameOf = (sku: string) => order.lines.find((line) => line.sku === sku)?.name ?? sku;
+  const left = leftToReturn(order, props.returns);
+  const money = (amount: number) => formatMoney(amount, order.currency);
   return (
     <Layout title={`Return items of order ${orderReference(order.id)}`} narrow>
       <h1>Return items</h1>
@@ -69,7 +85,7 @@ function ReturnForm(props: {
           <ul>
             {props.returns.map((view) => (
               <li data-status={view.status}>
-                {view.lines.map((line) => `${line.quantity} × ${line.sku}`).join(", ")},{" "}
+                {view.lines.map((line) => `${line.quantity} × ${nameOf(line.sku)}`).join(", ")},{" "}
                 {statusWords[view.status]}
                 {view.refundAmount !== null
                   ? ` (refunded ${formatMoney(view.refundAmount, order.currency)})`
@@ -86,58 +102,82 @@ function ReturnForm(props: {
         id="return-form"
       >
         <h2>What are you sending back?</h2>
-        <table>
-          <tbody>
-            {order.lines.map((line) => (
-              <tr key={line.sku}>
-                <td>{line.name}</td>
-                <td>
-                  <label>
-                    Quantity{" "}
-                    <input
-                      name={`qty_${line.sku}`}
-                      type="number"
-                      min="0"
-                      max={String(line.quantity - line.shortQuantity)}
-                      value="0"
-                      size={3}
-                    />
-                  </label>{" "}
-                  of {line.quantity}
-                </td>
-                <td>
+        {order.lines.map((line) => {
+          const returnable = Math.max(0, left.get(line.sku) ?? 0);
+          const shipped = line.quantity - line.shortQuantity;
+          const options = props.exchanges.filter(
+            (option) =>
+              option.sku !== line.sku &&
+              (option.unitPrice <= line.unitPrice || savedCard) &&
+              option.currency.toLowerCase() === order.currency.toLowerCase(),
+          );
+          return (
+            <fieldset class="return-line" key={line.sku} data-sku={line.sku}>
+              <legend>
+                <strong>{line.name}</strong> <span class="muted">({money(line.unitPrice)} each)</span>
+              </legend>
+              {returnable === 0 ? (
+                <p class="muted">
+                  {shipped === 0 ? "Not shipped, so nothing to return." : "All returned already."}
+                </p>
+              ) : (
+                <>
+                  <p>
+                    <label>
+                      Quantity{" "}
+                      <input
+                        name={`qty_${line.sku}`}
+                        type="number"
+                        min="0"
+                        max={String(returnable)}
+                        value="0"
+                        size={3}
+                      />
+                    </label>{" "}
+                    <span class="returnable">
+                      of {returnable} you can return
+                      {returnable < shipped ? ` (${shipped - returnable} already returned)` : ""}
+                    </span>
+                  </p>
                   {/* In the order's currency; a dearer one only when checkout saved the card to charge the difference to. */}
-                  <label>
-                    Instead{" "}
-                    <select name={`exchange_${line.sku}`}>
-                      <option value="">my money back</option>
-                      {props.exchanges
-                        .filter(
-                          (option) =>
-                            option.sku !== line.sku &&
-                            (option.unitPrice <= line.unitPrice || savedCard) &&
-                            option.currency.toLowerCase() === order.currency.toLowerCase(),
-                        )
-                        .map((option) => (
+                  <p>
+                    <label>
+                      Instead{" "}
+                      <select name={`exchange_${line.sku}`}>
+                        <option value="">my money back</option>
+                        {options.map((option) => (
                           <option value={option.sku}>
-                            {option.name} ({formatMoney(option.unitPrice, order.currency)}
+                            {option.name} ({money(option.unitPrice)}
                             {option.unitPrice > line.unitPrice
-                              ? `, ${formatMoney(option.unitPrice - line.unitPrice, order.currency)} more charged to your card`
-                              : ""}
+                              ? `: ${money(option.unitPrice - line.unitPrice)} more, charged to your card`
+                              : option.unitPrice < line.unitPrice
+                                ? `: ${money(line.unitPrice - option.unitPrice)} less, refunded to your card`
+                                : ": same price"}
                             )
                           </option>
                         ))}
-                    </select>
-                  </label>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                      </select>
+                    </label>
+                  </p>
+                </>
+              )}
+            </fieldset>
+          );
+        })}
+        {props.exchanges.length > 0 ? (
+          <p class="muted small">
+            An exchange for something cheaper refunds the difference to your card; for something dearer, the
+            difference is charged to the card you paid with.
+          </p>
+        ) : null}
         <p>
           <label>
             Why?{" "}
             <select name="reason" required>
+              {/* No reason is chosen for the customer: the form asks until they pick one. */}
+              <option value="" selected disabled>
+                Choose a reason
+              </option>
               {returnReasons.map((reason) => (
                 <option value={reason}>{reasonLabels[reason]}</option>
               ))}

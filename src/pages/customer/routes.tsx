@@ -167,20 +167,120 @@ function StatusPanel(props: { order: CustomerOrder; links: CustomerLinks }) {
   );
 }
 
-function OrderPage(props: { order: CustomerOrder; links: CustomerLinks; heading: string }) {
+/**
+ * What became of the customer's money: the card hold released on a cancelled order, every refund
+ * (a partial one from ops, a return's, one made in Stripe's dashboard), and what they paid in the end.
+ */
+function MoneyPanel(props: { order: CustomerOrder }) {
+  const { order } = props;
+  const payment = order.payment;
+  if (!payment) return null;
+  const money = (amount: number) => formatMoney(amount, order.currency);
+  const sum = (status: string) =>
+    order.refunds
+      .filter((refund) => refund.status === status)
+      .reduce((total, refund) => total + refund.amount, 0);
+  // A refund the workflow made itself (a cancel after capture, a line out of stock) is on the
+  // payment only, with no row of its own: shown as what the payment says beyond the rows.
+  const unlisted = Math.max(0, payment.amountRefunded - sum("succeeded"));
+  const refunded = sum("succeeded") + sum("pending") + unlisted;
+  const charged = payment.amountCaptured;
+  const hasRefunds = order.refunds.length > 0 || unlisted > 0;
+  const unlistedLabel =
+    order.status === "cancelled"
+      ? "Refund: order cancelled"
+      : order.status === "cancelled_out_of_stock"
+        ? "Refund: out of stock"
+        : "Refund";
+  return (
+    <section class="card" id="order-money">
+      <h2>Payment</h2>
+      {payment.status === "voided" ? (
+        <p class="hold-released">
+          The hold of <strong>{money(payment.amountAuthorized)}</strong> on your card has been released: you
+          were not charged. Depending on your bank, the hold can take a few days to disappear from your
+          statement.
+        </p>
+      ) : payment.status === "authorized" ? (
+        <p>
+          Your card is authorised for <strong>{money(payment.amountAuthorized)}</strong>; it is charged when
+          your order ships.
+        </p>
+      ) : null}
+      {charged > 0 || hasRefunds ? (
+        <table>
+          <tbody>
+            <tr>
+              <td>Charged to your card</td>
+              <td class="num">{money(charged)}</td>
+            </tr>
+            {order.refunds.map((refund) => (
+              <tr key={refund.id} class="refund" data-amount={refund.amount}>
+                <td>
+                  {refund.reason?.startsWith("return ") ? "Refund for your return" : "Refund"} ·{" "}
+                  <span class="muted small">
+                    {formatTime(refund.createdAt)}
+                    {refund.status === "pending" ? " · on its way" : ""}
+                  </span>
+                </td>
+                <td class="num">−{money(refund.amount)}</td>
+              </tr>
+            ))}
+            {unlisted > 0 ? (
+              <tr class="refund" data-amount={unlisted}>
+                <td>{unlistedLabel}</td>
+                <td class="num">−{money(unlisted)}</td>
+              </tr>
+            ) : null}
+            {hasRefunds ? (
+              <tr>
+                <td>
+                  <strong>You paid in the end</strong>
+                </td>
+                <td class="num">
+                  <strong>{money(Math.max(0, charged - refunded))}</strong>
+                </td>
+              </tr>
+            ) : null}
+          </tbody>
+        </table>
+      ) : null}
+      {hasRefunds ? (
+        <p class="muted small">
+          A refund can take 5–10 days to appear on your statement, depending on your bank.
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+function OrderPage(props: {
+  order: CustomerOrder;
+  links: CustomerLinks;
+  heading: string;
+  justPaid?: boolean;
+}) {
   const { order } = props;
   return (
     <Layout title={`Order ${orderReference(order.id)}`} narrow live>
       <h1>{props.heading}</h1>
       <p class="muted">
-        Order <strong>{orderReference(order.id)}</strong> · placed {formatTime(order.createdAt)} ·
-        confirmation to {order.email}
+        Order <strong>{orderReference(order.id)}</strong> · placed {formatTime(order.createdAt)}
       </p>
+      {props.justPaid ? (
+        <p class="next-email">
+          Keep this page&apos;s address to follow your order. We will e-mail <strong>{order.email}</strong>{" "}
+          when it ships, with its tracking number and a link back here.
+        </p>
+      ) : (
+        <p class="muted small">E-mails about this order go to {order.email}.</p>
+      )}
       <StatusPanel order={order} links={props.links} />
       <section class="card">
         <h2>Items</h2>
         <Items order={order} />
       </section>
+      <MoneyPanel order={order} />
     </Layout>
   );
 }
@@ -208,7 +308,7 @@ export function customerPages(deps: CustomerPagesDeps): Router {
       notFound(res, "checkout");
       return;
     }
-    sendPage(res, <OrderPage order={order} links={links} heading="Thank you for your order" />);
+    sendPage(res, <OrderPage order={order} links={links} heading="Thank you for your order" justPaid />);
   });
 
   router.get("/checkout/cancelled", async (req, res) => {

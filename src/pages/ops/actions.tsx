@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from "express";
 import { z } from "zod";
 import { AppError, isAppError } from "../../errors";
 import { formatMoney, orderReference } from "../../notifications/templates";
+import { currencyDigits, parseMajorUnits } from "../../shared/money";
 import { holdReasonLabels, opsHoldReasons } from "../../orders/hold-order";
 import type { OrderDetails } from "../../orders/order-details";
 import { sendPage } from "../layout";
@@ -14,10 +15,21 @@ type Action = (typeof actions)[number];
 const isAction = (name: string): name is Action => (actions as readonly string[]).includes(name);
 
 const uuid = z.uuid();
-const amountField = z.union([
-  z.literal("").transform(() => undefined),
-  z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().positive()),
-]);
+/** The refund form's amount, typed in the order currency's major unit ("12.50"); empty: all that is left. */
+function refundAmountOf(typed: unknown, currency: string): number | undefined {
+  const text = typeof typed === "string" ? typed.trim() : "";
+  if (text === "") return undefined;
+  const parsed = parseMajorUnits(text, currency);
+  if (!parsed.ok) throw new AppError("validation_failed", parsed.message);
+  if (parsed.minorUnits <= 0) throw new AppError("validation_failed", "The amount must be more than zero");
+  return parsed.minorUnits;
+}
+
+/** What the browser lets through: digits, and as many decimals as the currency has. */
+const amountPattern = (currency: string) => {
+  const digits = currencyDigits(currency);
+  return digits === 0 ? "[0-9]+" : `[0-9]+([.,][0-9]{1,${digits}})?`;
+};
 
 function ConfirmPage(props: {
   csrf: string;
@@ -52,11 +64,31 @@ function ConfirmPage(props: {
           Order <strong>{orderReference(order.id)}</strong> ({order.status},{" "}
           {formatMoney(order.total, order.currency)}, {order.email}).
         </p>
+        {action === "refund" && order.payment ? (
+          <p class="refundable">
+            Captured {formatMoney(order.payment.amountCaptured, order.currency)}, refunded{" "}
+            {formatMoney(order.payment.amountRefunded, order.currency)}: up to{" "}
+            <strong>
+              {formatMoney(
+                Math.max(0, order.payment.amountCaptured - order.payment.amountRefunded),
+                order.currency,
+              )}
+            </strong>{" "}
+            left to refund.
+          </p>
+        ) : null}
         {action === "refund" ? (
           <p>
             <label>
-              Amount in minor units (empty: everything captured and not yet refunded){" "}
-              <input name="amount" inputMode="numeric" pattern="[0-9]*" />
+              Amount in {order.currency.toUpperCase()} (e.g.{" "}
+              {currencyDigits(order.currency) === 0 ? "1250" : "12.50"}; empty: everything captured and not
+              yet refunded){" "}
+              <input
+                name="amount"
+                inputMode={currencyDigits(order.currency) === 0 ? "numeric" : "decimal"}
+                pattern={amountPattern(order.currency)}
+                size={10}
+              />
             </label>
           </p>
         ) : null}
@@ -178,16 +210,38 @@ export function actionRoutes(deps: OpsConsoleDeps): Router {
     ),
   );
   router.post("/ops/orders/:id/refund", (req, res) =>
-    act(req, res, "Refund requested.", (orderId) => {
-      const amount = amountField.safeParse((req.body as { amount?: unknown }).amount ?? "");
-      if (!amount.success)
-        throw new AppError("validation_failed", "The amount must be a positive whole number of minor units");
-      return deps.actions.refund({
-        orderId,
-        amount: amount.data,
-        reason: field(req, "reason"),
-        by: "ops-console",
-      });
+    act(req, res, "Refund requested.", async (orderId) => {
+      const order = await deps.queries.details(orderId);
+      if (!order) throw new AppError("order_not_found", "No such order");
+      const amount = refundAmountOf((req.body as { amount?: unknown }).amount, order.currency);
+      try {
+        return await deps.actions.refund({
+          orderId,
+          ...(amount !== undefined ? { amount } : {}),
+          reason: field(req, "reason"),
+          by: "ops-console",
+        });
+      } catch (error) {
+        // The use case counts in minor units; ops typed, and read, the currency's own.
+        const details = isAppError(error)
+          ? (error.details as { refundable?: unknown } | undefined)
+          : undefined;
+        if (
+          isAppError(error) &&
+          error.code === "refund_exceeds_captured" &&
+          typeof details?.refundable === "number"
+        ) {
+          const left = formatMoney(Math.max(0, details.refundable), order.currency);
+          throw new AppError(
+            "refund_exceeds_captured",
+            details.refundable > 0
+              ? `${amount !== undefined ? formatMoney(amount, order.currency) : "That"} is more than is left to refund: ${left}`
+              : "This order has been refunded in full already",
+            { details },
+          );
+        }
+        throw error;
+      }
     }),
   );
   router.post("/ops/orders/:id/redrive", (req, res) =>

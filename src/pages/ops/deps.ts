@@ -1,4 +1,5 @@
 import type { Catalog } from "../../inventory/catalog";
+import type { CatalogCsv } from "../../inventory/catalog-csv";
 import type { Logger } from "../../logger";
 import type { EmailRenderer } from "../../notifications/email-renderer";
 import type { OrderActions } from "../../orders/order-actions";
@@ -20,6 +21,8 @@ export interface OpsConsoleDeps {
   runs?: RunSource;
   /** Products and stock (/ops/products): the admin API's catalog use cases. */
   catalog?: Catalog;
+  /** CSV export and import of the catalog (/ops/products/export.csv, /ops/products/import). */
+  catalogCsv?: CatalogCsv;
   /** The daily reconciliation's reports (/ops/reconciliation). */
   reconciliation?: Reconciliation;
   /** Returns after delivery (/ops/orders/:id/returns): the admin API's return use cases. */

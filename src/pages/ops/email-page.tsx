@@ -5,6 +5,7 @@ import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout } from "./layout";
 import { orderOr404 } from "./order-page";
 import { framedBySelf } from "../../http/security-headers";
+import { emailFrameSandbox, linksOpenOutside } from "../email-frame";
 
 /** GET /ops/orders/:id/emails/:emailId (and its /html): one e-mail, rendered again. */
 export function emailPage(deps: OpsConsoleDeps): Router {
@@ -28,7 +29,11 @@ export function emailPage(deps: OpsConsoleDeps): Router {
           <a href={`/ops/orders/${order.id}`}>back to the order</a>
         </p>
         <p class="muted small">Rendered again from the order's record with the template it was sent with.</p>
-        <iframe sandbox="" title="E-mail" src={`/ops/orders/${order.id}/emails/${email.id}/html`} />
+        <iframe
+          sandbox={emailFrameSandbox}
+          title="E-mail"
+          src={`/ops/orders/${order.id}/emails/${email.id}/html`}
+        />
       </OpsLayout>,
     );
   });
@@ -44,7 +49,7 @@ export function emailPage(deps: OpsConsoleDeps): Router {
     const content = await deps.renderer.render(order.id, email.template as keyof typeof emailTemplates);
     // Shown in a sandboxed iframe; the header sandboxes it when opened directly too.
     res.set(framedBySelf);
-    res.type("html").send(content.html);
+    res.type("html").send(linksOpenOutside(content.html));
   });
   return router;
 }

@@ -22,7 +22,7 @@ function Nav(props: { csrf: string }) {
 
 export function OpsLayout(props: { title: string; csrf: string; children: preact.ComponentChildren }) {
   return (
-    <Layout title={`${props.title} · Ops`} brand="Ops console" nav={<Nav csrf={props.csrf} />}>
+    <Layout title={props.title} section="Ops console" nav={<Nav csrf={props.csrf} />}>
       {props.children}
     </Layout>
   );

@@ -6,7 +6,7 @@ import type { OpsConsoleDeps } from "./deps";
 
 function LoginPage(props: { error?: string; next: string; tokenFile?: string | undefined }) {
   return (
-    <Layout title="Ops login" brand="Ops console" narrow>
+    <Layout title="Log in" section="Ops console" narrow>
       <h1>Log in</h1>
       <form class="card" method="post" action={`/ops/login?next=${encodeURIComponent(props.next)}`}>
         {props.error ? <p class="error">{props.error}</p> : null}
@@ -92,8 +92,8 @@ export function loginRoutes(deps: OpsConsoleDeps): Router {
 /** POST /ops/logout (behind the session check). */
 export function logoutRoute(deps: OpsConsoleDeps): Router {
   const router = Router();
-  router.post("/ops/logout", (req, res) => {
-    deps.sessions.logout(req, res);
+  router.post("/ops/logout", async (req, res) => {
+    await deps.sessions.logout(req, res);
     res.redirect(303, "/ops/login");
   });
   return router;

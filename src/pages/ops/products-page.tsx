@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from "express";
 import { isAppError } from "../../errors";
 import type { Catalog } from "../../inventory/catalog";
+import type { ImportLineError, ImportResult } from "../../inventory/catalog-csv";
 import {
   createProductBody,
   describeIssues,
@@ -11,6 +12,7 @@ import {
   type StockMovement,
 } from "../../inventory/product-schemas";
 import { formatMoney } from "../../notifications/templates";
+import { minorToMajorText, parseMajorUnits } from "../../shared/money";
 import { formatTime, sendPage } from "../layout";
 import type { OpsConsoleDeps } from "./deps";
 import { csrfOf, OpsLayout, sendNotFound } from "./layout";
@@ -25,8 +27,30 @@ const formOf = (req: Request): Form =>
     ),
   );
 
+/**
+ * The price as typed, in the currency's major unit ("12.50"), as the API's minor units (1250); a
+ * price that cannot be read is a message for the form. A currency the catalog refuses is left to
+ * its own check, which says why.
+ */
+function priceOf(form: Form, currency: string | undefined): { minorUnits?: number; error?: string } {
+  const typed = form.unitPrice;
+  if (typed === undefined || typed === "") return {};
+  if (currency === undefined || !/^[A-Za-z]{3}$/.test(currency))
+    return { error: "currency: a three-letter code" };
+  try {
+    const parsed = parseMajorUnits(typed, currency);
+    return parsed.ok ? { minorUnits: parsed.minorUnits } : { error: `price: ${parsed.message}` };
+  } catch {
+    return { error: `currency: ${currency} is not an ISO 4217 currency code` };
+  }
+}
+
 /** A form's text fields as the API's JSON body: numbers as numbers, an empty measure as null. */
-function productBodyOf(form: Form, fields: readonly string[]): Record<string, unknown> {
+function productBodyOf(
+  form: Form,
+  fields: readonly string[],
+  price: number | undefined,
+): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   const numberOrText = (value: string) => (/^-?\d+(\.\d+)?$/.test(value) ? Number(value) : value);
   for (const key of fields) {
@@ -34,7 +58,9 @@ function productBodyOf(form: Form, fields: readonly string[]): Record<string, un
     if (value === undefined) continue;
     if (["weightOz", "lengthIn", "widthIn", "heightIn", "lowStockThreshold"].includes(key)) {
       body[key] = value === "" ? null : numberOrText(value);
-    } else if (["unitPrice", "stockOnHand", "version"].includes(key)) {
+    } else if (key === "unitPrice") {
+      if (price !== undefined) body.unitPrice = price;
+    } else if (["stockOnHand", "version"].includes(key)) {
       if (value !== "") body[key] = numberOrText(value);
     } else if (value !== "" || key === "name") body[key] = value;
   }
@@ -56,8 +82,14 @@ const fieldsEdited = [
 ];
 
 function ProductFields(props: { product?: Product; form?: Form; creating: boolean }) {
+  const { product } = props;
   const value = (key: keyof Product) =>
-    props.form?.[key] ?? (props.product && props.product[key] !== null ? String(props.product[key]) : "");
+    props.form?.[key] ??
+    (product && product[key] !== null
+      ? key === "unitPrice"
+        ? minorToMajorText(product.unitPrice, product.currency)
+        : String(product[key])
+      : "");
   const input = (key: keyof Product, label: string, extra: Record<string, unknown> = {}) => (
     <p>
       <label>
@@ -69,7 +101,11 @@ function ProductFields(props: { product?: Product; form?: Form; creating: boolea
     <>
       {props.creating ? input("sku", "SKU", { required: true, maxLength: 64 }) : null}
       {input("name", "Name", { required: true, maxLength: 200, size: 40 })}
-      {input("unitPrice", "Price (minor units)", { required: true, inputMode: "numeric" })}
+      {input("unitPrice", "Price (in the currency, e.g. 12.50; 1250 for JPY)", {
+        required: true,
+        inputMode: "decimal",
+        size: 10,
+      })}
       {input("currency", "Currency", { required: true, maxLength: 3, size: 4 })}
       {input("weightOz", "Weight (oz)", { inputMode: "decimal" })}
       {input("lengthIn", "Length (in)", { inputMode: "decimal" })}
@@ -101,7 +137,13 @@ function ProductFields(props: { product?: Product; form?: Form; creating: boolea
   );
 }
 
-function ProductsPage(props: { csrf: string; products: Product[]; lowOnly: boolean; archived: boolean }) {
+function ProductsPage(props: {
+  csrf: string;
+  products: Product[];
+  lowOnly: boolean;
+  archived: boolean;
+  csv: boolean;
+}) {
   return (
     <OpsLayout title="Products" csrf={props.csrf}>
       <h1>Products</h1>
@@ -110,7 +152,17 @@ function ProductsPage(props: { csrf: string; products: Product[]; lowOnly: boole
         <a href="/ops/products?archived=include">Including archived</a> ·{" "}
         <a class="button" href="/ops/products/new">
           New product
-        </a>
+        </a>{" "}
+        {props.csv ? (
+          <>
+            <a class="button secondary" href="/ops/products/export.csv" download="products.csv">
+              Export CSV
+            </a>{" "}
+            <a class="button secondary" href="/ops/products/import">
+              Import CSV
+            </a>
+          </>
+        ) : null}
       </p>
       <div class="card">
         <table>
@@ -278,6 +330,94 @@ function ProductPage(props: {
   );
 }
 
+function ImportPage(props: {
+  csrf: string;
+  csv: string;
+  result?: ImportResult;
+  errors?: ImportLineError[];
+  notice?: Notice;
+}) {
+  const { result } = props;
+  const changes = (row: ImportResult["rows"][number]) =>
+    Object.entries(row.changes)
+      .map(([field, [from, to]]) => `${field}: ${from === null ? "—" : String(from)} → ${String(to)}`)
+      .join("; ");
+  return (
+    <OpsLayout title="Import products" csrf={props.csrf}>
+      <h1>Import products from CSV</h1>
+      {props.notice ? (
+        <p class={`notice ${props.notice.bad ? "bad" : "ok"}`} role="status">
+          {props.notice.text}
+        </p>
+      ) : null}
+      {props.errors && props.errors.length > 0 ? (
+        <div class="card" id="import-errors">
+          <h2>Nothing was imported</h2>
+          <ul>
+            {props.errors.map((error) => (
+              <li>
+                Line {error.line}, {error.field}: {error.message}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {result ? (
+        <div class="card" id="import-result">
+          <h2>
+            {result.dryRun ? "Preview: nothing changed yet" : "Imported"} · {result.summary.create} new,{" "}
+            {result.summary.update} changed, {result.summary.unchanged} unchanged
+          </h2>
+          <table>
+            <thead>
+              <tr>
+                <th>Line</th>
+                <th>SKU</th>
+                <th>Action</th>
+                <th>Changes (prices in minor units)</th>
+              </tr>
+            </thead>
+            <tbody>
+              {result.rows.map((row) => (
+                <tr key={row.line} data-sku={row.sku}>
+                  <td>{row.line}</td>
+                  <td>{row.sku}</td>
+                  <td>{row.action}</td>
+                  <td class="small">{changes(row)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+      <form class="card" method="post" action="/ops/products/import">
+        <input type="hidden" name="_csrf" value={props.csrf} />
+        <p>
+          <label>
+            The CSV, header line first, with the export&apos;s columns (
+            <a href="/ops/products/export.csv">export</a> for a template; prices in minor units, as the API
+            takes them):
+            <br />
+            <textarea name="csv" rows={12} cols={80} required value={props.csv} />
+          </label>
+        </p>
+        <p>
+          <button type="submit" name="mode" value="preview">
+            Preview
+          </button>{" "}
+          <button type="submit" name="mode" value="import" class={result?.dryRun ? "" : "secondary"}>
+            Import
+          </button>
+        </p>
+        <p class="small muted">
+          All or nothing: a file with a bad row changes nothing and names the line. A stock count is a counted
+          movement in each product&apos;s ledger.
+        </p>
+      </form>
+    </OpsLayout>
+  );
+}
+
 /**
  * The catalog in the ops console: the product list (with a low-stock filter), a new product, a
  * product with its stock ledger, edit, archive and stock movements. Each post calls the same
@@ -336,9 +476,54 @@ export function productPages(deps: OpsConsoleDeps, catalog: Catalog): Router {
     const products = await catalog.list({ lowOnly, includeArchived: archived });
     sendPage(
       res,
-      <ProductsPage csrf={csrfOf(deps, req)} products={products} lowOnly={lowOnly} archived={archived} />,
+      <ProductsPage
+        csrf={csrfOf(deps, req)}
+        products={products}
+        lowOnly={lowOnly}
+        archived={archived}
+        csv={deps.catalogCsv !== undefined}
+      />,
     );
   });
+
+  const csv = deps.catalogCsv;
+  if (csv) {
+    // Before /ops/products/:sku, which would take "export.csv" and "import" for SKUs.
+    router.get("/ops/products/export.csv", async (_req, res) => {
+      res
+        .type("text/csv")
+        .set("Content-Disposition", 'attachment; filename="products.csv"')
+        .send(await csv.exportCsv());
+    });
+    router.get("/ops/products/import", (req, res) => {
+      sendPage(res, <ImportPage csrf={csrfOf(deps, req)} csv="" />);
+    });
+    router.post("/ops/products/import", async (req, res) => {
+      const form = formOf(req);
+      // Kept as sent (formOf trims): the file's last line may matter to nobody, but its first does.
+      const text =
+        typeof (req.body as { csv?: unknown }).csv === "string" ? (req.body as { csv: string }).csv : "";
+      const dryRun = form.mode !== "import";
+      try {
+        const result = await csv.importCsv(text, { dryRun, by: "ops-console" });
+        sendPage(res, <ImportPage csrf={csrfOf(deps, req)} csv={text} result={result} />, dryRun ? 200 : 201);
+      } catch (error) {
+        if (!isAppError(error) || error.httpStatus >= 500) throw error;
+        const details = error.details as { errors?: ImportLineError[] } | undefined;
+        sendPage(
+          res,
+          <ImportPage
+            csrf={csrfOf(deps, req)}
+            csv={text}
+            {...(details?.errors
+              ? { errors: details.errors }
+              : { notice: { text: error.message, bad: true } })}
+          />,
+          error.httpStatus,
+        );
+      }
+    });
+  }
 
   router.get("/ops/products/new", (req, res) => {
     sendPage(res, <NewProductPage csrf={csrfOf(deps, req)} />);
@@ -349,11 +534,17 @@ export function productPages(deps: OpsConsoleDeps, catalog: Catalog): Router {
     const showRefusal = async (notice: Notice, status: number) => {
       sendPage(res, <NewProductPage csrf={csrfOf(deps, req)} form={form} notice={notice} />, status);
     };
+    const price = priceOf(form, form.currency);
     const parsed = createProductBody.safeParse(
-      productBodyOf(form, [...fieldsEdited.filter((f) => f !== "version"), "sku", "stockOnHand"]),
+      productBodyOf(
+        form,
+        [...fieldsEdited.filter((f) => f !== "version"), "sku", "stockOnHand"],
+        price.minorUnits,
+      ),
     );
-    if (!parsed.success) {
-      await showRefusal({ text: describeIssues(parsed.error).message, bad: true }, 400);
+    if (price.error || !parsed.success) {
+      const text = price.error ?? (parsed.success ? "" : describeIssues(parsed.error).message);
+      await showRefusal({ text, bad: true }, 400);
       return;
     }
     await attempt(async () => {
@@ -372,15 +563,12 @@ export function productPages(deps: OpsConsoleDeps, catalog: Catalog): Router {
   router.post("/ops/products/:sku", async (req, res) => {
     const sku = String(req.params.sku);
     const form = formOf(req);
-    const parsed = updateProductBody.safeParse(productBodyOf(form, fieldsEdited));
-    if (!parsed.success) {
-      await showProduct(
-        req,
-        res,
-        sku,
-        { form, notice: { text: describeIssues(parsed.error).message, bad: true } },
-        400,
-      );
+    const current = await catalog.get(sku);
+    const price = priceOf(form, form.currency || current?.currency);
+    const parsed = updateProductBody.safeParse(productBodyOf(form, fieldsEdited, price.minorUnits));
+    if (price.error || !parsed.success) {
+      const text = price.error ?? (parsed.success ? "" : describeIssues(parsed.error).message);
+      await showProduct(req, res, sku, { form, notice: { text, bad: true } }, 400);
       return;
     }
     await attempt(

@@ -20,6 +20,8 @@ export type { OpsConsoleDeps } from "./deps";
 export function opsConsole(deps: OpsConsoleDeps): Router {
   const router = Router();
   router.use(loginRoutes(deps));
+  // A pasted catalog is larger than any other form; read first, the 10kb parser then skips it.
+  router.use("/ops/products/import", express.urlencoded({ extended: false, limit: "2mb" }));
   router.use("/ops", express.urlencoded({ extended: false, limit: "10kb" }), deps.sessions.require);
   router.use("/ops", alertBanner(deps));
   router.use(logoutRoute(deps));

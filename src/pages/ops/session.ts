@@ -6,17 +6,41 @@ import { secretsEqual } from "../../shared/constant-time";
 /**
  * The ops console's login session: a cookie `<expires>.<nonce>.<mac>` MACed with a key derived
  * from the admin token (rotating the token logs everyone out), HttpOnly and SameSite=Strict. Forms
- * carry a CSRF token, a MAC of the session cookie, checked on every POST. Logout forgets the nonce
- * in this process until the cookie would have expired anyway.
+ * carry a CSRF token, a MAC of the session cookie, checked on every POST. Logout revokes the nonce
+ * until the cookie would have expired anyway, in the store given: the database in the service
+ * (src/db/ops-session-revocations.ts), so every replica refuses the cookie, also after a restart.
  */
 export const sessionCookie = "ops_session";
 const sessionTtlMs = 8 * 3600_000;
 
+/** Where logouts are kept; keyed by a hash of the session's nonce. */
+export interface SessionRevocations {
+  revoke(nonceHash: string, expiresAt: Date): Promise<void>;
+  isRevoked(nonceHash: string): Promise<boolean>;
+}
+
+/** Revocations this process alone sees (tests, and a console without a database). */
+export function createMemorySessionRevocations(now: () => number = Date.now): SessionRevocations {
+  const revoked = new Map<string, number>();
+  return {
+    revoke(nonceHash, expiresAt) {
+      revoked.set(nonceHash, expiresAt.getTime());
+      for (const [key, expires] of revoked) if (expires <= now()) revoked.delete(key);
+      return Promise.resolve();
+    },
+    isRevoked: (nonceHash) => Promise.resolve(revoked.has(nonceHash)),
+  };
+}
+
 export interface OpsSessions {
   /** Starts a session: sets the cookie. */
   login(res: Response): void;
-  logout(req: Request, res: Response): void;
-  /** The CSRF token of the request's session, or undefined without a valid session. */
+  /** Revokes the request's session (durably, before it answers) and clears the cookie. */
+  logout(req: Request, res: Response): Promise<void>;
+  /**
+   * The CSRF token of the request's session, or undefined without a valid cookie. Pages call it
+   * behind `require`, which has checked the session is not revoked.
+   */
   csrfToken(req: Request): string | undefined;
   /** Valid session cookie (and, for anything but GET/HEAD, a matching `_csrf` field) or redirect/403. */
   require: RequestHandler;
@@ -31,10 +55,13 @@ export function createOpsSessions(options: {
   adminToken: string;
   secure: boolean;
   now?: () => number;
+  /** Unset: this process's memory (a restart forgets logouts). */
+  revocations?: SessionRevocations;
 }): OpsSessions {
   const key = createHash("sha256").update(`ops-console session\0${options.adminToken}`).digest();
   const now = options.now ?? Date.now;
-  const revoked = new Map<string, number>();
+  const revocations = options.revocations ?? createMemorySessionRevocations(now);
+  const nonceHash = (nonce: string) => createHash("sha256").update(nonce).digest("base64url");
   const mac = (value: string) => createHmac("sha256", key).update(value).digest("base64url");
   const attributes: SerializeOptions = {
     path: "/",
@@ -50,8 +77,13 @@ export function createOpsSessions(options: {
     if (!expiresText || !nonce || !signature || !secretsEqual(signature, mac(`${expiresText}.${nonce}`)))
       return undefined;
     const expires = Number(expiresText);
-    if (!(expires > now()) || revoked.has(nonce)) return undefined;
+    if (!(expires > now())) return undefined;
     return { value, nonce, expires };
+  };
+  const liveSession = async (req: Request) => {
+    const session = validSession(req);
+    if (!session || (await revocations.isRevoked(nonceHash(session.nonce)))) return undefined;
+    return session;
   };
   const csrfOf = (sessionValue: string) => mac(`csrf\0${sessionValue}`).slice(0, 32);
 
@@ -67,20 +99,17 @@ export function createOpsSessions(options: {
         }),
       );
     },
-    logout(req, res) {
+    async logout(req, res) {
       const session = validSession(req);
-      if (session) {
-        revoked.set(session.nonce, session.expires);
-        for (const [nonce, expires] of revoked) if (expires <= now()) revoked.delete(nonce);
-      }
+      if (session) await revocations.revoke(nonceHash(session.nonce), new Date(session.expires));
       res.setHeader("Set-Cookie", stringifySetCookie(sessionCookie, "", { ...attributes, maxAge: 0 }));
     },
     csrfToken(req) {
       const session = validSession(req);
       return session ? csrfOf(session.value) : undefined;
     },
-    require(req, res, next) {
-      const session = validSession(req);
+    async require(req, res, next) {
+      const session = await liveSession(req);
       if (!session) {
         if (req.method === "GET" || req.method === "HEAD") {
           res.redirect(303, `/ops/login?next=${encodeURIComponent(req.originalUrl)}`);

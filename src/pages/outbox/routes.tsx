@@ -3,6 +3,7 @@ import path from "node:path";
 import { Router } from "express";
 import { Layout, formatTime, sendPage } from "../layout";
 import { framedBySelf } from "../../http/security-headers";
+import { emailFrameSandbox, linksOpenOutside } from "../email-frame";
 
 /**
  * `/dev/outbox`: the .eml files the outbox transport wrote, like Mailpit's inbox. Mounted only
@@ -103,7 +104,7 @@ export function devOutbox(options: { directory: string }): Router {
           <a href={`/dev/outbox/${encodeURIComponent(req.params.name)}/raw`}>raw .eml</a>
         </p>
         <iframe
-          sandbox=""
+          sandbox={emailFrameSandbox}
           title="HTML part"
           src={`/dev/outbox/${encodeURIComponent(req.params.name)}/html`}
         />
@@ -122,7 +123,7 @@ export function devOutbox(options: { directory: string }): Router {
     }
     // Shown in a sandboxed iframe of the message's page; sandboxed when opened directly too.
     res.set(framedBySelf);
-    res.type("html").send(mail.html);
+    res.type("html").send(linksOpenOutside(mail.html));
   });
 
   router.get("/dev/outbox/:name/raw", async (req, res) => {
