@@ -127,7 +127,7 @@ describe("order actions, through the admin API and the ops console alike", () =>
     });
 
     await apiPost(`/api/orders/${orderId}/refund`, { amount: 500, reason: "dented" }).expect(201);
-    await consolePost(`/ops/orders/${orderId}/refund`, { amount: "300", reason: "dented" }).expect(303);
+    await consolePost(`/ops/orders/${orderId}/refund`, { amount: "3.00", reason: "dented" }).expect(303);
 
     const refunds = await h.db.refund.findMany({ where: { orderId }, orderBy: { createdAt: "asc" } });
     expect(refunds.map(({ amount, status, reason }) => ({ amount, status, reason }))).toEqual([
@@ -142,10 +142,12 @@ describe("order actions, through the admin API and the ops console alike", () =>
 
     const refusedApi = await apiPost(`/api/orders/${orderId}/refund`, { amount: 1500 }).expect(409);
     const refusedConsole = await afterRedirect(
-      consolePost(`/ops/orders/${orderId}/refund`, { amount: "1500" }),
+      consolePost(`/ops/orders/${orderId}/refund`, { amount: "15.00" }),
     );
     expect(refusedApi.body.error.code).toBe("refund_exceeds_captured");
-    refusalShown(refusedConsole, refusedApi.body.error.message);
+    // The console reads money in the currency's major unit, so it words the same refusal in it.
+    refusalShown(refusedConsole, "$15.00 is more than is left to refund: $12.00");
+    expect(await h.db.refund.count({ where: { orderId } })).toBe(2);
   });
 
   it("re-send: one new e-mail per request from either door, each under its own key; refuses an unknown e-mail the same way", async () => {

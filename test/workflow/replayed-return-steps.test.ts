@@ -32,6 +32,8 @@ describe("process-return: every step run twice, as a retry after a crash would",
       replayed,
     });
     await h.engine.sync(proxy.url, "in-band");
+    // Stripe's webhook is what starts each order here, as in production (not the missed-webhook sweep).
+    h.sandbox.setWebhookUrl(`${h.appUrl}/api/stripe/webhook`);
     await h.addProduct("RPL-1", 20, 2500);
     await h.addProduct("RPL-1XL", 5, 3000);
   });
@@ -61,6 +63,7 @@ describe("process-return: every step run twice, as a retry after a crash would",
       checkoutSessionId: string;
     };
     const completed = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
+    expect(completed.deliveries.length).toBeGreaterThan(0);
     expect(completed.deliveries.every((d) => d.status === 200)).toBe(true);
     await h.settle(20);
     await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
