@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 /**
- * Interleavings explored, not guessed (issue 37, decision 0170, /work/shared/notes/race-testing.md):
+ * Interleavings explored, not guessed (issue 37, decision 0170, the team notes' race-testing.md, summarised in docs/testing-and-benchmarks.md):
  * fast-check generates a few ops actions and outside events, and its scheduler (`fc.scheduler`)
  * orders them against the carrier's and Stripe's answers, against the real service (local engine,
  * stand-ins, embedded PostgreSQL). The scheduling points sit where the races live, between an

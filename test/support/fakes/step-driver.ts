@@ -5,7 +5,7 @@ import { compileExpression } from "../../../src/dev/inngest-engine/expressions";
 /**
  * Runs an Inngest function's handler in-process, without an engine, for the fast tier of workflow
  * tests (test/workflow-fast) and mutation testing. The thinnest driver that keeps the semantics the
- * saga relies on, as Inngest's executor and the v4 SDK have them (/work/shared/notes/inngest-v4.md):
+ * saga relies on, as Inngest's executor and the v4 SDK have them (the team notes' inngest-v4.md; docs/checkpointing.md):
  * - `step.run`: memoised by id for the rest of the run; its result goes through JSON (`undefined`
  *   becomes `null`, a Date a string); a throwing step is retried up to the function's `retries`
  *   (a `NonRetriableError` is not), and once it fails for good the handler sees a `StepError`
