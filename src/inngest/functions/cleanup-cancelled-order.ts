@@ -3,6 +3,7 @@ import { functionCancelled } from "../../events/contracts";
 import type { WorkflowDependencies } from "../dependencies";
 import { inngestAppId } from "../client";
 import { compensate } from "../steps/compensate";
+import { handBackLabels } from "../steps/hand-back-labels";
 import { fulfillOrderFunctionId, fulfilmentUndos } from "./fulfill-order";
 
 /** A parcel's label as `label-kept-for-redrive` records it. */
@@ -73,36 +74,18 @@ export function createCleanupCancelledOrder(inngest: Inngest, deps: WorkflowDepe
             (entry) => entry.kind === "label-kept-for-redrive",
           );
           const recorded = new Set((await deps.shipments.findByOrder(orderId)).map((p) => p.trackingNumber));
-          let handedBack = 0;
-          for (const entry of entries) {
-            const parcels = (entry.detail as { parcels?: KeptParcel[] }).parcels ?? [];
-            for (const parcel of parcels) {
-              if (recorded.has(parcel.trackingNumber)) continue;
-              const voided = await deps.shipments.voidWithCarrier(orderId, { ...parcel, trackingUrl: "" });
-              await deps.timeline.record(
-                orderId,
-                "shipment-voided",
-                { ...parcel, outcome: voided, cause: "cancelled" },
-                `${runId}/kept-${parcel.parcelNumber}`,
-              );
-              if (voided === "not-voidable") {
-                await deps.orders.flagForOps(
-                  orderId,
-                  "a label bought before a re-drive could not be handed back",
-                );
-                await deps.alerts.notify({
-                  title: "Parcel booked for a cancelled order",
-                  runId,
-                  fields: {
-                    orderId,
-                    trackingNumber: parcel.trackingNumber,
-                    action: "Stop the parcel with the carrier",
-                  },
-                });
-              } else handedBack += 1;
-            }
-          }
-          return handedBack;
+          const unrecorded = entries
+            .flatMap((entry) => (entry.detail as { parcels?: KeptParcel[] }).parcels ?? [])
+            .filter((parcel) => !recorded.has(parcel.trackingNumber))
+            .map((parcel) => ({ ...parcel, trackingUrl: "" }));
+          return handBackLabels(deps, {
+            orderId,
+            runId,
+            parcels: unrecorded,
+            entryKey: (parcel) => `${runId}/kept-${parcel.parcelNumber}`,
+            detail: { cause: "cancelled" },
+            flagReason: "a label bought before a re-drive could not be handed back",
+          });
         });
       }
 

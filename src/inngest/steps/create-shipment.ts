@@ -1,6 +1,7 @@
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import type { ShipmentNotice } from "../../notifications/customer-messages";
 import type { Claim } from "./context";
+import { handBackLabels } from "./hand-back-labels";
 import { createStep } from "./saga";
 
 export const createShipmentStepId = "create-shipment";
@@ -103,27 +104,13 @@ export const createShipment = createStep({
         );
       }
       if (unwanted && parcels) {
-        for (const parcel of parcels) {
-          const voided = await deps.shipments.voidWithCarrier(orderId, parcel);
-          await deps.timeline.record(
-            orderId,
-            "shipment-voided",
-            { ...parcel, outcome: voided },
-            parcels.length === 1 ? runId : `${runId}/parcel-${parcel.parcelNumber}`,
-          );
-          if (voided === "not-voidable") {
-            await deps.orders.flagForOps(orderId, "a parcel was booked after the order was cancelled");
-            await deps.alerts.notify({
-              title: "Parcel booked for a cancelled order",
-              runId,
-              fields: {
-                orderId,
-                trackingNumber: parcel.trackingNumber,
-                action: "Stop the parcel with the carrier",
-              },
-            });
-          }
-        }
+        await handBackLabels(deps, {
+          orderId,
+          runId,
+          parcels,
+          entryKey: (parcel) => (parcels.length === 1 ? runId : `${runId}/parcel-${parcel.parcelNumber}`),
+          flagReason: "a parcel was booked after the order was cancelled",
+        });
       }
       return { shipped: false, stopped: recorded.reason };
     }),
