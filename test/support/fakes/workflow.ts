@@ -939,6 +939,8 @@ export class FakeWorkflowWorld {
     checkRefund: async () => null,
     voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
     isVoidable: () => false,
+    trackingStarted: async () => 0,
+    untrackedRefunds: async () => [],
     handBackUnrecorded: async (label) => {
       this.voidedLabels.push(label.trackingNumber);
       return "requested";
