@@ -60,6 +60,7 @@ import { createCustomerDataLookup } from "./orders/customer-data";
 import { createFulfilmentRecords } from "./orders/fulfilment-records";
 import { createOrderRepository } from "./orders/order-repository";
 import { createRefunds } from "./orders/refund-order";
+import { disputeHoldOf } from "./orders/disputed-amount";
 import { createLabelVoids } from "./shipping/label-void";
 import { createCarrierExceptions } from "./shipping/carrier-exceptions";
 import { createHolds } from "./orders/hold-order";
@@ -351,6 +352,7 @@ export async function createServices(options: {
     inventory: withStockHolds(inventory, { holds: createStockHolds(db), alerts, logger }),
     payments,
     paymentRecords: createPaymentRepository(db),
+    disputes: { holdOf: (orderId) => disputeHoldOf(db, orderId) },
     shipments: createShipmentBooking({
       provider: shippingProvider,
       shipments: shipmentRecords,

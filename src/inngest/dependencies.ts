@@ -3,6 +3,7 @@ import type { FulfilmentRecords, ParcelBooking } from "../orders/fulfilment-reco
 import type { AddressVerdict, VoidOutcome } from "../shipping/shipping-provider";
 import type { LabelVoids } from "../shipping/label-void";
 import type { Holds } from "../orders/hold-order";
+import type { DisputeHold } from "../orders/disputed-amount";
 import type { InventoryRepository } from "../inventory/inventory";
 import type { LowStockWatch } from "../inventory/low-stock";
 import type { StockLedger } from "../inventory/stock-ledger";
@@ -101,6 +102,8 @@ export interface WorkflowDependencies {
   inventory: InventoryRepository;
   payments: PaymentGateway;
   paymentRecords: PaymentRepository;
+  /** What open or lost chargebacks hold of an order's charge: no refund is asked against it. */
+  disputes: { holdOf(orderId: string): Promise<DisputeHold> };
   shipments: ShipmentBooking;
   /** Bought labels handed back to the carrier (a cancel or a full refund after booking). */
   labels: LabelVoids;

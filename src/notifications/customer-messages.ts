@@ -24,7 +24,7 @@ export type PaymentSettlement = "refunded" | "voided" | "none";
 /** What the short-lines e-mail says: the short lines (SKU, units missing, their price) and the money. */
 export interface ShortLinesNotice {
   short: readonly { sku: string; short: number; amount: number }[];
-  settlement: "not-charged" | "refunded";
+  settlement: "not-charged" | "refunded" | "withheld";
 }
 
 /**

@@ -137,12 +137,17 @@ export function createEmailRenderer(deps: {
             short: line.shortQuantity,
             amount: line.unitPrice * line.shortQuantity,
           }));
-        const refunded = timeline.some((entry) => entry.kind === "short-lines-refunded");
+        const settled = (kind: "short-lines-refunded" | "short-lines-refund-withheld") =>
+          timeline.some((entry) => entry.kind === kind);
         const nameOf = (sku: string) => order.lines.find((line) => line.sku === sku)?.name ?? sku;
         return emailTemplates.shortLines(
           shortLinesContent(summary, nameOf, {
             short,
-            settlement: refunded ? "refunded" : "not-charged",
+            settlement: settled("short-lines-refunded")
+              ? "refunded"
+              : settled("short-lines-refund-withheld")
+                ? "withheld"
+                : "not-charged",
           }),
         );
       }

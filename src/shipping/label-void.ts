@@ -199,6 +199,29 @@ export function createLabelVoids(deps: {
     /** Whether one label could still be handed back. */
     isVoidable,
 
+    /** A track-label-refund run took up the order's submitted refunds (its first step). */
+    trackingStarted: (orderId: string): Promise<number> => shipments.markLabelRefundsTracked(orderId),
+
+    /**
+     * Labels handed back whose tracking run never started (a crash between recording the refund
+     * and the publish), asked before `before`, each with the event the lost publish would have
+     * sent: the same id, so a publish that was only late and the sweep start one run.
+     */
+    async untrackedRefunds(before: Date, limit: number) {
+      const untracked = await shipments.untrackedLabelRefunds(before, limit);
+      return untracked.map((shipment) => ({
+        orderId: shipment.orderId,
+        shipmentId: shipment.id,
+        trackingNumber: shipment.trackingNumber,
+        parcelNumber: shipment.parcelNumber,
+        // A superseded label was handed back by its re-ship, whose event names the label.
+        event: labelRefundRequestedEvent(
+          { orderId: shipment.orderId },
+          shipment.supersededAt ? shipment.id : undefined,
+        ),
+      }));
+    },
+
     /**
      * A label bought but never recorded, because the order no longer wanted it when the answer
      * came (decision 0170: fenced after the fact): asked back of the carrier by its reference, the
@@ -252,6 +275,9 @@ export function createLabelVoids(deps: {
     async checkRefund(orderId: string, runId?: string): Promise<LabelRefundStatus | null> {
       const asked = (await shipments.listByOrder(orderId)).filter((shipment) => shipment.labelRefundStatus);
       if (asked.length === 0) return null;
+      // A label submitted after this run's first step (another parcel's void) is followed here
+      // too: marked, so the sweep does not take it for one whose event was lost.
+      await shipments.markLabelRefundsTracked(orderId);
       const statuses: LabelRefundStatus[] = [];
       for (const shipment of asked) {
         if (shipment.labelRefundStatus !== "submitted") {

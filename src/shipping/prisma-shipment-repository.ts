@@ -133,6 +133,27 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
       return updated.count === 1 ? asLabelRefundStatus(row.labelRefundStatus) : status;
     },
 
+    async markLabelRefundsTracked(orderId) {
+      const marked = await db.shipment.updateMany({
+        where: { orderId, labelRefundStatus: "submitted", labelRefundTrackedAt: null },
+        data: { labelRefundTrackedAt: new Date() },
+      });
+      return marked.count;
+    },
+
+    async untrackedLabelRefunds(before, limit) {
+      const rows = await db.shipment.findMany({
+        where: {
+          labelRefundStatus: "submitted",
+          labelRefundTrackedAt: null,
+          labelRefundRequestedAt: { lt: before },
+        },
+        orderBy: { labelRefundRequestedAt: "asc" },
+        take: limit,
+      });
+      return rows.map(toRecord);
+    },
+
     async markDelivered(ref, at) {
       const where = "shipmentId" in ref ? { id: ref.shipmentId } : { trackingNumber: ref.trackingNumber };
       // Conditional on `booked`, so concurrent webhook deliveries flip the row once.

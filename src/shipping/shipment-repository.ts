@@ -71,6 +71,16 @@ export interface ShipmentRepository {
    * Returns the status recorded before, so a caller tells a change from a repeat.
    */
   recordLabelRefund(shipmentId: string, status: LabelRefundStatus): Promise<LabelRefundStatus | null>;
+  /**
+   * A track-label-refund run took up the order's submitted label refunds: each not marked yet gets
+   * `label_refund_tracked_at`. Returns how many it marked (0 on a repeat).
+   */
+  markLabelRefundsTracked(orderId: string): Promise<number>;
+  /**
+   * Submitted label refunds no run took up, asked before `before` (their event lost): oldest first,
+   * at most `limit`.
+   */
+  untrackedLabelRefunds(before: Date, limit: number): Promise<ShipmentRecord[]>;
   /** booked → delivered once; a repeat reports the delivery already recorded and changes nothing. */
   markDelivered(ref: ShipmentRef, at: Date): Promise<DeliveryOutcome>;
   /** How many of the order's current parcels are delivered, and when the last one was. */

@@ -32,6 +32,8 @@ export const timelineKinds = [
   "lines-short",
   "short-lines-not-charged",
   "short-lines-refunded",
+  // The short lines' refund not asked: the charge is disputed, the money goes through the dispute.
+  "short-lines-refund-withheld",
   "short-lines-notice-sent",
   "stock-released",
   "payment-captured",

@@ -1,4 +1,5 @@
 import { Inngest } from "inngest";
+import { AppError } from "../../src/errors";
 import { createFulfillOrder } from "../../src/inngest/functions/fulfill-order";
 import { chargeCard } from "../../src/inngest/steps/charge-card";
 import type { StepContext } from "../../src/inngest/steps/context";
@@ -174,6 +175,71 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
       amount: 1000,
       refundId: "re_1",
     });
+  });
+
+  it("withholds the short lines' refund of a charged-back payment: Stripe not asked, ops told once per dispute", async () => {
+    const { world, place } = setup(shipAvailable);
+    const order = orderWithOneLineShort(world, { paid: true });
+    world.disputeHolds.set(order.orderId, {
+      amount: 4500,
+      disputes: [{ providerId: "dp_short", status: "needs_response", amount: 4500 }],
+    });
+
+    const run = await place(order);
+
+    expect(run.status).toBe("completed");
+    expect(world.stripeCallsOf("refundAmount")).toEqual([]);
+    expect(world.paymentRows.get(order.orderId)).toMatchObject({ amountCaptured: 4500, amountRefunded: 0 });
+    expect(world.emails[0]).toMatchObject({
+      template: "short-lines",
+      args: [{ short: [{ sku: "PIN", short: 1, amount: 1000 }], settlement: "withheld" }],
+    });
+    expect(world.timelineKinds(order.orderId)).not.toContain("short-lines-refunded");
+    expect(world.timelineEntry(order.orderId, "short-lines-refund-withheld")?.detail).toMatchObject({
+      settlement: "withheld",
+      amount: 1000,
+      disputes: ["dp_short"],
+    });
+    expect(world.notices.map((notice) => notice.key)).toEqual(["short-lines-refund-withheld-dp_short"]);
+    expect(world.notices[0]?.fields).toMatchObject({ orderId: order.orderId, owed: 1000 });
+  });
+
+  it("a dispute holding only part of the charge leaves the short lines refundable", async () => {
+    const { world, place } = setup(shipAvailable);
+    const order = orderWithOneLineShort(world, { paid: true });
+    // 4500 captured, 3500 held: the 1000 of the short line is outside the dispute.
+    world.disputeHolds.set(order.orderId, {
+      amount: 3500,
+      disputes: [{ providerId: "dp_part", status: "needs_response", amount: 3500 }],
+    });
+
+    await place(order);
+
+    expect(world.stripeCallsOf("refundAmount")).toHaveLength(1);
+    expect(world.timelineKinds(order.orderId)).toContain("short-lines-refunded");
+    expect(world.notices).toEqual([]);
+  });
+
+  it("Stripe's charge_disputed (the dispute not yet recorded) withholds too, keyed by the payment", async () => {
+    const { world, place } = setup(shipAvailable);
+    const order = orderWithOneLineShort(world, { paid: true });
+    const intentId = defined(order.paymentIntentId);
+    world.failNext(
+      "payments.refundAmount",
+      new AppError("charge_disputed", "Stripe refused the refund", {
+        details: { paymentIntentId: intentId, disputes: [] },
+      }),
+    );
+
+    const run = await place(order);
+
+    expect(run.status).toBe("completed");
+    expect(world.intent(intentId)).toMatchObject({ amountRefunded: 0 });
+    expect(world.emails[0]).toMatchObject({ args: [{ settlement: "withheld" }] });
+    expect(world.timelineEntry(order.orderId, "short-lines-refund-withheld")?.detail).toMatchObject({
+      disputes: [],
+    });
+    expect(world.notices.map((notice) => notice.key)).toEqual([`short-lines-refund-withheld-${intentId}`]);
   });
 
   it("puts the short-lines e-mail's outcome on the timeline, once, under the run", async () => {

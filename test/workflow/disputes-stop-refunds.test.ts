@@ -13,7 +13,10 @@ describe("disputes stop refunds", () => {
   let h: WorkflowHarness;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start({ env: { RETURN_RESTOCKING_FEE: "0", RETURN_WINDOW: "30d" } });
+    h = await WorkflowHarness.start({
+      // ship_available: a line short at the reservation is refunded at the capture (or withheld).
+      env: { RETURN_RESTOCKING_FEE: "0", RETURN_WINDOW: "30d", PARTIAL_FULFILMENT: "ship_available" },
+    });
     await h.addProduct("DSP-1", 20, 2000);
     // Stripe's webhooks (the dispute's) reach the app here.
     h.sandbox.setWebhookUrl(`${h.appUrl}/api/stripe/webhook`);
@@ -147,5 +150,83 @@ describe("disputes stop refunds", () => {
     const refused = await api(`/api/orders/${orderId}/refund`, { amount: 700 });
     expect(refused.status).toBe(409);
     expect(await refundsAtStripe(paymentIntentId)).toHaveLength(0);
+  });
+
+  /** An order taken whole at checkout (automatic capture) one of whose lines then finds no stock. */
+  async function paidOrderWithShortLine(customerId: string, suffix: string) {
+    await h.addProduct(`DSP-KEEP-${suffix}`, 5, 2500);
+    await h.addProduct(`DSP-GONE-${suffix}`, 0, 1000);
+    return h.createPaidOrder({
+      customerId,
+      items: [
+        { sku: `DSP-KEEP-${suffix}`, quantity: 1 },
+        { sku: `DSP-GONE-${suffix}`, quantity: 1 },
+      ],
+      outcome: "paid",
+    });
+  }
+  const shortNotices = (orderId: string) =>
+    h.smtp.accepted.filter((mail) => mail.messageId === `<short-lines-${orderId}@shop.example>`);
+
+  it("a short line of a charged-back payment is not refunded at the capture: withheld, one alert, no money promised", async () => {
+    const { orderId, paymentIntentId } = await paidOrderWithShortLine("cus_dsp_short", "A");
+    const { dispute } = await h.sandbox.dispute({ paymentIntent: paymentIntentId, reason: "fraudulent" });
+    await h.settle(2);
+    expect(await h.db.dispute.findUnique({ where: { providerId: dispute.id } })).toMatchObject({
+      status: "needs_response",
+    });
+
+    await h.placeOrder(orderId);
+    await h.settle();
+
+    // Our records held the refund back: Stripe was not even asked.
+    expect(
+      h.stripeCalls("refunds.create").filter((call) => call.idempotencyKey === `refund-short-${orderId}`),
+    ).toHaveLength(0);
+    expect(await refundsAtStripe(paymentIntentId)).toHaveLength(0);
+    const order = await h.order(orderId);
+    expect(order.payment).toMatchObject({ amountCaptured: 3500, amountRefunded: 0 });
+    const kinds = order.timeline.map((entry) => entry.kind);
+    expect(kinds.filter((kind) => kind === "short-lines-refund-withheld")).toHaveLength(1);
+    expect(kinds).not.toContain("short-lines-refunded");
+
+    await h.settle(1);
+    const told = alertsAbout(/Short lines not refunded: the payment is disputed/);
+    expect(told).toHaveLength(1);
+    expect(told[0]).toContain(dispute.id);
+    expect(told[0]).toContain(orderId);
+
+    // The customer hears which line does not ship, and no promise of the money under review.
+    const notices = shortNotices(orderId);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.text).toContain("1 × Product DSP-GONE-A  $10.00");
+    expect(notices[0]?.text).not.toMatch(/refunded|not been charged/);
+    expect(notices[0]?.text).toContain("dispute");
+  });
+
+  it("Stripe's own charge_disputed answer (its dispute not yet recorded) withholds the short line too, told once per payment", async () => {
+    const { orderId, paymentIntentId } = await paidOrderWithShortLine("cus_dsp_short_late", "B");
+    // The dispute's webhook has not reached us: only Stripe knows.
+    await h.sandbox.dispute({ paymentIntent: paymentIntentId, reason: "fraudulent" }, { deliver: false });
+
+    await h.placeOrder(orderId);
+    await h.settle();
+
+    expect(await refundsAtStripe(paymentIntentId)).toHaveLength(0);
+    const order = await h.order(orderId);
+    expect(order.payment).toMatchObject({ amountCaptured: 3500, amountRefunded: 0 });
+    const kinds = order.timeline.map((entry) => entry.kind);
+    expect(kinds.filter((kind) => kind === "short-lines-refund-withheld")).toHaveLength(1);
+    expect(kinds).not.toContain("short-lines-refunded");
+    expect(kinds).not.toContain("run-failed");
+
+    await h.settle(1);
+    const told = alertsAbout(/Short lines not refunded: the payment is disputed/).filter((body) =>
+      body.includes(paymentIntentId),
+    );
+    expect(told).toHaveLength(1);
+    const notices = shortNotices(orderId);
+    expect(notices).toHaveLength(1);
+    expect(notices[0]?.text).not.toMatch(/refunded|not been charged/);
   });
 });

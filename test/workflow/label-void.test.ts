@@ -1,5 +1,5 @@
 import request from "supertest";
-import { orderCancelled } from "../../src/events/contracts";
+import { labelRefundRequested, orderCancelled } from "../../src/events/contracts";
 import { defined } from "../support/defined";
 import { adminToken, testShippingAddress, WorkflowHarness } from "../support/workflow-harness";
 
@@ -135,5 +135,67 @@ describe("label void through EasyPost", () => {
     expect(order.timeline.filter((e) => e.kind === "label-refund-rejected")).toHaveLength(1);
     expect(order.attentionReason).toMatch(/refused to refund the label/);
     expect(h.slack.bodies.length).toBe(slackBefore + 1);
+  });
+
+  it("a void whose tracking event was lost is picked up by the sweep and its refund followed exactly once", async () => {
+    const { orderId } = await shippedOrder("VOID-LOST", "cus_void_lost");
+    const trackingEventId = `label-refund-requested-${orderId}`;
+    const tracked = async () =>
+      (await h.db.shipment.findFirstOrThrow({ where: { orderId } })).labelRefundTrackedAt;
+    const rescued = () =>
+      h.slack.bodies
+        .map((body) => JSON.stringify(body))
+        .filter((body) => body.includes("Label refund was not being followed") && body.includes(orderId));
+    // recover-stalled-orders fires every 2 hours.
+    const sweep = async () => {
+      await h.engine.clock.advance(2 * 3600_000);
+      await h.settle(3);
+    };
+
+    // The process dies between recording the label's refund and publishing its event: the retried
+    // cleanup finds the refund recorded and publishes nothing.
+    const { publisher } = h.services;
+    const publish = publisher.publish.bind(publisher);
+    const lost = jest.spyOn(publisher, "publish").mockImplementation(async (event) => {
+      if (event.name === labelRefundRequested.name) throw new Error("killed before the publish");
+      return publish(event);
+    });
+    try {
+      await cancel(orderId).expect(202);
+      await h.settle(2);
+    } finally {
+      lost.mockRestore();
+    }
+    const cancelled = await h.order(orderId);
+    expect(cancelled.status).toBe("cancelled");
+    expect(cancelled.shipment?.labelRefundStatus).toBe("submitted");
+    expect(await h.runsOfEvent(trackingEventId)).toHaveLength(0);
+    expect(await tracked()).toBeNull();
+
+    // Younger than the grace: the sweep leaves it (its publish may still be on the way).
+    await sweep();
+    expect(await h.runsOfEvent(trackingEventId)).toHaveLength(0);
+
+    await h.db.$executeRawUnsafe(
+      `UPDATE shipments SET label_refund_requested_at = now() - interval '20 minutes' WHERE order_id = $1::uuid`,
+      orderId,
+    );
+    await easyPost().settleLabelRefund(`order-${orderId}`);
+    await sweep();
+    expect(await h.runsOfEvent(trackingEventId)).toHaveLength(1);
+    expect(await tracked()).not.toBeNull();
+    await h.settle(3);
+    const followed = await h.order(orderId);
+    expect(followed.shipment?.labelRefundStatus).toBe("refunded");
+    expect(followed.timeline.filter((e) => e.kind === "label-refunded")).toHaveLength(1);
+    expect(rescued()).toHaveLength(1);
+    expect(rescued()[0]).toContain(defined(followed.shipment).trackingNumber);
+
+    // Later sweeps find it followed: no second run, no second alert.
+    await sweep();
+    await sweep();
+    expect(await h.runsOfEvent(trackingEventId)).toHaveLength(1);
+    expect((await h.order(orderId)).timeline.filter((e) => e.kind === "label-refunded")).toHaveLength(1);
+    expect(rescued()).toHaveLength(1);
   });
 });

@@ -1,4 +1,4 @@
-import type { Inngest } from "inngest";
+import type { GetStepTools, Inngest } from "inngest";
 import { stalledAfterMs } from "../../recovery/stalled-orders";
 import type { WorkflowDependencies } from "../dependencies";
 
@@ -12,6 +12,11 @@ export const recoverStalledOrdersFunctionId = "recover-stalled-orders";
 export const recoverStalledOrdersCron = "50 */2 * * *";
 /** At most this many orders per run; the next run takes the rest, oldest first. */
 export const maxReEmittedPerRun = 500;
+/**
+ * A handed-back label whose refund no track-label-refund run took up this long after the request
+ * lost its event: the run marks it within seconds of the publish.
+ */
+export const labelRefundUntrackedAfterMs = 15 * 60_000;
 
 /**
  * Re-drives placed orders that nothing is working on, exactly as POST /api/orders/:id/redrive
@@ -32,6 +37,7 @@ export function createRecoverStalledOrders(inngest: Inngest, deps: WorkflowDepen
       retries: 3,
     },
     async ({ step, runId }) => {
+      await restartLabelRefundTracking(step, deps);
       const stalled = await step.run("find-stalled-orders", () =>
         stalledOrders.find(new Date(Date.now() - stalledAfterMs), maxReEmittedPerRun),
       );
@@ -59,4 +65,42 @@ export function createRecoverStalledOrders(inngest: Inngest, deps: WorkflowDepen
       return { reEmitted: events.length, orderIds: events.map((event) => event.data.orderId) };
     },
   );
+}
+
+/**
+ * Labels handed back (a cancel, a full refund, a re-ship) whose refund nothing follows: the
+ * crash came between recording the refund and publishing shop/label.refund-requested. Their
+ * tracking starts under the event id the lost publish had (one run per order, or per re-shipped
+ * label, whoever sends it), and ops hear once per label (keyed by its tracking number) that the
+ * sweep had to rescue it. New step ids, before the order sweep's own.
+ */
+async function restartLabelRefundTracking(
+  step: GetStepTools<Inngest>,
+  deps: WorkflowDependencies,
+): Promise<number> {
+  const untracked = await step.run("find-untracked-label-refunds", () =>
+    deps.labels.untrackedRefunds(new Date(Date.now() - labelRefundUntrackedAfterMs), maxReEmittedPerRun),
+  );
+  if (untracked.length === 0) return 0;
+  const events = [...new Map(untracked.map(({ event }) => [event.id, event])).values()];
+  await step.sendEvent(
+    "restart-label-refund-tracking",
+    events.map(({ id, name, data }) => ({ id, name, data })),
+  );
+  await step.run("tell-label-refund-tracking-restarted", async () => {
+    for (const label of untracked) {
+      await deps.alerts.notify({
+        key: `label-refund-untracked-${label.trackingNumber}`,
+        title: "Label refund was not being followed: tracking restarted",
+        fields: {
+          orderId: label.orderId,
+          trackingNumber: label.trackingNumber,
+          parcelNumber: label.parcelNumber,
+          action:
+            "Nothing to do unless the refund is later rejected (that alert follows); the refund was handed back but its follow-up was lost in a crash",
+        },
+      });
+    }
+  });
+  return events.length;
 }

@@ -24,6 +24,10 @@ export function createTrackLabelRefund(inngest: Inngest, deps: WorkflowDependenc
     },
     async ({ event, step, runId }) => {
       const { orderId } = event.data;
+      // Marks the order's submitted labels as followed: recover-stalled-orders starts this run for
+      // a label left without the mark (its event lost). A new step id: an in-flight run replaying
+      // finds it unmemoised and runs it once, its other steps keep their ids.
+      await step.run("mark-label-refund-tracked", () => deps.labels.trackingStarted(orderId));
       for (let look = 0; look < settings.labelRefundChecks; look++) {
         await step.sleep(`wait-label-refund-${look}`, settings.labelRefundCheckEvery);
         const status = await step.run(`check-label-refund-${look}`, () =>

@@ -1,20 +1,27 @@
 import { NonRetriableError } from "inngest";
+import { isAppError } from "../../errors";
 import type { ShortLine } from "../../inventory/inventory";
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import { PaymentRejectedError } from "../../payments/payment-gateway";
+import type { WorkflowDependencies } from "../dependencies";
 import { OrderVanishedError } from "./claim-order";
-import type { Claim } from "./context";
+import type { Claim, StepContext } from "./context";
 import { endWindowHold } from "./hold-fulfilment";
 import { createStep } from "./saga";
 
 export const chargeCardStepId = "charge-card";
 
-/** The short lines' money (partial fulfilment): not captured, or refunded when it was taken already. */
+/**
+ * The short lines' money (partial fulfilment): not captured, or refunded when it was taken already,
+ * or withheld: taken already and charged back, so the cardholder gets it through the dispute.
+ */
 export interface ShortSettlement {
-  settlement: "not-charged" | "refunded";
-  /** What the short lines cost: not captured, or refunded. */
+  settlement: "not-charged" | "refunded" | "withheld";
+  /** What the short lines cost: not captured, refunded, or owed once the dispute is decided. */
   amount: number;
   refundId?: string | null;
+  /** Withheld: the disputes holding the charge (empty when only Stripe's refusal said so). */
+  disputes?: string[];
 }
 
 export type ChargeOutcome =
@@ -74,16 +81,7 @@ export const chargeCard = createStep({
       if (toCapture !== undefined) {
         const excess = captured.amountCaptured - toCapture;
         if (excess > 0) {
-          // Taken whole already (automatic capture): the short lines are refunded, once. The look
-          // at Stripe first keeps a retry days later (past Stripe's 24 h key memory) from
-          // refunding twice; within them the key replays the first refund.
-          const intent = await deps.payments.retrieve(intentId);
-          const refund =
-            intent.amountRefunded < excess
-              ? await deps.payments.refundAmount(intentId, excess, `refund-short-${orderId}`)
-              : null;
-          amountRefunded = intent.amountRefunded + (refund?.amountRefunded ?? 0);
-          short = { settlement: "refunded", amount: excess, refundId: refund?.refundId ?? null };
+          ({ short, amountRefunded } = await refundShortLines(deps, orderId, intentId, excess));
         } else {
           short = { settlement: "not-charged", amount: shortAmount };
         }
@@ -100,10 +98,12 @@ export const chargeCard = createStep({
         if (!short) return { charged: true, paymentId: recorded.value.paymentId };
         await deps.timeline.record(
           orderId,
-          short.settlement === "refunded" ? "short-lines-refunded" : "short-lines-not-charged",
+          shortLinesKind[short.settlement],
           { ...short, captured: captured.amountCaptured, total, lines: shortLines },
           runId,
         );
+        if (short.settlement === "withheld")
+          await tellShortRefundWithheld({ deps, orderId, runId }, intentId, short);
         return { charged: true, paymentId: recorded.value.paymentId, short };
       }
       if (recorded.reason === "cancelled") {
@@ -126,3 +126,77 @@ export const chargeCard = createStep({
       return { charged: false, stopped: recorded.reason };
     }),
 });
+
+const shortLinesKind = {
+  "not-charged": "short-lines-not-charged",
+  refunded: "short-lines-refunded",
+  withheld: "short-lines-refund-withheld",
+} as const;
+
+/**
+ * Taken whole already (automatic capture): the short lines are refunded, once. The look at Stripe
+ * first keeps a retry days later (past Stripe's 24 h key memory) from refunding twice; within them
+ * the key (`refund-short-<orderId>`) replays the first refund. A charged-back charge is not
+ * refunded (src/orders/disputed-amount.ts): the cardholder gets the money through the dispute, a
+ * refund on top would pay them twice. Our records say so before Stripe is asked; Stripe's own
+ * `charge_disputed` (its dispute's webhook not here yet) says the same. Withheld is an answer, not
+ * a failure: the capture is recorded and the order ships what it has.
+ */
+async function refundShortLines(
+  deps: WorkflowDependencies,
+  orderId: string,
+  intentId: string,
+  excess: number,
+): Promise<{ short: ShortSettlement; amountRefunded: number }> {
+  const intent = await deps.payments.retrieve(intentId);
+  if (intent.amountRefunded >= excess) {
+    return {
+      short: { settlement: "refunded", amount: excess, refundId: null },
+      amountRefunded: intent.amountRefunded,
+    };
+  }
+  const withheld = (disputes: string[]) => ({
+    short: { settlement: "withheld" as const, amount: excess, refundId: null, disputes },
+    amountRefunded: intent.amountRefunded,
+  });
+  const held = await deps.disputes.holdOf(orderId);
+  const refundable = intent.amountCaptured - intent.amountRefunded;
+  if (held.amount > 0 && excess > refundable - held.amount) {
+    return withheld(held.disputes.map((dispute) => dispute.providerId));
+  }
+  try {
+    const refund = await deps.payments.refundAmount(intentId, excess, `refund-short-${orderId}`);
+    return {
+      short: { settlement: "refunded", amount: excess, refundId: refund.refundId },
+      amountRefunded: intent.amountRefunded + refund.amountRefunded,
+    };
+  } catch (error) {
+    if (isAppError(error) && error.code === "charge_disputed") return withheld([]);
+    throw error;
+  }
+}
+
+/**
+ * Ops hear once per dispute (or per payment, when only Stripe's refusal named it) that the short
+ * lines' money waits for the dispute: a retried step raises the same key.
+ */
+async function tellShortRefundWithheld(
+  { deps, orderId, runId }: Pick<StepContext, "deps" | "orderId" | "runId">,
+  intentId: string,
+  short: ShortSettlement,
+): Promise<void> {
+  const about = short.disputes?.[0] ?? intentId;
+  await deps.alerts.notify({
+    key: `short-lines-refund-withheld-${about}`,
+    title: "Short lines not refunded: the payment is disputed",
+    runId,
+    fields: {
+      orderId,
+      paymentIntent: intentId,
+      dispute: short.disputes?.join(", ") || "not yet recorded (Stripe refused the refund)",
+      owed: short.amount,
+      action:
+        "The lines that did not ship were paid for and not refunded. If the dispute is won or withdrawn, refund their price from the console; if it is lost or accepted, the cardholder has the money back through it",
+    },
+  });
+}

@@ -11,17 +11,24 @@ export interface ShortLinesInput {
   shipping: readonly { name: string; quantity: number }[];
   /**
    * `not-charged`: only the shipped lines were captured, the rest of the hold on the card was
-   * released; `refunded`: the whole order had been charged, the short lines were refunded.
+   * released; `refunded`: the whole order had been charged, the short lines were refunded;
+   * `withheld`: charged, and the payment is disputed, so their money is settled with the dispute.
    */
-  settlement: "not-charged" | "refunded";
+  settlement: "not-charged" | "refunded" | "withheld";
   /** The amount not charged, or refunded, in minor units. */
   amount: number;
 }
 
 function moneySentence(input: ShortLinesInput, amount: string): string {
-  return input.settlement === "refunded"
-    ? `We have refunded ${amount} for them to your card; depending on your bank it can take 5–10 days to appear.`
-    : `You have not been charged for them: we took only the price of what ships, and the rest of the hold of the order on your card (${amount}) has been released.`;
+  switch (input.settlement) {
+    case "refunded":
+      return `We have refunded ${amount} for them to your card; depending on your bank it can take 5–10 days to appear.`;
+    case "withheld":
+      // The money is under review by the card issuer: no promise of a refund the dispute may decide.
+      return `Their price (${amount}) is part of a payment your card issuer is reviewing with us (a dispute), so it will be settled through that review; we will contact you once it is decided.`;
+    default:
+      return `You have not been charged for them: we took only the price of what ships, and the rest of the hold of the order on your card (${amount}) has been released.`;
+  }
 }
 
 /** Part of the order could not be reserved: what ships, what does not, and the money for it. */

@@ -19,6 +19,7 @@ import type {
 } from "../../../src/notifications/customer-messages";
 import { emailKeys } from "../../../src/notifications/customer-messages";
 import type { FenceOutcome, FulfilmentRecords, Guarded } from "../../../src/orders/fulfilment-records";
+import type { DisputeHold } from "../../../src/orders/disputed-amount";
 import { holdableStatuses, type Hold } from "../../../src/orders/hold-order";
 import { labelWanted } from "../../../src/shared/order-model";
 import type {
@@ -736,6 +737,13 @@ export class FakeWorkflowWorld {
     this.intent(paymentIntentId).amountRefunded += amount;
   }
 
+  /** Open or lost chargebacks by order, as the disputes table holds them (none unless planted). */
+  readonly disputeHolds = new Map<string, DisputeHold>();
+
+  readonly disputesPort: WorkflowDependencies["disputes"] = {
+    holdOf: async (orderId) => this.disputeHolds.get(orderId) ?? { amount: 0, disputes: [] },
+  };
+
   readonly paymentRecordsPort: PaymentRepository = {
     recordCaptured: async (orderId, providerId, amount, currency) =>
       this.upsertPayment(orderId, providerId, currency, {
@@ -931,6 +939,8 @@ export class FakeWorkflowWorld {
     checkRefund: async () => null,
     voidShipment: async () => ({ outcome: "needs-ops", why: "not-voidable" }),
     isVoidable: () => false,
+    trackingStarted: async () => 0,
+    untrackedRefunds: async () => [],
     handBackUnrecorded: async (label) => {
       this.voidedLabels.push(label.trackingNumber);
       return "requested";
@@ -1004,6 +1014,7 @@ export class FakeWorkflowWorld {
       inventory: this.inventoryPort,
       payments: this.paymentsPort,
       paymentRecords: this.paymentRecordsPort,
+      disputes: this.disputesPort,
       shipments: this.shipmentsPort,
       labels: this.labelsPort,
       holds: this.holdsPort,
