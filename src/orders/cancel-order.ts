@@ -4,7 +4,8 @@ import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderRepository, OrderStatus } from "./order-repository";
-import { cancellableStatuses as modelCancellableStatuses } from "../shared/order-model";
+import { cancellableStatuses as modelCancellableStatuses, decide } from "../shared/order-model";
+import { refusal, type OrderFactsReader } from "./model-check";
 
 /**
  * Paid orders whose parcel is not booked yet, and shipped ones whose label the carrier has not
@@ -22,8 +23,8 @@ export interface CancelOrderDeps {
   cancelWindowMs: number;
   /** CHECKOUT_SESSION_TTL as configured ("1h"): how long an unpaid checkout stays payable. */
   checkoutSessionTtl?: string;
-  /** Whether a booked order's label can still be handed back (bought, not scanned). */
-  labelVoidable: (orderId: string) => Promise<boolean>;
+  /** The order model's facts of the order (model-check.ts): the model decides whether it may stop. */
+  facts: OrderFactsReader;
   now?: () => Date;
 }
 
@@ -41,23 +42,25 @@ export interface CancelRequest {
  */
 export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }: CancelRequest) {
   const order = await deps.orders.findForFulfilment(orderId);
-  if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+  const facts = order ? await deps.facts(orderId) : null;
+  if (!order || !facts) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
   const now = deps.now?.() ?? new Date();
-  if (order.status === "pending" || order.status === "payment_processing") {
-    throw new AppError(
-      "order_not_cancellable",
-      `Order ${orderId} is ${order.status}: it has not been paid, so there is nothing to cancel yet; ` +
-        `an unpaid checkout expires on its own, ${deps.checkoutSessionTtl ?? "1h"} (CHECKOUT_SESSION_TTL) ` +
-        "after it was opened, and its held stock is released",
-    );
-  }
-  const stoppable =
-    cancellableStatuses.includes(order.status) &&
-    (!order.hasShipment || (order.status === "shipped" && (await deps.labelVoidable(orderId))));
-  if (!stoppable) {
-    throw new AppError(
-      "order_not_cancellable",
-      `Order ${orderId} is ${order.status} and can no longer be cancelled`,
+  // The order model first (decision 0170): its reason is the answer; the statement below is the
+  // fence against a change between this read and the write.
+  const verdict = decide("cancel", facts);
+  if (!verdict.allowed) {
+    const unpaid = order.status === "pending" || order.status === "payment_processing";
+    throw refusal(
+      orderId,
+      "cancel",
+      verdict,
+      unpaid
+        ? {
+            more:
+              `an unpaid checkout expires on its own, ${deps.checkoutSessionTtl ?? "1h"} (CHECKOUT_SESSION_TTL) ` +
+              "after it was opened, and its held stock is released",
+          }
+        : {},
     );
   }
   const windowOpenedAt = order.placedAt ?? order.createdAt;
@@ -66,7 +69,13 @@ export async function cancelOrder(deps: CancelOrderDeps, { orderId, reason, by }
   }
   if (order.cancelRequestedAt === null) {
     const marked = await deps.orders.requestCancellation(orderId, cancellableStatuses);
-    if (!marked) throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
+    if (!marked) {
+      // Moved on between the model's read and the statement: the model says why, on the facts now.
+      const now = await deps.facts(orderId);
+      const later = now ? decide("cancel", now) : null;
+      if (later && !later.allowed) throw refusal(orderId, "cancel", later);
+      throw new AppError("order_not_cancellable", `Order ${orderId} can no longer be cancelled`);
+    }
   }
   await announceStop(deps, { orderId, reason, by });
   return { orderId, status: "cancellation_requested" as const };

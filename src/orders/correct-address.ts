@@ -4,6 +4,8 @@ import { AppError } from "../errors";
 import type { AddressVerdict, ShippingAddress } from "../shipping/shipping-provider";
 import type { Timeline } from "../timeline/timeline";
 import type { Holds } from "./hold-order";
+import { decide } from "../shared/order-model";
+import { loadOrderFacts, refusal } from "./model-check";
 
 /** The address form the customer fills in (the shape Stripe Checkout collects). */
 export const addressForm = z.object({
@@ -53,10 +55,11 @@ export function createAddressCorrections(deps: {
     },
 
     async correct(orderId: string, input: unknown) {
-      const hold = await holds.current(orderId);
-      if (hold?.reason !== "address") {
-        throw new AppError("order_not_held", `Order ${orderId} has no address to correct`);
-      }
+      // The order model first (decision 0170); the release below is conditional on the address hold.
+      const facts = await loadOrderFacts(db, orderId);
+      if (!facts) throw new AppError("order_not_held", `Order ${orderId} has no address to correct`);
+      const allowed = decide("correct-address", facts);
+      if (!allowed.allowed) throw refusal(orderId, "correct-address", allowed);
       const parsed = addressForm.safeParse(input);
       if (!parsed.success) {
         throw new AppError("validation_failed", parsed.error.issues.map((issue) => issue.message).join("; "));

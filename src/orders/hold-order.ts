@@ -7,7 +7,8 @@ import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
-import { holdableStatuses as modelHoldableStatuses } from "../shared/order-model";
+import { decide, holdableStatuses as modelHoldableStatuses } from "../shared/order-model";
+import { checkAction, refusal, type OrderFactsReader } from "./model-check";
 
 /** Why ops (or the service itself) hold an order back from the carrier. */
 export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;
@@ -174,10 +175,13 @@ const purchaseWaitMs = 30_000;
  * and PostgreSQL LISTEN would need a connection of its own per waiting request.
  */
 export async function holdOrder(
-  deps: { holds: Holds; db: Database; purchaseWaitMs?: number },
+  deps: { holds: Holds; db: Database; facts: OrderFactsReader; purchaseWaitMs?: number },
   request: HoldRequest,
 ) {
   const { orderId } = request;
+  // The order model first (decision 0170): refused now is the answer, except a purchase in
+  // flight, which is waited out below; placeHold's statement is the fence after it.
+  await checkAction(deps.facts, orderId, "hold", { returnWaits: true });
   const waitUntil = Date.now() + (deps.purchaseWaitMs ?? purchaseWaitMs);
   for (;;) {
     const hold = await deps.holds.placeHold(orderId, request.reason, {
@@ -186,20 +190,14 @@ export async function holdOrder(
     });
     if (hold)
       return { orderId, status: "held" as const, reason: hold.reason, since: hold.since.toISOString() };
-    const order = await deps.db.order.findUnique({
-      where: { id: orderId },
-      select: {
-        status: true,
-        holdReason: true,
-        labelPurchaseStartedAt: true,
-        shipments: { where: { supersededAt: null }, select: { trackingNumber: true } },
-      },
-    });
-    const buying =
-      order?.labelPurchaseStartedAt &&
-      order.shipments.length === 0 &&
-      order.labelPurchaseStartedAt.getTime() > Date.now() - labelPurchaseLeaseMs;
-    if (!buying) return refuseHold(deps, orderId);
+    const facts = await deps.facts(orderId);
+    if (!facts) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+    const verdict = decide("hold", facts);
+    if (verdict.allowed) {
+      // The model and the statement read the order at different moments: it changed in between.
+      throw new AppError("order_not_holdable", `Order ${orderId} changed as it was held: ask again`);
+    }
+    if (!verdict.wait) return refuseHold(deps, orderId, verdict);
     if (Date.now() > waitUntil) {
       throw new AppError(
         "order_not_holdable",
@@ -210,49 +208,37 @@ export async function holdOrder(
   }
 }
 
-/** Why the order could not be held, as the error the caller answers with. */
-async function refuseHold(deps: { db: Database }, orderId: string): Promise<never> {
+/**
+ * The model's refusal of the hold, as the error the caller answers with: with the labels'
+ * tracking numbers when a label was bought (for ops to ask the carrier to intercept the parcel).
+ */
+async function refuseHold(
+  deps: { db: Database },
+  orderId: string,
+  verdict: Extract<ReturnType<typeof decide>, { allowed: false }>,
+): Promise<never> {
   const order = await deps.db.order.findUnique({
     where: { id: orderId },
-    select: {
-      status: true,
-      holdReason: true,
-      heldAt: true,
-      shipments: { where: { supersededAt: null }, select: { trackingNumber: true } },
-    },
+    select: { shipments: { where: { supersededAt: null }, select: { trackingNumber: true } } },
   });
-  if (!order) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
-  if (order.shipments.length > 0 && (order.status === "shipped" || order.status === "fulfilling")) {
-    const tracking = order.shipments.map((shipment) => shipment.trackingNumber);
-    throw new AppError(
-      "order_not_holdable",
-      `Order ${orderId} already has a label (tracking ${tracking.join(", ")}): it cannot be held here; ` +
-        "ask the carrier to intercept the parcel, or cancel the order before the first scan",
-      { details: { trackingNumbers: tracking } },
-    );
-  }
-  if (order.holdReason && order.heldAt) {
-    throw new AppError(
-      "order_not_holdable",
-      `Order ${orderId} is already on hold (${holdReasonLabels[order.holdReason as HoldReason] ?? order.holdReason}) since ${order.heldAt.toISOString()}`,
-    );
-  }
-  throw new AppError(
-    "order_not_holdable",
-    order.shipments.length > 0
-      ? `Order ${orderId} already has a label: cancel it, or ask the carrier to hold the parcel`
-      : `Order ${orderId} is ${order.status}: only a paid order not yet shipped can be held`,
-  );
+  const tracking = order?.shipments.map((shipment) => shipment.trackingNumber) ?? [];
+  throw tracking.length > 0
+    ? refusal(orderId, "hold", verdict, {
+        more: `tracking ${tracking.join(", ")}; or cancel the order before the first scan`,
+        details: { trackingNumbers: tracking },
+      })
+    : refusal(orderId, "hold", verdict);
 }
 
 /** Release, from the admin API or the console: the order's run goes on to buy the label. */
 export async function releaseOrderHold(
-  deps: { holds: Holds; db: Database },
+  deps: { holds: Holds; facts: OrderFactsReader },
   { orderId, by }: { orderId: string; by: Actor },
 ) {
+  // The order model first (decision 0170); releaseHold's conditional write is the fence after it.
+  await checkAction(deps.facts, orderId, "release");
   const released = await deps.holds.releaseHold(orderId, { by });
   if (released) return { orderId, status: "released" as const, reason: released.reason };
-  const exists = await deps.db.order.findUnique({ where: { id: orderId }, select: { id: true } });
-  if (!exists) throw new AppError("order_not_found", `Order ${orderId} does not exist`);
-  throw new AppError("order_not_held", `Order ${orderId} is not on hold`);
+  // Released by someone else between the model's read and the write.
+  throw new AppError("order_not_held", `Order ${orderId} cannot be released: it is not on hold`);
 }

@@ -12,6 +12,7 @@ import type { RefundOutcome, RefundRequest, Refunds } from "./refund-order";
 import type { LabelVoids } from "../shipping/label-void";
 import { holdOrder, releaseOrderHold, type HoldRequest, type Holds } from "./hold-order";
 import type { Actor } from "./actor";
+import { orderFactsReader } from "./model-check";
 import { reshipParcel, type ReshipDeps, type ReshipRequest, type ReshipResult } from "./reship-parcel";
 
 export type { Actor } from "./actor";
@@ -49,10 +50,12 @@ export function createOrderActions(deps: {
   labels: Pick<LabelVoids, "voidable" | "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   holds: Holds;
   /** What a re-ship needs beyond the above: the carrier, the shipments, the e-mail. */
-  reship?: Omit<ReshipDeps, "db" | "labels" | "timeline">;
+  reship?: Omit<ReshipDeps, "db" | "labels" | "timeline" | "facts">;
 }): OrderActions {
   const { db, orders, publisher, timeline, redrive, refunds, sender, renderer, cancelWindowMs, labels } =
     deps;
+  // Every action asks the one order model first (decision 0170), on facts read in one statement.
+  const facts = orderFactsReader(db);
   return {
     cancel: (request) =>
       cancelOrder(
@@ -62,19 +65,19 @@ export function createOrderActions(deps: {
           timeline,
           cancelWindowMs,
           ...(deps.checkoutSessionTtl ? { checkoutSessionTtl: deps.checkoutSessionTtl } : {}),
-          labelVoidable: (orderId) => labels.voidable(orderId),
+          facts,
         },
         request,
       ),
     refund: (request) => refunds.refund(request),
-    redrive: (request) => redriveOrder({ redrive, publisher }, request),
+    redrive: (request) => redriveOrder({ redrive, publisher, facts }, request),
     resendEmail: (request) => resendOrderEmail({ db, sender, renderer, timeline }, request),
-    hold: (request) => holdOrder({ holds: deps.holds, db }, request),
-    releaseHold: (request) => releaseOrderHold({ holds: deps.holds, db }, request),
+    hold: (request) => holdOrder({ holds: deps.holds, db, facts }, request),
+    releaseHold: (request) => releaseOrderHold({ holds: deps.holds, facts }, request),
     reship: async (request) => {
       // Every real composition wires it (src/wiring.ts); some tests compose the actions without a carrier.
       if (!deps.reship) throw new Error("re-ship needs a carrier: createOrderActions got no `reship`");
-      return reshipParcel({ ...deps.reship, db, labels, timeline }, request);
+      return reshipParcel({ ...deps.reship, db, labels, timeline, facts }, request);
     },
   };
 }

@@ -4,7 +4,8 @@ import { fulfilmentKey, orderPlacedEvent, type OrderPlacedEvent } from "../event
 import type { EventPublisher } from "../events/publisher";
 import { createTimeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
-import { inFulfilmentStatuses, redrivableBookedStatuses, sqlList } from "../shared/order-model";
+import { checkAction, refusal, type OrderFactsReader } from "./model-check";
+import { decide, inFulfilmentStatuses, redrivableBookedStatuses, sqlList } from "../shared/order-model";
 
 /** shop/order.placed for the re-drive, with the generation its id and key carry. */
 export type RedriveEvent = OrderPlacedEvent & { generation: number };
@@ -86,13 +87,19 @@ export function createOrderRedrive(db: Database): OrderRedrive {
 
 /** Re-drive, from the admin API or the console: hand the order to a new run now, or say why not. */
 export async function redriveOrder(
-  deps: { redrive: OrderRedrive; publisher: EventPublisher },
+  deps: { redrive: OrderRedrive; publisher: EventPublisher; facts: OrderFactsReader },
   { orderId, by }: { orderId: string; by: Actor },
 ) {
+  // The order model first (decision 0170); prepare's statement is the fence after it.
+  await checkAction(deps.facts, orderId, "redrive");
   const event = await deps.redrive.prepare(orderId, by);
   if (!event) {
     if (!(await deps.redrive.exists(orderId)))
       throw new AppError("order_not_found", `Order ${orderId} does not exist`);
+    // Moved on since the model's read: its reason on the facts now, when it has one.
+    const now = await deps.facts(orderId);
+    const verdict = now ? decide("redrive", now) : null;
+    if (verdict && !verdict.allowed) throw refusal(orderId, "redrive", verdict);
     throw new AppError(
       "order_not_redrivable",
       `Order ${orderId} cannot be re-driven: it is not paid, is being cancelled, is ended, or is shipped and its run has not failed`,

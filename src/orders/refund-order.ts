@@ -1,4 +1,6 @@
 import type Stripe from "stripe";
+import { decide } from "../shared/order-model";
+import { loadOrderFacts, refusal } from "./model-check";
 import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
 import { AppError, isAppError } from "../errors";
@@ -295,6 +297,25 @@ export function createRefunds(deps: RefundOrderDeps) {
     });
   }
 
+  /**
+   * The order model first (decision 0170): nothing captured, or all of it refunded, is refused
+   * with its reason; recordRequest's check under the payment row's lock is the fence after it.
+   */
+  async function askModel(request: RefundRequest): Promise<RefundRequest> {
+    const facts = await loadOrderFacts(db, request.orderId);
+    if (!facts) throw new AppError("order_not_found", `Order ${request.orderId} does not exist`);
+    const verdict = decide("refund", facts);
+    if (verdict.allowed) return request;
+    throw refusal(request.orderId, "refund", verdict, {
+      details: {
+        requested: request.amount ?? 0,
+        captured: facts.captured,
+        refunded: facts.refunded,
+        refundable: Math.max(facts.captured - facts.refunded, 0),
+      },
+    });
+  }
+
   async function refundOnce(request: RefundRequest): Promise<RefundOutcome> {
     const { orderId } = request;
     const order = await db.order.findUnique({ where: { id: orderId }, select: { paymentIntentId: true } });
@@ -335,7 +356,7 @@ export function createRefunds(deps: RefundOrderDeps) {
           reason: earlier.reason,
           by: request.by,
         }
-      : await recordRequest(request);
+      : await recordRequest(await askModel(request));
     const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
     const after = await totals(orderId);
     if (after.refundable === 0 && deps.onFullRefund && request.handBackLabel !== false) {

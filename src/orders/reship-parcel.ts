@@ -9,6 +9,7 @@ import type { ShippingProvider } from "../shipping/shipping-provider";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
 import { reshipMayLand } from "../shared/order-model";
+import { checkAction, type OrderFactsReader } from "./model-check";
 
 export interface ReshipRequest {
   orderId: string;
@@ -45,6 +46,8 @@ export interface ReshipDeps {
   labels: Pick<LabelVoids, "voidShipment" | "isVoidable" | "handBackUnrecorded">;
   messages: Pick<CustomerMessages, "reshipped">;
   timeline: Pick<Timeline, "record">;
+  /** The order model's facts (model-check.ts): the model decides whether the order may re-ship. */
+  facts: OrderFactsReader;
 }
 
 /**
@@ -81,12 +84,10 @@ export async function reshipParcel(deps: ReshipDeps, request: ReshipRequest): Pr
     );
     if (next) return finish(deps, old, next, by, true);
   }
-  if (order.status !== "shipped") {
-    throw new AppError(
-      "order_not_shipped",
-      `Order ${orderId} is ${order.status}: only a shipped order's parcel can be re-shipped`,
-    );
-  }
+  // The order model first (decision 0170): shipped, no cancel asked, a parcel not delivered.
+  // recordReship's statement is the fence after the carrier call.
+  await checkAction(deps.facts, orderId, "reship");
+  // The model's parcel part, for this parcel.
   if (old.status === "delivered") {
     throw new AppError(
       "parcel_delivered",

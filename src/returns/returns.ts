@@ -1,4 +1,10 @@
-import { returnTransitions } from "../shared/order-model";
+import {
+  decideReturn,
+  returnActionFrom,
+  returnTransitions,
+  type ReturnAction,
+  type ReturnFacts,
+} from "../shared/order-model";
 import { AppError, isAppError } from "../errors";
 import {
   returnApprovedEvent,
@@ -167,12 +173,30 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
     return found;
   };
 
-  const refuse = (row: ReturnRow, action: string): never => {
+  /** What the return model reads of a return. */
+  const factsOf = (row: ReturnRow): ReturnFacts => ({
+    status: row.status,
+    refunded: row.refunded_at !== null,
+    exchangeChargeStatus: row.exchange_charge_status,
+  });
+
+  /** The return model's refusal of `action` on the return as it is (`row`), as the error answered. */
+  const refuse = (row: ReturnRow, action: ReturnAction): never => {
+    const verdict = decideReturn(action, factsOf(row));
     throw new AppError(
       "return_not_actionable",
-      `Return ${row.id} is ${row.status}${row.refunded_at ? " and refunded" : ""}: it cannot be ${action}`,
+      verdict.allowed ? `Return ${row.id} changed meanwhile: ask again` : `Return ${row.id}: ${verdict.why}`,
       { details: { status: row.status } },
     );
+  };
+
+  /**
+   * The return model first (decision 0170): refused on the return as read, the answer is its
+   * reason; allowed, the statuses it may move from, for the conditional write that is the fence.
+   */
+  const allowedFrom = (row: ReturnRow, action: ReturnAction): ReturnStatus[] => {
+    if (!decideReturn(action, factsOf(row)).allowed) return refuse(row, action);
+    return [...returnActionFrom(action, factsOf(row))];
   };
 
   return {
@@ -206,13 +230,8 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async approve(decision) {
       const row = await load(decision.returnId);
-      const moved = await records.transition(
-        row.id,
-        [...returnTransitions.approve.from],
-        "approved",
-        decision,
-      );
-      if (!moved) return refuse(row, "approved");
+      const moved = await records.transition(row.id, allowedFrom(row, "approve"), "approved", decision);
+      if (!moved) return refuse(await load(row.id), "approve");
       await timeline.record(row.order_id, "return-approved", { returnId: row.id, by: decision.by });
       await publisher.publish(returnApprovedEvent({ returnId: row.id, orderId: row.order_id }));
       return toReturnView(moved);
@@ -220,11 +239,9 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async reject(decision) {
       const row = await load(decision.returnId);
-      // Once refunded, the money is back with the customer: nothing left to reject.
-      const moved = row.refunded_at
-        ? null
-        : await records.transition(row.id, [...returnTransitions.reject.from], "rejected", decision);
-      if (!moved) return refuse(row, "rejected");
+      // Once refunded, the money is back with the customer: nothing left to reject (the model's rule).
+      const moved = await records.transition(row.id, allowedFrom(row, "reject"), "rejected", decision);
+      if (!moved) return refuse(await load(row.id), "reject");
       await timeline.record(row.order_id, "return-rejected", {
         returnId: row.id,
         by: decision.by,
@@ -242,12 +259,15 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async receive(decision) {
       const row = await load(decision.returnId);
-      const moved = await records.transition(
-        row.id,
-        [...returnTransitions.receive.from],
-        "received",
-        decision,
-      );
+      // The return model first; a repeat it refuses (the carrier's, already received) is answered below.
+      const moved = decideReturn("receive", factsOf(row)).allowed
+        ? await records.transition(
+            row.id,
+            [...returnActionFrom("receive", factsOf(row))],
+            "received",
+            decision,
+          )
+        : null;
       if (!moved) {
         // Read again: the row read above may predate a copy of the same event that landed at
         // once (EasyPost delivers an event several times, sometimes together); the answer is
@@ -268,7 +288,7 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
           }
           return toReturnView(current);
         }
-        return refuse(current, "received");
+        return refuse(current, "receive");
       }
       await timeline.record(row.order_id, "return-received", {
         returnId: row.id,
@@ -283,13 +303,9 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
 
     async close(decision) {
       const row = await load(decision.returnId);
-      // A refused exchange charge stopped the run: the return is ops' to end, even received.
-      const from: ReturnStatus[] =
-        row.exchange_charge_status === "failed" || row.exchange_charge_status === "awaiting_payment"
-          ? [...returnTransitions["close after a refused exchange charge"].from]
-          : [...returnTransitions.close.from];
-      const moved = await records.transition(row.id, from, "closed", decision);
-      if (!moved) return refuse(row, "closed");
+      // A refused exchange charge stopped the run: the return is ops' to end, even received (the model's rule).
+      const moved = await records.transition(row.id, allowedFrom(row, "close"), "closed", decision);
+      if (!moved) return refuse(await load(row.id), "close");
       await timeline.record(row.order_id, "return-closed", {
         returnId: row.id,
         by: decision.by,

@@ -91,7 +91,15 @@ export interface OrderFacts {
   refunded: number;
 }
 
-export const orderActions = ["cancel", "hold", "release", "refund", "reship", "redrive"] as const;
+export const orderActions = [
+  "cancel",
+  "hold",
+  "release",
+  "refund",
+  "reship",
+  "redrive",
+  "correct-address",
+] as const;
 export type OrderAction = (typeof orderActions)[number];
 
 export type Verdict =
@@ -143,7 +151,10 @@ export const orderRules: Record<OrderAction, ActionRule> = {
       "the run cancelled; its cleanup fences the order, hands every label back, releases the stock, voids or refunds the money, one e-mail",
     check(facts) {
       if (includes(unpaidStatuses, facts.status))
-        return no("order_not_cancellable", `it is ${facts.status}: not paid, nothing to cancel yet`);
+        return no(
+          "order_not_cancellable",
+          `it is ${facts.status}: it has not been paid, so there is nothing to cancel yet`,
+        );
       if (!includes(cancellableStatuses, facts.status))
         return no("order_not_cancellable", `it is ${facts.status}: it can no longer be cancelled`);
       if (facts.labels.length > 0 && (facts.status !== "shipped" || !facts.labels.every(labelVoidable)))
@@ -159,13 +170,16 @@ export const orderRules: Record<OrderAction, ActionRule> = {
       "no label bought, none being bought (then it waits for the purchase), no hold but the fulfilment window",
     leaves: "the run waits for the release (no label bought meanwhile)",
     check(facts) {
+      // A label bought (just now, or long ago): what ops need is the carrier's intercept.
+      if (facts.labels.length > 0 && (facts.status === "fulfilling" || facts.status === "shipped"))
+        return no("order_not_holdable", "it already has a label: ask the carrier to intercept the parcel");
       if (!includes(holdableStatuses, facts.status) || facts.cancelRequested)
         return no(
           "order_not_holdable",
           `it is ${facts.cancelRequested ? "being cancelled" : facts.status}: only a paid order not yet shipped can be held`,
         );
       if (facts.labels.length > 0)
-        return no("order_not_holdable", "its label is bought: ask the carrier to intercept the parcel");
+        return no("order_not_holdable", "it already has a label: ask the carrier to intercept the parcel");
       if (facts.holdReason !== null && facts.holdReason !== "fulfilment_window")
         return no("order_not_holdable", "it is on hold already");
       if (facts.labelPurchaseInFlight)
@@ -234,6 +248,18 @@ export const orderRules: Record<OrderAction, ActionRule> = {
           ? `it is ${facts.status} and its run has not failed`
           : `it is ${facts.status}: not paid, or ended`,
       );
+    },
+  },
+  "correct-address": {
+    action: "correct-address",
+    label: "Correct the address",
+    statuses: holdableStatuses,
+    requires: "held for its address (the carrier could not deliver there); no cancel asked",
+    leaves: "the address stored, the hold released: the run buys the label to the new address",
+    check(facts) {
+      if (facts.holdReason !== "address") return no("order_not_held", "it is not held for its address");
+      if (facts.cancelRequested) return no("order_not_held", "it is being cancelled");
+      return yes;
     },
   },
 };
@@ -347,6 +373,46 @@ export const returnTransitions = {
   cancel: { from: ["requested", "approved"], to: "cancelled" },
 } as const satisfies Record<string, { from: readonly ReturnStatusName[]; to: ReturnStatusName }>;
 
+/** What the model reads of a return (src/returns/return-records.ts's row). */
+export interface ReturnFacts {
+  status: ReturnStatusName;
+  /** The refund was made: the money is back with the customer. */
+  refunded: boolean;
+  /** A dearer exchange's charge of the difference, when one was asked. */
+  exchangeChargeStatus: string | null;
+}
+
+export const returnActions = ["approve", "reject", "receive", "close"] as const;
+export type ReturnAction = (typeof returnActions)[number];
+
+/** The statuses `action` may move a return from, given its facts. */
+export function returnActionFrom(action: ReturnAction, facts: ReturnFacts): readonly ReturnStatusName[] {
+  if (action === "close")
+    // A refused exchange charge stopped the run: the return is ops' to end, even received.
+    return facts.exchangeChargeStatus === "failed" || facts.exchangeChargeStatus === "awaiting_payment"
+      ? returnTransitions["close after a refused exchange charge"].from
+      : returnTransitions.close.from;
+  // Once refunded, the money is back with the customer: nothing left to reject.
+  if (action === "reject" && facts.refunded) return [];
+  return returnTransitions[action].from;
+}
+
+const returnVerbs: Record<ReturnAction, string> = {
+  approve: "approved",
+  reject: "rejected",
+  receive: "received",
+  close: "closed",
+};
+
+/** May a person (ops, the customer, the carrier's tracker) do `action` to a return, and if not, why. */
+export function decideReturn(action: ReturnAction, facts: ReturnFacts): Verdict {
+  if (returnActionFrom(action, facts).includes(facts.status)) return yes;
+  return no(
+    "return_not_actionable",
+    `it is ${facts.status}${facts.refunded ? " and refunded" : ""}: it cannot be ${returnVerbs[action]}`,
+  );
+}
+
 /** Order facts from the admin view of an order (src/orders/order-details.ts). */
 export function factsOfDetails(order: {
   status: OrderStatus;
@@ -423,5 +489,9 @@ export function renderOrderModel(): string {
   for (const [action, { from, to }] of Object.entries(returnTransitions)) {
     lines.push(row([action, from.map((s) => `\`${s}\``).join(", "), `\`${to}\``]));
   }
+  lines.push(
+    "",
+    "A person's return actions (approve, reject, receive, close) ask `decideReturn`: a refunded return is not rejected, and `close` takes the refused-exchange-charge row when the charge failed or waits for the customer.",
+  );
   return `${lines.join("\n")}\n`;
 }

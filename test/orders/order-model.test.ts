@@ -12,6 +12,7 @@ import {
 import { createOrderRepository, type OrderStatus } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
 import { createTimeline } from "../../src/timeline/timeline";
+import { loadOrderFacts } from "../../src/orders/model-check";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
 /**
@@ -185,6 +186,25 @@ describe("the order model and the SQL guards agree", () => {
     expect(
       await disagreements("redrive", cases, async (id) => (await redrive.prepare(id, "test")) !== null),
     ).toEqual([]);
+  });
+
+  it("the actions' facts reader (model-check.ts) reads every combination as the model is given it", async () => {
+    const cases = combinations({
+      status: orderStatuses,
+      cancelRequested: [false, true],
+      labels: allLabels,
+      holdReason: [null, "address"],
+      runFailed: [false, true],
+    });
+    const wrong: string[] = [];
+    for (const c of cases) {
+      const { id, facts } = await orderWith(c);
+      const read = await loadOrderFacts(database.db, id);
+      if (JSON.stringify(read) !== JSON.stringify(facts))
+        wrong.push(`${JSON.stringify(c)}: read ${JSON.stringify(read)}`);
+    }
+    expect(wrong).toEqual([]);
+    expect(await loadOrderFacts(database.db, "00000000-0000-4000-8000-000000000000")).toBeNull();
   });
 
   it("docs/order-model.md shows the model as it is (npm run docs:model renders it)", () => {

@@ -2,6 +2,7 @@ import { createOrderRepository, type OrderStatus } from "../../src/orders/order-
 import { createFulfilmentRecords } from "../../src/orders/fulfilment-records";
 import { createOrderRedrive, redriveOrder } from "../../src/orders/redrive-order";
 import { createTestDatabase, type TestDatabase } from "../support/database";
+import type { OrderFacts } from "../../src/shared/order-model";
 
 /** The claim and the order repository's conditional updates, each guard tested on its own. */
 describe("order repository: claim, transitions, cancellation, re-drive", () => {
@@ -513,6 +514,20 @@ describe("redriveOrder (the admin API's and the console's re-drive)", () => {
       published,
       redrive: { prepare: async () => prepared, exists: async () => exists },
       publisher: { publish: async (e: unknown) => void published.push(e) },
+      // The model's facts of a paid order not booked yet (it allows the re-drive), or none.
+      facts: async (): Promise<OrderFacts | null> =>
+        exists
+          ? {
+              status: "paid",
+              cancelRequested: false,
+              holdReason: null,
+              labels: [],
+              runFailed: false,
+              labelPurchaseInFlight: false,
+              captured: 0,
+              refunded: 0,
+            }
+          : null,
     };
   };
 
