@@ -174,6 +174,41 @@ describe("Stripe sandbox: shipping, discounts, tax and totals on Checkout Sessio
       });
     });
 
+    it("takes codes and shipping choices over the control API too (npm start, browser tests)", async () => {
+      const coupon = await stripe.coupons.create({ amount_off: 1000, currency: "usd" });
+      await stripe.promotionCodes.create({
+        promotion: { type: "coupon", coupon: coupon.id },
+        code: "TENNER",
+      });
+      const express = await stripe.shippingRates.create({
+        display_name: "Express",
+        fixed_amount: { amount: 1500, currency: "usd" },
+      });
+      const session = await stripe.checkout.sessions.create(
+        usd({ allow_promotion_codes: true, shipping_options: [ground, { shipping_rate: express.id }] }),
+      );
+      const control = (path: string, body: unknown) =>
+        fetch(`${defined(sandbox.url)}/_sandbox/checkout/sessions/${session.id}${path}`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+      const refused = await control("/promotion_code", { code: "WRONG" });
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: "This code is invalid." });
+      const applied = await control("/promotion_code", { code: "tenner" });
+      expect(applied.status).toBe(200);
+      const paid = await control("/complete", {
+        outcome: "authorized",
+        deliver: false,
+        shippingRate: express.id,
+      });
+      expect(paid.status).toBe(200);
+      const completed = await stripe.checkout.sessions.retrieve(session.id);
+      expect(completed.amount_total).toBe(3490 - 1000 + 1500);
+      expect(completed.shipping_cost?.shipping_rate).toBe(express.id);
+    });
+
     it("lets the customer type a code on the page; an unknown, expired or inactive one gets the page's message", async () => {
       const coupon = await stripe.coupons.create({ percent_off: 25.5 });
       await stripe.promotionCodes.create({
