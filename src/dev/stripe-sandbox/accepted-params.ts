@@ -268,6 +268,65 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
     type: S,
   },
   "disputes.retrieve": { expand: list(S) },
+  // stripe-node's CouponCreateParams, PromotionCodeCreateParams / ListParams and
+  // ShippingRateCreateParams (stripe-node 23.1.0, the pinned client).
+  "coupons.create": {
+    amount_off: S,
+    applies_to: { products: list(S) },
+    currency: S,
+    currency_options: MAP,
+    duration: S,
+    duration_in_months: S,
+    expand: list(S),
+    id: S,
+    max_redemptions: S,
+    metadata: MAP,
+    name: S,
+    percent_off: S,
+    redeem_by: S,
+  },
+  "coupons.retrieve": { expand: list(S) },
+  "promotion_codes.create": {
+    active: S,
+    code: S,
+    customer: S,
+    customer_account: S,
+    expand: list(S),
+    expires_at: S,
+    max_redemptions: S,
+    metadata: MAP,
+    promotion: { coupon: S, type: S },
+    restrictions: {
+      currency_options: MAP,
+      first_time_transaction: S,
+      minimum_amount: S,
+      minimum_amount_currency: S,
+    },
+  },
+  "promotion_codes.retrieve": { expand: list(S) },
+  "promotion_codes.list": {
+    active: S,
+    code: S,
+    coupon: S,
+    created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
+    customer: S,
+    customer_account: S,
+    ending_before: S,
+    expand: list(S),
+    limit: S,
+    starting_after: S,
+  },
+  "shipping_rates.create": {
+    delivery_estimate: { maximum: { unit: S, value: S }, minimum: { unit: S, value: S } },
+    display_name: S,
+    expand: list(S),
+    fixed_amount: { amount: S, currency: S, currency_options: MAP },
+    metadata: MAP,
+    tax_behavior: S,
+    tax_code: S,
+    type: S,
+  },
+  "shipping_rates.retrieve": { expand: list(S) },
   "disputes.list": {
     charge: S,
     created: scalarOr({ gt: S, gte: S, lt: S, lte: S }),
@@ -284,7 +343,7 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
  * field); asking the sandbox for one it does not render is refused rather than silently ignored,
  * so a test never believes it got an expanded object it did not.
  */
-const sessionExpansions = ["payment_intent", "line_items"];
+const sessionExpansions = ["payment_intent", "line_items", "total_details.breakdown"];
 const paymentIntentExpansions = ["latest_charge"];
 export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
   "checkout.sessions.create": sessionExpansions,
@@ -303,6 +362,13 @@ export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
   "balance_transactions.list": ["data.source"],
   "disputes.list": [],
   "disputes.retrieve": [],
+  "coupons.create": [],
+  "coupons.retrieve": [],
+  "promotion_codes.create": [],
+  "promotion_codes.retrieve": [],
+  "promotion_codes.list": [],
+  "shipping_rates.create": [],
+  "shipping_rates.retrieve": [],
 };
 
 function isHash(value: ParamValue): value is Params {

@@ -27,6 +27,14 @@ import {
 import { listBalanceTransactions, listDisputes, listRefunds } from "./ledger";
 import { retrieveDispute } from "./disputes";
 import { createRefund, retrieveRefund } from "./refunds";
+import {
+  createCoupon,
+  createPromotionCode,
+  listPromotionCodes,
+  retrieveCoupon,
+  retrievePromotionCode,
+} from "./discounts";
+import { createShippingRate, retrieveShippingRate } from "./shipping-rates";
 
 export interface RequestLogEntry {
   endpoint: SandboxEndpoint;
@@ -173,6 +181,48 @@ const routes: Route[] = [
     method: "get",
     path: "/disputes/:id",
     handle: (ctx, call) => read(retrieveDispute(ctx, idOf(call))),
+  },
+  {
+    endpoint: "coupons.create",
+    method: "post",
+    path: "/coupons",
+    handle: (ctx, call) => read(createCoupon(ctx, withoutExpand(call.params))),
+  },
+  {
+    endpoint: "coupons.retrieve",
+    method: "get",
+    path: "/coupons/:id",
+    handle: (ctx, call) => read(retrieveCoupon(ctx, idOf(call))),
+  },
+  {
+    endpoint: "promotion_codes.create",
+    method: "post",
+    path: "/promotion_codes",
+    handle: (ctx, call) => read(createPromotionCode(ctx, withoutExpand(call.params))),
+  },
+  {
+    endpoint: "promotion_codes.retrieve",
+    method: "get",
+    path: "/promotion_codes/:id",
+    handle: (ctx, call) => read(retrievePromotionCode(ctx, idOf(call))),
+  },
+  {
+    endpoint: "promotion_codes.list",
+    method: "get",
+    path: "/promotion_codes",
+    handle: (ctx, call) => read(listPromotionCodes(ctx, call.params)),
+  },
+  {
+    endpoint: "shipping_rates.create",
+    method: "post",
+    path: "/shipping_rates",
+    handle: (ctx, call) => read(createShippingRate(ctx, withoutExpand(call.params))),
+  },
+  {
+    endpoint: "shipping_rates.retrieve",
+    method: "get",
+    path: "/shipping_rates/:id",
+    handle: (ctx, call) => read(retrieveShippingRate(ctx, idOf(call))),
   },
   {
     endpoint: "events.list",

@@ -16,6 +16,15 @@ import {
 } from "./form";
 import { stripeId } from "./ids";
 import { bookCharge } from "./ledger";
+import { couponOf, promotionCodeProblem, redeemDiscount } from "./discounts";
+import {
+  automaticTaxFrom,
+  checkMinimumCharge,
+  discountsFrom,
+  repriceSession,
+  shippingOptionsFrom,
+  type TaxAddress,
+} from "./session-pricing";
 import type { PaymentSettings } from "./store";
 import {
   authorizeCharge,
@@ -50,6 +59,9 @@ const knownParams = new Set([
   "allow_promotion_codes",
   "shipping_address_collection",
   "phone_number_collection",
+  "shipping_options",
+  "discounts",
+  "automatic_tax",
 ]);
 
 /** A shipping address as the customer types it on the hosted page (Stripe's Address shape). */
@@ -120,6 +132,15 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
       "parameter_invalid_integer",
     );
   }
+  const taxBehavior = optionalString(priceData, "tax_behavior") ?? "unspecified";
+  if (taxBehavior === "inclusive") {
+    // Stripe accepts it; the stand-in's tax is exclusive only (docs/stripe-sandbox.md, "Pricing").
+    throw stripeErrors.invalidParam(
+      `${label}[price_data][tax_behavior]`,
+      "The Stripe sandbox computes exclusive tax only (tax_behavior=inclusive is not implemented).",
+      "parameter_not_implemented",
+    );
+  }
   const productData = optionalHash(priceData, "product_data");
   if (!productData) throw stripeErrors.missingParam(`${label}[price_data][product_data]`);
   const name = requiredString(productData, "name", `${label}[price_data][product_data][name]`);
@@ -149,6 +170,7 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
       currency,
       product: `prod_${sessionId.slice(-10)}${index}`,
       recurring: null,
+      tax_behavior: taxBehavior,
       transform_quantity: null,
       type: "one_time",
       unit_amount: unitAmount,
@@ -252,11 +274,16 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
   const paymentIntentData = optionalHash(params, "payment_intent_data");
   const created = unixSeconds(ctx.now());
   const amount = lineItems.reduce((sum, item) => sum + item.amount_total, 0);
+  const shippingOptions = shippingOptionsFrom(ctx, params, currency);
+  const discounts = discountsFrom(ctx, params, { subtotal: amount, currency });
   const fixture = fromFixture("checkout.session");
   const session = {
     ...fixture,
     id,
     after_expiration: null,
+    allow_promotion_codes: optionalString(params, "allow_promotion_codes") === "true" ? true : null,
+    automatic_tax: automaticTaxFrom(params),
+    discounts,
     amount_subtotal: amount,
     amount_total: amount,
     cancel_url: optionalString(params, "cancel_url") ?? null,
@@ -287,12 +314,26 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
     phone_number_collection: {
       enabled: optionalHash(params, "phone_number_collection")?.enabled === "true",
     },
-    shipping_cost: null,
+    // Checkout preselects the first option, and the totals include it until the customer picks another.
+    shipping_cost: shippingOptions.options[0]
+      ? {
+          amount_subtotal: 0,
+          amount_tax: 0,
+          amount_total: 0,
+          shipping_rate: shippingOptions.options[0].shipping_rate,
+        }
+      : null,
+    shipping_options: shippingOptions.options,
     status: "open",
     success_url: optionalString(params, "success_url") ?? null,
     total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: 0 },
     url: `${ctx.baseUrl()}/_sandbox/pay/${id}`,
   } as Stripe.Checkout.Session;
+  const breakdown = repriceSession(ctx, session, lineItems, null, shippingOptions.newRates);
+  // Refused as a whole, as Stripe refuses it: nothing of it is kept, its inline rates neither.
+  checkMinimumCharge(session);
+  for (const rate of shippingOptions.newRates) ctx.store.data.shippingRates[rate.id] = rate;
+  ctx.store.data.breakdowns[id] = breakdown;
   ctx.store.data.sessionSettings[id] = {
     captureMethod: captureMethodFrom(paymentIntentData),
     metadata: paymentIntentData ? stringMap(paymentIntentData, "metadata") : {},
@@ -336,6 +377,11 @@ export function renderCheckoutSession(
       rendered.payment_intent = retrievePaymentIntent(ctx, session.payment_intent);
     } else if (field === "line_items") {
       rendered.line_items = listLineItems(ctx, session.id);
+    } else if (field === "total_details.breakdown") {
+      rendered.total_details = {
+        ...session.total_details,
+        breakdown: ctx.store.data.breakdowns[session.id] ?? { discounts: [], taxes: [] },
+      };
     } else if (field !== "payment_intent") {
       throw stripeErrors.invalidParam(
         "expand",
@@ -405,6 +451,47 @@ function paymentIntentFor(
 
 export class OutcomeNotPossible extends Error {}
 
+/** What the customer does on the page besides paying: the address typed, the shipping option picked. */
+export interface CompletionOptions {
+  declineCode?: DeclineCode;
+  shipping?: CustomerShipping;
+  /** A Shipping Rate id among the session's `shipping_options`; default the first, as the page preselects it. */
+  shippingRate?: string;
+}
+
+/**
+ * What the page settles before it charges: the shipping option the customer picked (the first
+ * one unless told) and, with automatic tax, the tax for the address typed (the shipping address
+ * when collected, else the billing address; the stand-in's customer has the default one).
+ */
+function priceAtPayment(
+  ctx: SandboxContext,
+  session: Stripe.Checkout.Session,
+  shippingRate: string | undefined,
+  address: CustomerShipping,
+): void {
+  if (shippingRate !== undefined) {
+    if (!(session.shipping_options ?? []).some((option) => option.shipping_rate === shippingRate)) {
+      throw new OutcomeNotPossible(
+        `Checkout Session ${session.id} offers no shipping option ${shippingRate}`,
+      );
+    }
+    session.shipping_cost = {
+      amount_subtotal: 0,
+      amount_tax: 0,
+      amount_total: 0,
+      shipping_rate: shippingRate,
+    };
+  }
+  const taxAddress: TaxAddress = { country: address.address.country, state: address.address.state ?? null };
+  ctx.store.data.breakdowns[session.id] = repriceSession(
+    ctx,
+    session,
+    ctx.store.data.lineItems[session.id] ?? [],
+    taxAddress,
+  );
+}
+
 /**
  * What Checkout does with a Customer once the customer pays: `customer_creation: always` makes
  * one (a session given `customer` uses that one), the PaymentIntent names it, and with
@@ -446,7 +533,7 @@ export function completeCheckoutSession(
   ctx: SandboxContext,
   id: string,
   outcome: CompletionOutcome,
-  options: { declineCode?: DeclineCode; shipping?: CustomerShipping } = {},
+  options: CompletionOptions = {},
 ): Outcome<Stripe.Checkout.Session> {
   const session = retrieveCheckoutSession(ctx, id);
   const collection = session.shipping_address_collection;
@@ -470,8 +557,11 @@ export function completeCheckoutSession(
       `Checkout Session ${id} uses manual capture; a card payment ends "authorized", not "paid"`,
     );
   }
+  priceAtPayment(ctx, session, options.shippingRate, shipping ?? defaultShipping);
   const email = session.customer_email ?? "customer@example.com";
   const { paymentIntent, isNew } = paymentIntentFor(ctx, session);
+  // A session first declined and now paid again charges what it costs now (another option, a code).
+  paymentIntent.amount = session.amount_total ?? paymentIntent.amount;
   const events: Stripe.Event[] = [];
   if (isNew) events.push(recordEvent(ctx, "payment_intent.created", paymentIntent, customerOrigin));
   if (outcome === "declined") {
@@ -507,6 +597,7 @@ export function completeCheckoutSession(
     } as Stripe.Checkout.Session.CollectedInformation;
   }
   saveCard(ctx, session, paymentIntent, email);
+  redeemDiscount(ctx, session);
   const charge = newCharge(ctx, paymentIntent, email);
   if (outcome === "async_pending") {
     charge.status = "pending";
@@ -581,4 +672,48 @@ export function settleAsyncPayment(
     events.push(recordEvent(ctx, "checkout.session.async_payment_failed", session, customerOrigin));
   }
   return { result: session, events };
+}
+
+/**
+ * The customer types a promotion code on the hosted page (sessions with `allow_promotion_codes`).
+ * Codes match case-insensitively, as Stripe's do. A code that cannot be used is refused with the
+ * message the page shows, and changes nothing.
+ */
+export function applyPromotionCode(
+  ctx: SandboxContext,
+  id: string,
+  code: string,
+): { session: Stripe.Checkout.Session; error: string | null } {
+  const session = retrieveCheckoutSession(ctx, id);
+  if (session.status !== "open")
+    throw new OutcomeNotPossible(`Checkout Session ${id} is ${session.status}, not open`);
+  if (session.allow_promotion_codes !== true) {
+    throw new OutcomeNotPossible(`Checkout Session ${id} does not allow promotion codes`);
+  }
+  const wanted = code.trim().toUpperCase();
+  const matches = Object.values(ctx.store.data.promotionCodes).filter(
+    (entry) => entry.code.toUpperCase() === wanted,
+  );
+  // Several codes can share a text over time (only one active at once): prefer the active one.
+  const promotionCode = matches.find((entry) => entry.active) ?? matches[0];
+  if (!promotionCode) return { session, error: "This code is invalid." };
+  const lines = ctx.store.data.lineItems[id] ?? [];
+  const subtotal = lines.reduce((sum, line) => sum + line.amount_subtotal, 0);
+  const problem = promotionCodeProblem(ctx, promotionCode, { subtotal, currency: session.currency ?? "usd" });
+  if (problem) return { session, error: problem };
+  const before = { discounts: session.discounts };
+  session.discounts = [{ coupon: couponOf(promotionCode), promotion_code: promotionCode.id }];
+  // The page has no address before payment, so tax waits for it (computed when the customer pays).
+  const taxAddress = null;
+  let breakdown = repriceSession(ctx, session, lines, taxAddress);
+  let error: string | null = null;
+  try {
+    checkMinimumCharge(session);
+  } catch (refused) {
+    session.discounts = before.discounts;
+    breakdown = repriceSession(ctx, session, lines, taxAddress);
+    error = refused instanceof Error ? refused.message : String(refused);
+  }
+  ctx.store.data.breakdowns[id] = breakdown;
+  return { session, error };
 }

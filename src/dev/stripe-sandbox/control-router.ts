@@ -41,7 +41,10 @@ const schemas = {
         }),
       })
       .optional(),
+    // The shipping option the customer picks (a Shipping Rate id of the session's options).
+    shippingRate: z.string().startsWith("shr_").optional(),
   }),
+  promotionCode: z.object({ code: z.string().min(1) }),
   async: z.object({ succeeded: z.boolean(), deliver }),
   deliverOnly: z.object({ deliver }),
   advance: z.object({ ms: z.number().int().nonnegative(), expire: z.boolean().optional(), deliver }),
@@ -130,6 +133,11 @@ export function createControlRouter(deps: {
   router.post("/checkout/sessions/:id/complete", async (req, res) => {
     const input = schemas.complete.parse(body(req));
     res.json(summary(await control.completeCheckoutSession(param(req, "id"), input.outcome, input)));
+  });
+  router.post("/checkout/sessions/:id/promotion_code", (req, res) => {
+    const input = schemas.promotionCode.parse(body(req));
+    const outcome = control.applyPromotionCode(param(req, "id"), input.code);
+    res.status(outcome.error ? 400 : 200).json(outcome);
   });
   router.post("/checkout/sessions/:id/async", async (req, res) => {
     const input = schemas.async.parse(body(req));

@@ -1,14 +1,14 @@
 import type Stripe from "stripe";
 import type { Outcome, SandboxContext } from "./context";
 import { customerOrigin } from "./context";
-import type { CompletionOutcome, CustomerShipping } from "./checkout-sessions";
+import type { CompletionOptions, CompletionOutcome } from "./checkout-sessions";
 import {
+  applyPromotionCode,
   completeCheckoutSession,
   expireCheckoutSession,
   retrieveCheckoutSession,
   settleAsyncPayment,
 } from "./checkout-sessions";
-import type { DeclineCode } from "./errors";
 import { amendCapture, closeDispute, closeReview, openDispute, openReview } from "./disputes";
 import { retrieveEvent } from "./events";
 import type { Params } from "./form";
@@ -52,9 +52,19 @@ export class SandboxControl {
   completeCheckoutSession(
     id: string,
     outcome: CompletionOutcome,
-    options: DeliverOption & { declineCode?: DeclineCode; shipping?: CustomerShipping } = {},
+    options: DeliverOption & CompletionOptions = {},
   ): Promise<ControlResult> {
     return this.finish(completeCheckoutSession(this.ctx, id, outcome, options), options);
+  }
+
+  /** The customer types a promotion code on the page: `error` is what the page shows, null once applied. */
+  applyPromotionCode(
+    id: string,
+    code: string,
+  ): { checkoutSession: Stripe.Checkout.Session; error: string | null } {
+    const outcome = applyPromotionCode(this.ctx, id, code);
+    this.ctx.store.persist();
+    return { checkoutSession: outcome.session, error: outcome.error };
   }
 
   settleAsyncPayment(id: string, succeeded: boolean, options: DeliverOption = {}): Promise<ControlResult> {

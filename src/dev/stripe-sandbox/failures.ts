@@ -17,6 +17,13 @@ export const sandboxEndpoints = [
   "balance_transactions.list",
   "disputes.list",
   "disputes.retrieve",
+  "coupons.create",
+  "coupons.retrieve",
+  "promotion_codes.create",
+  "promotion_codes.retrieve",
+  "promotion_codes.list",
+  "shipping_rates.create",
+  "shipping_rates.retrieve",
 ] as const;
 
 export type SandboxEndpoint = (typeof sandboxEndpoints)[number];

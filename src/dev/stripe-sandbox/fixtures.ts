@@ -15,6 +15,11 @@ interface FixtureTypes {
   balance_transaction: Stripe.BalanceTransaction;
   dispute: Stripe.Dispute;
   review: Stripe.Review;
+  coupon: Stripe.Coupon;
+  promotion_code: Stripe.PromotionCode;
+  shipping_rate: Stripe.ShippingRate;
+  tax_rate: Stripe.TaxRate;
+  discount: Stripe.Discount;
 }
 
 export function fromFixture<K extends keyof FixtureTypes>(name: K): FixtureTypes[K] {

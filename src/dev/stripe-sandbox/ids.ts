@@ -11,7 +11,22 @@ function base62(length: number): string {
 
 /** Ids shaped like Stripe's (`pi_3Q…`, `cs_test_a1…`) so logs and code that sniff prefixes behave as in test mode. */
 export function stripeId(
-  prefix: "cs_test" | "pi" | "ch" | "re" | "evt" | "req" | "pm" | "li" | "txn" | "dp" | "prv" | "cus",
+  prefix:
+    | "cs_test"
+    | "pi"
+    | "ch"
+    | "re"
+    | "evt"
+    | "req"
+    | "pm"
+    | "li"
+    | "txn"
+    | "dp"
+    | "prv"
+    | "cus"
+    | "promo"
+    | "shr"
+    | "di",
 ): string {
   return prefix === "cs_test" ? `cs_test_a1${base62(56)}` : `${prefix}_3${base62(23)}`;
 }

@@ -5,7 +5,7 @@ import express, { type Express, type Response } from "express";
 import type Stripe from "stripe";
 import type { Logger } from "../../logger";
 import { createApiRouter, type RequestLogEntry } from "./api-router";
-import type { CompletionOutcome, CustomerShipping } from "./checkout-sessions";
+import type { CompletionOptions, CompletionOutcome, CustomerShipping } from "./checkout-sessions";
 import type { SandboxContext } from "./context";
 import { SandboxControl, type ControlResult, type DeliverOption, type LapseResult } from "./control";
 import { createControlRouter } from "./control-router";
@@ -17,6 +17,7 @@ import { SandboxStore } from "./store";
 import { WebhookDeliverer, type DeliveryResult, type SignedDelivery } from "./webhook-delivery";
 
 export type {
+  CompletionOptions,
   CompletionOutcome,
   CustomerShipping,
   ControlResult,
@@ -77,8 +78,13 @@ export interface StripeSandbox {
   completeCheckoutSession(
     id: string,
     outcome: CompletionOutcome,
-    options?: DeliverOption & { declineCode?: DeclineCode; shipping?: CustomerShipping },
+    options?: DeliverOption & CompletionOptions,
   ): Promise<ControlResult>;
+  /** The customer types a promotion code on the hosted page; `error` is the page's message, null once applied. */
+  applyPromotionCode(
+    id: string,
+    code: string,
+  ): { checkoutSession: Stripe.Checkout.Session; error: string | null };
   settleAsyncPayment(id: string, succeeded: boolean, options?: DeliverOption): Promise<ControlResult>;
   expireCheckoutSession(id: string, options?: DeliverOption): Promise<ControlResult>;
   expireAuthorization(paymentIntentId: string, options?: DeliverOption): Promise<ControlResult>;
@@ -252,6 +258,7 @@ export function createStripeSandbox(options: StripeSandboxOptions): StripeSandbo
     injectFailure: (endpoint, failure, times) => failures.inject(endpoint, failure, times),
     clearFailures: () => failures.clear(),
     completeCheckoutSession: (id, outcome, opts) => control.completeCheckoutSession(id, outcome, opts),
+    applyPromotionCode: (id, code) => control.applyPromotionCode(id, code),
     settleAsyncPayment: (id, succeeded, opts) => control.settleAsyncPayment(id, succeeded, opts),
     expireCheckoutSession: (id, opts) => control.expireCheckoutSession(id, opts),
     expireAuthorization: (id, opts) => control.expireAuthorization(id, opts),

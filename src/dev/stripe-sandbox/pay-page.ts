@@ -57,6 +57,40 @@ export function createPayPage(deps: { ctx: SandboxContext; control: SandboxContr
       .join("");
     const declined =
       req.query.declined === "1" ? `<p class="declined">Your card was declined. Try again.</p>` : "";
+    const totals = session.total_details;
+    const summaryRows = [
+      `<tr><td>Subtotal</td><td class="num">${money(session.amount_subtotal ?? 0)}</td></tr>`,
+      totals?.amount_discount
+        ? `<tr><td>Discount</td><td class="num">−${money(totals.amount_discount)}</td></tr>`
+        : "",
+      session.shipping_cost
+        ? `<tr><td>Shipping</td><td class="num">${money(session.shipping_cost.amount_subtotal)}</td></tr>`
+        : "",
+      session.automatic_tax.enabled
+        ? `<tr><td>Tax</td><td class="num">${
+            session.automatic_tax.status === "complete"
+              ? money(totals?.amount_tax ?? 0)
+              : "Calculated when you pay"
+          }</td></tr>`
+        : "",
+    ].join("");
+    const chosenRate = session.shipping_cost?.shipping_rate;
+    const shippingChoices = (session.shipping_options ?? [])
+      .map((option) => {
+        const rateId = option.shipping_rate as string;
+        const rate = deps.ctx.store.data.shippingRates[rateId];
+        return `<label class="option"><input type="radio" name="shipping_rate" value="${escapeHtml(rateId)}"${
+          rateId === chosenRate ? " checked" : ""
+        }> ${escapeHtml(rate?.display_name ?? rateId)} · ${money(option.shipping_amount)}</label>`;
+      })
+      .join("");
+    const codeError = typeof req.query.code_error === "string" ? req.query.code_error : "";
+    const codeForm =
+      session.allow_promotion_codes && session.status === "open"
+        ? `<form method="post" action="${escapeHtml(`${req.baseUrl}/${encodeURIComponent(session.id)}/promotion_code`)}" class="code">
+<label>Promotion code <input name="code" autocomplete="off"></label><button class="secondary">Apply</button>
+${codeError ? `<p class="declined" role="alert">${escapeHtml(codeError)}</p>` : ""}</form>`
+        : "";
     res.type("html").send(`<!doctype html><html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1"><title>Checkout · Stripe stand-in</title>
 <style>
@@ -67,30 +101,54 @@ body{margin:0;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,H
 td{padding:.4rem 0;border-bottom:1px solid #e3e8ee}.num{text-align:right}.muted{color:#697386;font-size:.85rem}
 button{width:100%;font:inherit;font-weight:600;border:0;border-radius:6px;padding:.7rem;background:#635bff;color:#fff;cursor:pointer;margin-top:.75rem}
 button.secondary{background:#fff;color:#c0123c;border:1px solid #e3e8ee}.hint{margin:.25rem 0 0;color:#697386;font-size:.8rem}
-.declined{color:#c0123c;font-weight:600}.tag{display:inline-block;background:#fff3e0;color:#a35a00;border-radius:4px;padding:0 .4rem;font-size:.75rem;font-weight:600}
+.declined{color:#c0123c;font-weight:600}.option{display:block;margin:.25rem 0}fieldset{border:1px solid #e3e8ee;border-radius:6px}
+.code{margin-bottom:1rem}.code input{font:inherit;padding:.4rem;border:1px solid #e3e8ee;border-radius:4px}.tag{display:inline-block;background:#fff3e0;color:#a35a00;border-radius:4px;padding:0 .4rem;font-size:.75rem;font-weight:600}
 </style></head><body><div class="wrap">
 <section class="summary"><div class="muted">${escapeHtml(deps.ctx.businessName)} <span class="tag">TEST MODE · Stripe stand-in</span></div>
 <div class="muted">Pay</div><div class="total">${money(session.amount_total ?? 0)}</div>
-<table>${items}<tr><td><b>Total due</b></td><td class="num"><b>${money(session.amount_total ?? 0)}</b></td></tr></table>
+<table>${items}${summaryRows}<tr><td><b>Total due</b></td><td class="num"><b>${money(session.amount_total ?? 0)}</b></td></tr></table>
 <p class="muted">Session <code>${escapeHtml(session.id)}</code></p></section>
 <section class="pay"><h1 style="font-size:1.2rem">Pay with card</h1>
 <p class="muted">${escapeHtml(session.customer_email ?? "")}</p>${declined}
 ${
   session.status === "open"
-    ? `<form method="post">${buttons}</form>${session.cancel_url ? `<p><a href="${escapeHtml(session.cancel_url)}">← Back to the shop (cancel)</a></p>` : ""}`
+    ? `${codeForm}<form method="post">${shippingChoices ? `<fieldset><legend>Shipping</legend>${shippingChoices}</fieldset>` : ""}${buttons}</form>${session.cancel_url ? `<p><a href="${escapeHtml(session.cancel_url)}">← Back to the shop (cancel)</a></p>` : ""}`
     : `<p>This checkout is <b>${escapeHtml(session.status ?? "")}</b>.</p>`
 }
 </section></div></body></html>`);
   });
 
+  router.post(
+    "/:id/promotion_code",
+    express.text({ type: "application/x-www-form-urlencoded" }),
+    (req, res) => {
+      const code = parseStripeParams(typeof req.body === "string" ? req.body : "").code;
+      const back = `${req.baseUrl}/${encodeURIComponent(req.params.id)}`;
+      try {
+        const result = deps.control.applyPromotionCode(req.params.id, typeof code === "string" ? code : "");
+        res.redirect(303, result.error ? `${back}?code_error=${encodeURIComponent(result.error)}` : back);
+      } catch (error) {
+        if (!(error instanceof OutcomeNotPossible || error instanceof StripeApiError)) throw error;
+        res
+          .status(409)
+          .type("html")
+          .send(`<h1>${escapeHtml(error.message)}</h1>`);
+      }
+    },
+  );
+
   router.post("/:id", express.text({ type: "application/x-www-form-urlencoded" }), async (req, res) => {
-    const outcome = parseStripeParams(typeof req.body === "string" ? req.body : "").outcome;
+    const form = parseStripeParams(typeof req.body === "string" ? req.body : "");
+    const outcome = form.outcome;
+    const shippingRate = typeof form.shipping_rate === "string" ? form.shipping_rate : undefined;
     if (typeof outcome !== "string" || !outcomes.includes(outcome as CompletionOutcome)) {
       res.status(400).type("html").send("<h1>Unknown outcome</h1>");
       return;
     }
     try {
-      const result = await deps.control.completeCheckoutSession(req.params.id, outcome as CompletionOutcome);
+      const result = await deps.control.completeCheckoutSession(req.params.id, outcome as CompletionOutcome, {
+        ...(shippingRate ? { shippingRate } : {}),
+      });
       const successUrl = result.checkoutSession?.success_url;
       if (outcome !== "declined" && successUrl) {
         res.redirect(303, successUrl.replace("{CHECKOUT_SESSION_ID}", req.params.id));

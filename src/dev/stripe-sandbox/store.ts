@@ -41,6 +41,11 @@ export interface SandboxData {
   balanceTransactions: Record<string, Stripe.BalanceTransaction>;
   disputes: Record<string, Stripe.Dispute>;
   customers: Record<string, SandboxCustomer>;
+  coupons: Record<string, Stripe.Coupon>;
+  promotionCodes: Record<string, Stripe.PromotionCode>;
+  shippingRates: Record<string, Stripe.ShippingRate>;
+  /** Per Checkout Session: what `total_details.breakdown` renders when expanded. */
+  breakdowns: Record<string, Stripe.Checkout.Session.TotalDetails.Breakdown>;
   reviews: Record<string, Stripe.Review>;
   /** Oldest first, as recorded. */
   events: Stripe.Event[];
@@ -60,6 +65,10 @@ function emptyData(): SandboxData {
     balanceTransactions: {},
     disputes: {},
     customers: {},
+    coupons: {},
+    promotionCodes: {},
+    shippingRates: {},
+    breakdowns: {},
     reviews: {},
     events: [],
     idempotency: {},
