@@ -53,7 +53,7 @@ function shipment(overrides: Partial<ShipmentRecord> = {}): ShipmentRecord {
 function labelVoids(
   answers: VoidOutcome[],
   rows: ShipmentRecord | ShipmentRecord[] = shipment(),
-  refundAnswers: (LabelRefundStatus | null)[] = [],
+  refundAnswers: (LabelRefundStatus | null | (() => LabelRefundStatus))[] = [],
 ) {
   const all = Array.isArray(rows) ? rows : [rows];
   const row = all[0] as ShipmentRecord;
@@ -62,6 +62,7 @@ function labelVoids(
   const published: string[] = [];
   const entries: { kind: string; detail: unknown; runId: string | undefined }[] = [];
   const voidCalls: string[] = [];
+  const voidParcels: unknown[] = [];
   const marked: string[] = [];
   const shipments = {
     listByOrder: async (orderId: string) => all.filter((r) => r.orderId === orderId),
@@ -79,11 +80,15 @@ function labelVoids(
   } as unknown as ShipmentRepository;
   const voids = createLabelVoids({
     provider: {
-      voidShipment: async (_orderId: string, trackingNumber: string) => {
+      voidShipment: async (_orderId: string, trackingNumber: string, parcel?: unknown) => {
         voidCalls.push(trackingNumber);
+        voidParcels.push(parcel);
         return answers.shift() ?? "not-voidable";
       },
-      labelRefundStatus: async () => refundAnswers.shift() ?? null,
+      labelRefundStatus: async () => {
+        const answer = refundAnswers.shift() ?? null;
+        return typeof answer === "function" ? answer() : answer;
+      },
     } as unknown as Parameters<typeof createLabelVoids>[0]["provider"],
     shipments,
     timeline: {
@@ -96,7 +101,7 @@ function labelVoids(
     flagForOps: async (_orderId, reason) => void flagged.push(reason),
   });
   const kinds = () => entries.map((entry) => entry.kind);
-  return { voids, kept, flagged, published, row, entries, kinds, voidCalls, marked };
+  return { voids, kept, flagged, published, row, entries, kinds, voidCalls, voidParcels, marked };
 }
 
 describe("label not voidable: one alert per label, keyed by its tracking number", () => {
@@ -371,5 +376,107 @@ describe("LabelVoids: following a submitted refund", () => {
     });
     expect(await voids.trackingStarted("order-1")).toBe(1);
     expect(marked).toEqual(["order-1"]);
+  });
+});
+
+describe("LabelVoids: what ops and the timeline are told", () => {
+  const alertOf = (kept: Map<string, OutgoingAlert>) => JSON.stringify([...kept.values()][0]);
+
+  it("a scanned parcel of a cancelled order: the entry and the alert name the label and what to do", async () => {
+    const { voids, entries, kept } = labelVoids([], shipment({ trackerStatus: "in_transit" }));
+    await voids.voidLabel("order-1", "cancelled", "run-1");
+    expect(entries).toEqual([
+      {
+        kind: "label-not-voided",
+        runId: "run-1",
+        detail: {
+          cause: "cancelled",
+          why: "scanned",
+          trackingNumber: label.trackingNumber,
+          trackerStatus: "in_transit",
+          parcelNumber: 1,
+        },
+      },
+    ]);
+    const alert = alertOf(kept);
+    expect(alert).toContain("Parcel cancelled after it was scanned");
+    expect(alert).toContain("order-1");
+    expect(alert).toContain("in_transit");
+    expect(alert).toContain("the label cannot be refunded");
+  });
+
+  it("a re-shipped parcel's label the carrier refuses: said as a parcel's, with claim-by-hand advice", async () => {
+    const { voids, flagged, kept } = labelVoids(["rejected"], shipment({ trackerStatus: null }));
+    await voids.voidShipment(shipment({ trackerStatus: null }), "reshipped", "run-1");
+    expect(flagged).toEqual(["the carrier refused to refund the label of a re-shipped parcel"]);
+    const alert = alertOf(kept);
+    expect(alert).toContain("Label refund refused for a re-shipped parcel");
+    expect(alert).toContain("claim the label refund by hand");
+    // No tracker status yet: said as unknown.
+    expect(alert).toContain("unknown");
+  });
+
+  it("a label already refunded or billed on scan is not asked again", async () => {
+    for (const status of ["refunded", "not_applicable"] as const) {
+      const { voids, voidCalls } = labelVoids(["rejected"], shipment({ labelRefundStatus: status }));
+      expect(await voids.voidLabel("order-1", "cancelled")).toEqual({ outcome: "requested", status });
+      expect(voidCalls).toEqual([]);
+    }
+  });
+
+  it("a label voided at once: its label-refunded entry names it", async () => {
+    const { voids, entries } = labelVoids(["voided"], shipment({ parcelNumber: 2 }));
+    await voids.voidLabel("order-1", "cancelled", "run-1");
+    expect(entries[1]).toEqual({
+      kind: "label-refunded",
+      runId: "run-1/parcel-2-0",
+      detail: { trackingNumber: label.trackingNumber, parcelNumber: 2 },
+    });
+  });
+
+  it("handBackUnrecorded: the carrier asked for the label's own parcel; a refused one flagged and told", async () => {
+    const { voids, flagged, kept, voidParcels } = labelVoids(["not-found"]);
+    const unrecorded = { orderId: "order-1", ...label, parcelNumber: 2, generation: 1 };
+    expect(await voids.handBackUnrecorded(unrecorded, "reshipped", "entry-1")).toBe("needs-ops");
+    expect(voidParcels).toEqual([{ parcelNumber: 2, generation: 1 }]);
+    expect(flagged).toEqual(["a label bought for a re-shipped order could not be handed back"]);
+    const alert = alertOf(kept);
+    expect(alert).toContain("Label bought for an order that no longer wants it");
+    expect(alert).toContain("not-found");
+    expect(alert).toContain("Stop the parcel with the carrier");
+  });
+
+  it("following: a refund another run recorded first is not said twice; the entry names the label", async () => {
+    const row = shipment({ labelRefundStatus: "submitted", parcelNumber: 3 });
+    const { voids, entries } = labelVoids([], row, ["refunded"]);
+    expect(await voids.checkRefund("order-1", "run-1")).toBe("refunded");
+    expect(entries).toEqual([
+      {
+        kind: "label-refunded",
+        runId: "run-1/parcel-3-0",
+        detail: { trackingNumber: label.trackingNumber, parcelNumber: 3 },
+      },
+    ]);
+
+    // Another run recorded the change while this one asked the carrier: said by that run only.
+    const raced = shipment({ labelRefundStatus: "submitted" });
+    const other = labelVoids([], raced, [
+      () => {
+        raced.labelRefundStatus = "refunded";
+        return "refunded";
+      },
+    ]);
+    expect(await other.voids.checkRefund("order-1", "run-2")).toBe("refunded");
+    expect(other.entries).toEqual([]);
+  });
+
+  it("following: a refund still submitted (or not answered) stays submitted; a cancelled order's rejection is said as an order's", async () => {
+    const { voids, kinds } = labelVoids([], shipment({ labelRefundStatus: "submitted" }), ["submitted"]);
+    expect(await voids.checkRefund("order-1")).toBe("submitted");
+    expect(kinds()).toEqual([]);
+
+    const rejected = labelVoids([], shipment({ labelRefundStatus: "submitted" }), ["rejected"]);
+    expect(await rejected.voids.checkRefund("order-1")).toBe("rejected");
+    expect(rejected.flagged).toEqual(["the carrier refused to refund the label of a cancelled order"]);
   });
 });
