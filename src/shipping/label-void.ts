@@ -34,6 +34,14 @@ export const parcelEntryRunId = (runId: string | undefined, shipment: ShipmentRe
     ? runId
     : `${runId}/parcel-${shipment.parcelNumber}-${shipment.generation}`;
 
+/**
+ * The alert's key for a label ops must see to: by what went wrong and the label's tracking number,
+ * so a retry, or another run handing back the same label, says it once (never a run id, a count
+ * or the carrier's latest words).
+ */
+export const labelAlertKey = (why: "scanned" | "rejected" | "not-voidable", trackingNumber: string) =>
+  `label-${why}-${trackingNumber}`;
+
 const isVoidable = (shipment: ShipmentRecord): boolean =>
   shipment.status === "booked" &&
   shipment.labelRefundStatus === null &&
@@ -85,7 +93,7 @@ export function createLabelVoids(deps: {
     // Keyed by the label and what went wrong with it: a retried void, or the refund's later
     // rejection found twice, says it once.
     await alerts.notify({
-      key: `label-${why}-${shipment.trackingNumber}`,
+      key: labelAlertKey(why, shipment.trackingNumber),
       title:
         why === "scanned"
           ? `Parcel ${causeText} after it was scanned`
@@ -256,6 +264,7 @@ export function createLabelVoids(deps: {
       const causeText = cause === "reshipped" ? "re-shipped" : cause;
       await flagForOps(orderId, `a label bought for a ${causeText} order could not be handed back`);
       await alerts.notify({
+        key: labelAlertKey("not-voidable", trackingNumber),
         title: "Label bought for an order that no longer wants it",
         fields: {
           orderId,

@@ -964,6 +964,7 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
     );
     expect(world.notices).toEqual([
       {
+        key: "label-not-voidable-TRK1",
         title: "Parcel booked for a cancelled order",
         runId: run.runId,
         fields: {

@@ -1,4 +1,5 @@
 import type { ShipmentNotice } from "../../notifications/customer-messages";
+import { labelAlertKey } from "../../shipping/label-void";
 import type { WorkflowDependencies } from "../dependencies";
 
 type HandBackDeps = Pick<WorkflowDependencies, "shipments" | "timeline" | "orders" | "alerts">;
@@ -39,6 +40,8 @@ export async function handBackLabels(
     }
     await deps.orders.flagForOps(orderId, input.flagReason);
     await deps.alerts.notify({
+      // By the label: the booking step's retry, and the cleanup's run, say it once.
+      key: labelAlertKey("not-voidable", parcel.trackingNumber),
       title: "Parcel booked for a cancelled order",
       runId,
       fields: { orderId, trackingNumber: parcel.trackingNumber, action: "Stop the parcel with the carrier" },
