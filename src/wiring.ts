@@ -522,6 +522,11 @@ export async function createServices(options: {
       shipments: shipmentRecords,
       logger,
       publish: (event) => publisher.publish(event),
+      // Decision 0195: the order's delivery mark, done here rather than by a step of the run.
+      markOrderDelivered: async (orderId, deliveredAt) => {
+        if (await orders.transition(orderId, ["shipped"], "delivered"))
+          await timeline.record(orderId, "delivered", { deliveredAt });
+      },
       timeline,
       exceptions: createCarrierExceptions({
         flagForOps: (orderId, reason) => orders.flagForOps(orderId, reason),

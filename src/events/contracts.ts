@@ -62,6 +62,8 @@ export const shipmentDelivered = eventType("shop/shipment.delivered", {
     orderId: z.uuid(),
     trackingNumber: z.string().min(1),
     deliveredAt: z.iso.datetime(),
+    // The carrier webhook moved the order to `delivered` itself: the run has no step to take for it.
+    orderMarked: z.boolean().optional(),
   }),
 });
 export type ShipmentDeliveredData = z.infer<typeof shipmentDelivered.schema>;

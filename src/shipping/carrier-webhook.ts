@@ -76,6 +76,12 @@ export function carrierWebhookRouter(deps: {
   publish: (event: ShipmentDeliveredEvent) => Promise<unknown>;
   /** Flags, alerts and e-mails for a parcel in trouble (src/shipping/carrier-exceptions.ts). */
   exceptions?: Pick<CarrierExceptions, "handle">;
+  /**
+   * Moves the order from `shipped` to `delivered` (and records it, once), when its last parcel is
+   * delivered: fulfill-order then needs no step of its own for it (the event says `orderMarked`).
+   * Idempotent: a repeat finds the order moved and changes nothing.
+   */
+  markOrderDelivered?: (orderId: string, deliveredAt: string) => Promise<unknown>;
   /** Where a parcel delivered before the order's last one is told. */
   timeline?: Pick<Timeline, "record">;
   /**
@@ -115,11 +121,16 @@ export function carrierWebhookRouter(deps: {
     const order = await shipments.deliveryOf(recorded.orderId);
     const all = order.deliveredAt !== null && order.lastTrackingNumber !== null;
     if (all && order.deliveredAt && order.lastTrackingNumber) {
+      // Marked before it is published: a crash between heals on the carrier's retry, which
+      // marks nothing again and publishes the same event.
+      const lastDeliveredAt = order.deliveredAt.toISOString();
+      if (deps.markOrderDelivered) await deps.markOrderDelivered(recorded.orderId, lastDeliveredAt);
       await publish(
         shipmentDeliveredEvent({
           orderId: recorded.orderId,
           trackingNumber: order.lastTrackingNumber,
-          deliveredAt: order.deliveredAt.toISOString(),
+          deliveredAt: lastDeliveredAt,
+          ...(deps.markOrderDelivered ? { orderMarked: true } : {}),
         }),
       );
     } else if (!repeat && deps.timeline) {

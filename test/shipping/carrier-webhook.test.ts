@@ -186,6 +186,56 @@ describe("POST /api/carrier/webhook", () => {
       expect(published).toEqual([expect.objectContaining({ id: `shipment-delivered-${orderId}` })]);
     });
 
+    it("marks the order delivered itself before publishing, and says so in the event (decision 0195)", async () => {
+      const marks: { orderId: string; deliveredAt: string; publishedBefore: number }[] = [];
+      const marking = carrierWebhookRouter({
+        easyPostSecret,
+        shipments,
+        logger,
+        markOrderDelivered: async (orderId, deliveredAt) => {
+          marks.push({ orderId, deliveredAt, publishedBefore: published.length });
+        },
+        publish: async (event) => {
+          if (failNextPublish) {
+            failNextPublish = false;
+            throw new Error("Inngest unreachable");
+          }
+          published.push(event);
+        },
+      });
+      const markingApp = buildApp({
+        logger,
+        readiness: await createDatabaseReadiness(database.db),
+        carrierWebhook: marking,
+      });
+      const { orderId, trackingNumber } = await bookedShipment();
+      const body = trackerEvent(trackingNumber, "delivered");
+      const post = () =>
+        request(markingApp)
+          .post("/api/carrier/webhook")
+          .set("content-type", "application/json")
+          .set("x-hmac-signature", easyPostWebhookSignature(body, easyPostSecret))
+          .send(body);
+      failNextPublish = true;
+
+      await post().expect(500);
+      // Marked, not published: the carrier's retry marks again (a no-op for the order) and publishes.
+      await post().expect(200);
+
+      const deliveredAt = "2026-11-01T09:30:00.000Z";
+      expect(marks).toEqual([
+        { orderId, deliveredAt, publishedBefore: 0 },
+        { orderId, deliveredAt, publishedBefore: 0 },
+      ]);
+      expect(published).toEqual([
+        {
+          id: `shipment-delivered-${orderId}`,
+          name: "shop/shipment.delivered",
+          data: { orderId, trackingNumber, deliveredAt, orderMarked: true },
+        },
+      ]);
+    });
+
     it("refuses an unsigned body with 400 invalid_signature, and bodies over 64 kB with 413", async () => {
       const { orderId, trackingNumber } = await bookedShipment();
       const unsigned = await request(app)

@@ -14,12 +14,11 @@ import { runFunction, type DriverOptions, type RunOutcome } from "../support/fak
  * ops see.
  */
 
+// reserve-stock runs inside claim, create-shipment inside check-address (decision 0195).
 const happySteps = [
   "claim",
-  "reserve-stock",
   "charge-card",
   "check-address",
-  "create-shipment",
   "send-confirmation",
   "wait-for-delivery",
   "mark-delivered",
@@ -126,6 +125,63 @@ describe("fulfill-order (fast tier): what Inngest is told", () => {
 });
 
 describe("fulfill-order (fast tier): the happy path", () => {
+  it("a delivery the carrier webhook marked (`orderMarked`) costs no mark-delivered step", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const { orderId } = order;
+    const event = delivered(orderId)["wait-for-delivery"];
+
+    const run = await place(order, {
+      events: { "wait-for-delivery": { ...event, data: { ...event.data, orderMarked: true } } },
+    });
+
+    expect(run.status).toBe("completed");
+    expect(stepIds(run)).toEqual(happySteps.filter((id) => id !== "mark-delivered"));
+    // The webhook moved the order (test/shipping/carrier-webhook.test.ts); the run did not.
+    expect(world.statusesOf(orderId)).toEqual(["fulfilling", "shipped", "completed"]);
+  });
+
+  it("runs begun before the folds (decision 0195) replay their own steps: reserve-stock, create-shipment", async () => {
+    const { world, place } = setup();
+    world.addProduct("MUG", 5);
+    const order = world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 2 }], status: "fulfilling" });
+    const { orderId } = order;
+    world.order(orderId).claimId = "run-run-1";
+
+    // Memoised by the older shape: a claim without `reservation`, a check-address without `shipment`.
+    const run = await place(order, {
+      events: delivered(orderId),
+      memoised: {
+        claim: {
+          claimed: true,
+          claimId: "run-run-1",
+          lines: [{ sku: "MUG", quantity: 2 }],
+          paymentIntentId: order.paymentIntentId,
+        },
+      },
+    });
+    expect(run.status).toBe("completed");
+    expect(stepIds(run)).toEqual(["reserve-stock", ...happySteps.slice(1)]);
+    expect(world.stockOf("MUG")).toBe(3);
+
+    const older = setup();
+    older.world.addProduct("MUG", 5);
+    const second = older.world.addPaidOrder({ lines: [{ sku: "MUG", quantity: 1 }] });
+    const rerun = await older.place(second, {
+      events: delivered(second.orderId),
+      memoised: { "check-address": { deliverable: true, hold: null } },
+    });
+    expect(rerun.status).toBe("completed");
+    expect(stepIds(rerun)).toEqual([
+      "claim",
+      "charge-card",
+      "create-shipment",
+      ...happySteps.slice(happySteps.indexOf("send-confirmation")),
+    ]);
+    expect(older.world.carrierBookings.size).toBe(1);
+  });
+
   it("claims, reserves, captures once, books, e-mails the tracking link, marks delivery and asks for a review", async () => {
     const { world, place } = setup();
     world.addProduct("MUG", 5);
@@ -219,10 +275,8 @@ describe("fulfill-order (fast tier): the happy path", () => {
     expect(run.status).toBe("completed");
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "check-address",
-      "create-shipment",
       "send-confirmation",
       "wait-for-delivery",
       "send-review-request",
@@ -261,15 +315,7 @@ describe("fulfill-order (fast tier): the happy path", () => {
     });
     expect(
       run.steps.map(({ id, detail }) => (id === "wait-after-delivery" ? `${id}:${String(detail)}` : id)),
-    ).toEqual([
-      "claim",
-      "reserve-stock",
-      "charge-card",
-      "check-address",
-      "create-shipment",
-      "wait-after-delivery:3d",
-      "send-review-request",
-    ]);
+    ).toEqual(["claim", "charge-card", "check-address", "wait-after-delivery:3d", "send-review-request"]);
     expect(world.carrierBookings.size).toBe(0);
     expect(world.shipmentRows.size).toBe(0);
     expect(world.emailsTo(order.orderId)).toEqual(["review-request"]);
@@ -569,7 +615,6 @@ describe("fulfill-order (fast tier): out of stock", () => {
     });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "check-claim",
       "return-payment",
       "mark-out-of-stock",
@@ -653,7 +698,7 @@ describe("fulfill-order (fast tier): out of stock", () => {
     const run = await place(order);
 
     expect(run).toMatchObject({ status: "completed", result: { outcome: "cancelled_out_of_stock" } });
-    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "check-claim"]);
+    expect(stepIds(run)).toEqual(["claim", "check-claim"]);
     expect(world.order(order.orderId).status).toBe("fulfilling");
     expect(world.intent(defined(order.paymentIntentId)).state).toBe("requires_capture");
     expect(world.emails).toEqual([]);
@@ -673,7 +718,6 @@ describe("fulfill-order (fast tier): out of stock", () => {
     });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "check-claim",
       "return-payment",
       "mark-cancelled",
@@ -707,7 +751,6 @@ describe("fulfill-order (fast tier): the charge fails", () => {
     expect(run.steps.find((step) => step.id === "charge-card")?.detail).toBe(1); // a decline is not retried
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "check-claim",
       "release-stock",
@@ -846,7 +889,6 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
     });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "check-claim",
       "release-stock",
@@ -881,7 +923,7 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
 
     expect(run).toMatchObject({ status: "completed", result: { stopped: "superseded" } });
     // Superseded, not cancelled: the new run owns the order, so this one compensates nothing.
-    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "charge-card"]);
+    expect(stepIds(run)).toEqual(["claim", "charge-card"]);
     expect(world.stripeCallsOf("refundInFull")).toEqual([]);
     expect(world.paymentRows.has(order.orderId)).toBe(false);
     expect(world.timelineKinds(order.orderId)).not.toContain("payment-captured-after-cancel");
@@ -901,10 +943,8 @@ describe("fulfill-order (fast tier): a cancel or re-drive lands while a step is 
     });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "check-address",
-      "create-shipment",
       "check-claim",
       "release-stock",
       "return-payment",

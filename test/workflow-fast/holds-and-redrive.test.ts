@@ -68,8 +68,12 @@ const releaseWait = (timeout: string) => ({
   if: "async.data.orderId == event.data.orderId",
 });
 
-/** Everything up to the label when nothing holds the order (the first look at the hold comes with the address check). */
-const toTheLabel = ["claim", "reserve-stock", "charge-card", "check-address"];
+/**
+ * Everything up to the label when nothing holds the order (the first look at the hold comes with
+ * the address check; the stock is reserved in the claim's step: decision 0195).
+ */
+const toTheLabel = ["claim", "charge-card", "check-address"];
+/** From the label on, when a hold was waited out first: create-shipment is a step of its own. */
 const fromTheLabel = [
   "create-shipment",
   "send-confirmation",
@@ -78,6 +82,8 @@ const fromTheLabel = [
   "wait-after-delivery",
   "send-review-request",
 ];
+/** After a check-address that found no hold and bought the label in its own step (decision 0195). */
+const afterTheBooking = fromTheLabel.slice(1);
 
 /** A context whose step tools run each body at once and answer waits from `events` (else a timeout). */
 function stepContext(
@@ -113,10 +119,9 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
     // One step for the window, the wait: reserve-stock places its hold and charge-card ends it.
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "wait-fulfilment-hold",
-      ...toTheLabel.slice(2),
-      ...fromTheLabel,
+      ...toTheLabel.slice(1),
+      ...afterTheBooking,
     ]);
     expect(stepOf(run, "wait-fulfilment-hold")?.detail).toEqual(releaseWait("2h"));
     expect(world.holdChanges).toEqual([
@@ -129,6 +134,19 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
 
   // A run begun before the window was one wait: its memoised reserve-stock has no `windowHold`.
   const olderReservation = { ok: true, reserved: [{ sku: "MUG", quantity: 1 }] };
+  /** Such a run's memoised claim: no `reservation` in it (reserve-stock was a step of its own). */
+  const olderClaim = (
+    world: FakeWorkflowWorld,
+    order: { orderId: string; paymentIntentId: string | null },
+  ) => {
+    Object.assign(world.order(order.orderId), { claimId: "run-run-1", status: "fulfilling" });
+    return {
+      claimed: true,
+      claimId: "run-run-1",
+      lines: [{ sku: "MUG", quantity: 1 }],
+      paymentIntentId: order.paymentIntentId,
+    };
+  };
 
   it("a run memoised by the older step shape, waiting in the window, ends it with its own end-fulfilment-hold", async () => {
     const { world, place } = setup(settings);
@@ -138,16 +156,19 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
 
     const run = await place(order, {
       events: { "wait-for-delivery": delivered(order.orderId) },
-      memoised: { "reserve-stock": olderReservation, "place-fulfilment-hold": hold?.holdId ?? null },
+      memoised: {
+        claim: olderClaim(world, order),
+        "reserve-stock": olderReservation,
+        "place-fulfilment-hold": hold?.holdId ?? null,
+      },
     });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim",
       "wait-fulfilment-hold",
       "end-fulfilment-hold",
-      ...toTheLabel.slice(2),
-      ...fromTheLabel,
+      ...toTheLabel.slice(1),
+      ...afterTheBooking,
     ]);
     expect(world.holdChanges.map((change) => change.change)).toEqual(["placed", "released"]);
     expect(world.holdRows.has(order.orderId)).toBe(false);
@@ -161,17 +182,16 @@ describe("fulfill-order (fast tier): FULFILMENT_HOLD", () => {
 
     const run = await place(order, {
       events: { "wait-for-delivery": delivered(order.orderId) },
-      memoised: { "reserve-stock": olderReservation },
+      memoised: { claim: olderClaim(world, order), "reserve-stock": olderReservation },
     });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
-      "claim",
       "place-fulfilment-hold",
       "wait-fulfilment-hold",
       "end-fulfilment-hold",
-      ...toTheLabel.slice(2),
-      ...fromTheLabel,
+      ...toTheLabel.slice(1),
+      ...afterTheBooking,
     ]);
     expect(world.holdChanges).toEqual([
       { orderId: order.orderId, change: "placed", reason: "fulfilment_window", by: "workflow" },
@@ -335,7 +355,7 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
     });
 
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
-    expect(stepIds(run)).toEqual(["claim", "reserve-stock", "charge-card", ...fromTheLabel]);
+    expect(stepIds(run)).toEqual(["claim", "charge-card", ...fromTheLabel]);
     expect(world.order(order.orderId).status).toBe("completed");
   });
 
@@ -358,7 +378,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "wait-hold-release-0",
       "check-hold-1",
@@ -382,7 +401,6 @@ describe("fulfill-order (fast tier): a run begun before the first look came with
     expect(run).toMatchObject({ status: "completed", result: { trackingNumber: "TRK1" } });
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "check-hold-0",
       "wait-hold-release-0",

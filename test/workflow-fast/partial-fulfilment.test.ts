@@ -62,11 +62,9 @@ describe("fulfill-order (fast tier): partial fulfilment, ship_available", () => 
     expect(run.status).toBe("completed");
     expect(stepIds(run)).toEqual([
       "claim",
-      "reserve-stock",
       "charge-card",
       "send-short-notice",
       "check-address",
-      "create-shipment",
       "send-confirmation",
       "wait-for-delivery",
       "send-review-request",

@@ -136,10 +136,11 @@ describe("several parcels per order", () => {
   it("a re-drive after booking resumes with both parcels: nothing bought or charged again, delivered from the record", async () => {
     const { orderId, eventId } = await twoParcelOrder("cus_parcels_redrive");
     const shipped = await h.order(orderId);
-    // The database refuses to mark the order delivered on every attempt: the run fails at mark-delivered.
+    // The database refuses to complete the order on every attempt: the run fails after the delivery,
+    // at send-review-request (the carrier webhook marks the order delivered: decision 0195).
     await h.db.$executeRawUnsafe(
       `CREATE FUNCTION refuse_parcels_delivered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-         IF NEW.status = 'delivered' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
+         IF NEW.status = 'completed' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
     );
     await h.db.$executeRawUnsafe(
       `CREATE TRIGGER refuse_parcels_delivered BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION refuse_parcels_delivered()`,
@@ -147,6 +148,9 @@ describe("several parcels per order", () => {
     try {
       for (const parcel of shipped.shipments)
         await easyPost().advanceTracker(parcel.trackingNumber, "delivered");
+      await h.settle(2);
+      expect((await h.order(orderId)).status).toBe("delivered");
+      await h.engine.clock.advance(3 * 24 * 3600 * 1000 + 60_000);
       await h.settle(20);
     } finally {
       await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_parcels_delivered ON orders`);

@@ -163,7 +163,7 @@ describe("POST /api/orders/:id/redrive", () => {
     await redrive(orderId, "wrong-token").expect(401);
   });
 
-  it("re-drives an order whose run failed after booking (the delivery mark) from where it failed: no second label, no second charge", async () => {
+  it("re-drives an order whose run failed after booking (the review request) from where it failed: no second label, no second charge", async () => {
     await h.addProduct("REDRIVE-BOOKED", 5);
     const { orderId } = await h.createPaidOrder({
       customerId: "cus_redrive_booked",
@@ -176,10 +176,11 @@ describe("POST /api/orders/:id/redrive", () => {
     // Still waiting for the delivery: a re-drive now would start a second run beside it.
     expect((await redrive(orderId).expect(409)).body.error.code).toBe("order_not_redrivable");
 
-    // The database refuses to mark the order delivered on every attempt: the run fails at mark-delivered.
+    // The database refuses to complete the order on every attempt: the run fails after the delivery
+    // (which the carrier webhook marks itself: decision 0195), at send-review-request.
     await h.db.$executeRawUnsafe(
       `CREATE FUNCTION refuse_delivered() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-         IF NEW.status = 'delivered' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
+         IF NEW.status = 'completed' THEN RAISE EXCEPTION 'database unavailable'; END IF; RETURN NEW; END $$`,
     );
     await h.db.$executeRawUnsafe(
       `CREATE TRIGGER refuse_delivered BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION refuse_delivered()`,
@@ -190,13 +191,16 @@ describe("POST /api/orders/:id/redrive", () => {
         "delivered",
       );
       expect(delivery?.responseStatus).toBe(200);
+      await h.settle(2);
+      expect((await h.order(orderId)).status).toBe("delivered");
+      await h.engine.clock.advance(3 * 24 * 3600 * 1000 + 60_000);
       await h.settle(20);
     } finally {
       await h.db.$executeRawUnsafe(`DROP TRIGGER refuse_delivered ON orders`);
       await h.db.$executeRawUnsafe(`DROP FUNCTION refuse_delivered()`);
     }
     expect((await h.runsOfEvent(firstEvent))[0]?.status).toBe("Failed");
-    expect((await h.order(orderId)).status).toBe("shipped");
+    expect((await h.order(orderId)).status).toBe("delivered");
 
     const res = await redrive(orderId).expect(202);
     expect(res.body).toMatchObject({ orderId, status: "redrive_requested", generation: 1 });

@@ -52,11 +52,12 @@ describe("fulfill-order: every step run twice, as a retry after a crash would", 
 
     const [run] = await h.runsOfEvent(eventId);
     expect(run?.status).toBe("Completed");
-    // claim (its id from the run's), reserve-stock, charge-card, check-address (the first look at the hold with it),
-    // create-shipment, send-confirmation, mark-delivered, send-review-request
+    // claim (its id from the run's, reserving the stock), charge-card, check-address (the first look at the hold
+    // with it, and the label: decision 0195), send-confirmation, mark-delivered (the event sent here does not
+    // say `orderMarked`), send-review-request
     // (the recovery crons' steps, replayed as well when the clock passes their schedules, are not counted)
     const runSteps = new Set((await h.run(run?.run_id ?? "")).steps?.map((step) => step.id));
-    expect([...proxy.replayed].filter((id) => runSteps.has(id))).toHaveLength(8);
+    expect([...proxy.replayed].filter((id) => runSteps.has(id))).toHaveLength(6);
 
     const order = await h.order(orderId);
     expect(order.status).toBe("completed");

@@ -202,13 +202,13 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
       const shipping = reservation.short ? { ...claim, lines: reservation.reserved } : claim;
 
       // An address the carrier cannot deliver to puts the order on hold, and the customer is asked.
-      const address = await saga.run(checkAddress);
+      const address = await saga.run(checkAddress, shipping);
       // On hold (ops, the address check, a dispute): no label until released; an address the
       // carrier rejected under another hold is held once that one is released.
       const hold = await saga.run(awaitHoldRelease, address);
       if (hold.held && !hold.released) return { orderId, stopped: "held" as const };
 
-      const shipment = await saga.run(createShipment, shipping);
+      const shipment = await saga.run(createShipment, shipping, address);
       if (!shipment.shipped) {
         // Held after the last look (decision 0170): nothing bought; ops release and re-drive.
         if (shipment.stopped === "held") return { orderId, stopped: "held" as const };
@@ -245,7 +245,10 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
         if (!booking) {
           await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
         } else if (delivery) {
-          await saga.run(markDelivered, delivery.data);
+          // The carrier webhook marks the order itself (decision 0195); an event without
+          // `orderMarked` (sent before, or by a re-drive's stand-in) leaves it to this step.
+          if (!("orderMarked" in delivery.data && delivery.data.orderMarked))
+            await saga.run(markDelivered, delivery.data);
           await step.sleep("wait-after-delivery", settings.reviewAfterDelivery);
         }
 

@@ -1,5 +1,6 @@
 import type { WorkflowDependencies } from "../dependencies";
-import type { StepContext } from "./context";
+import type { Claim, StepContext } from "./context";
+import { bookShipment, type ShipmentOutcome } from "./create-shipment";
 import { createStep } from "./saga";
 
 export const checkAddressStepId = "check-address"; // durable Inngest state: never rename it
@@ -18,6 +19,11 @@ export type AddressCheckOutcome = (
    * `check-hold-0` step, memoised or run then).
    */
   hold?: HoldLook | null;
+  /**
+   * The booking, when this step bought the label too (deliverable, no hold: decision 0195);
+   * create-shipment then returns it without a step. Absent otherwise, and in older runs' outcomes.
+   */
+  shipment?: ShipmentOutcome;
 };
 
 /** A look at an order's hold, as `check-hold-<n>` records it. */
@@ -88,13 +94,17 @@ export const lookAt = (hold: HoldLook | null): HoldLook | null =>
 
 export const checkAddress = createStep({
   id: checkAddressStepId,
-  invoke: ({ step, deps, orderId, runId }: StepContext) =>
+  invoke: ({ step, deps, orderId, runId }: StepContext, shipping?: Pick<Claim, "claimId" | "lines">) =>
     step.run(checkAddressStepId, async (): Promise<AddressCheckOutcome> => {
       // The order's hold comes with the address, in one statement: await-hold-release's first look.
       const checked = await deps.shipments.verifyDestinationWithHold(orderId);
       const { verdict } = checked;
       if (!verdict || verdict.deliverable) {
         const hold = checked.hold !== undefined ? checked.hold : lookAt(await deps.holds.current(orderId));
+        // Nothing to wait for: the label is bought in this step (create-shipment's work, under its
+        // guard and keys; a hold asked meanwhile is seen by its purchase mark, as there).
+        if (hold === null && shipping)
+          return { deliverable: true, hold, shipment: await bookShipment(deps, orderId, runId, shipping) };
         return { deliverable: true, hold };
       }
       const placed = await placeAddressHold(deps, orderId, verdict.message, runId);

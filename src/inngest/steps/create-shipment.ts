@@ -1,6 +1,7 @@
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import type { ShipmentNotice } from "../../notifications/customer-messages";
-import type { Claim } from "./context";
+import type { WorkflowDependencies } from "../dependencies";
+import type { Claim, StepContext } from "./context";
 import { handBackLabels } from "./hand-back-labels";
 import { createStep } from "./saga";
 
@@ -45,73 +46,90 @@ export function parcelsOf(outcome: { booking?: ShipmentNotice | null; parcels?: 
  */
 export const createShipment = createStep({
   id: createShipmentStepId,
-  invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
-    step.run(createShipmentStepId, async (): Promise<ShipmentOutcome> => {
-      // The mark a hold asked during the purchase waits on; refused, nothing is bought.
-      const start = await deps.fulfilment.beginLabelPurchase(orderId, claim.claimId);
-      if (start === "held") {
-        await deps.alerts.notify({
-          title: "Order held just before its label was bought",
-          runId,
-          fields: { orderId, action: "Release the hold, then re-drive the order to ship it (or cancel it)" },
-        });
-        return { shipped: false, stopped: "held" };
-      }
-      if (start === "cancelled" || start === "superseded") return { shipped: false, stopped: start };
-      let parcels;
-      try {
-        parcels = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
-      } catch (error) {
-        await deps.fulfilment.endLabelPurchase(orderId, claim.claimId);
-        throw error;
-      }
-      const recorded = await deps.fulfilment.recordShipment({
-        orderId,
-        claimId: claim.claimId,
-        runId,
-        parcels,
-      });
-      // What the workflow keeps (step output, e-mail): the customer's view, not the labels.
-      const notices = (parcels ?? []).map((parcel) => ({
-        carrier: parcel.carrier,
-        trackingNumber: parcel.trackingNumber,
-        trackingUrl: parcel.trackingUrl,
-        parcelNumber: parcel.parcelNumber,
-      }));
-      if (recorded.landed) return { shipped: true, parcels: notices };
-      // Fenced after the fact: whatever the guard's reason, a label the order no longer wants is
-      // handed back now (a re-drive's run that still wants it finds it by its carrier reference).
-      const unwanted =
-        parcels !== null &&
-        !(await deps.fulfilment.labelsStillWanted(
-          orderId,
-          parcels.map((parcel) => parcel.trackingNumber),
-        ));
-      if (!unwanted && parcels && parcels.length > 0) {
-        // Kept for the re-drive's run, which finds it by its carrier reference; if the order is
-        // cancelled before that run records it, the cleanup hands it back from this entry.
-        await deps.timeline.record(
-          orderId,
-          "label-kept-for-redrive",
-          {
-            parcels: parcels.map(({ parcelNumber, carrier, trackingNumber }) => ({
-              parcelNumber,
-              carrier,
-              trackingNumber,
-            })),
-          },
-          runId,
-        );
-      }
-      if (unwanted && parcels) {
-        await handBackLabels(deps, {
-          orderId,
-          runId,
-          parcels,
-          entryKey: (parcel) => (parcels.length === 1 ? runId : `${runId}/parcel-${parcel.parcelNumber}`),
-          flagReason: "a parcel was booked after the order was cancelled",
-        });
-      }
-      return { shipped: false, stopped: recorded.reason };
-    }),
+  invoke: async (
+    { step, deps, orderId, runId }: StepContext,
+    claim: Claim,
+    address?: { shipment?: ShipmentOutcome },
+  ) =>
+    // check-address booked already, in its own step (decision 0195), when no hold stood in the way.
+    address?.shipment ?? step.run(createShipmentStepId, () => bookShipment(deps, orderId, runId, claim)),
 });
+
+/**
+ * create-shipment's work, run by its step or, when the address is deliverable and no hold stands,
+ * by check-address's (one execution fewer). Idempotent as described above: each parcel by its key,
+ * the record by the claim.
+ */
+export async function bookShipment(
+  deps: WorkflowDependencies,
+  orderId: string,
+  runId: string,
+  claim: Pick<Claim, "claimId" | "lines">,
+): Promise<ShipmentOutcome> {
+  // The mark a hold asked during the purchase waits on; refused, nothing is bought.
+  const start = await deps.fulfilment.beginLabelPurchase(orderId, claim.claimId);
+  if (start === "held") {
+    await deps.alerts.notify({
+      title: "Order held just before its label was bought",
+      runId,
+      fields: { orderId, action: "Release the hold, then re-drive the order to ship it (or cancel it)" },
+    });
+    return { shipped: false, stopped: "held" };
+  }
+  if (start === "cancelled" || start === "superseded") return { shipped: false, stopped: start };
+  let parcels;
+  try {
+    parcels = await deps.shipments.bookWithCarrier({ orderId, lines: claim.lines });
+  } catch (error) {
+    await deps.fulfilment.endLabelPurchase(orderId, claim.claimId);
+    throw error;
+  }
+  const recorded = await deps.fulfilment.recordShipment({
+    orderId,
+    claimId: claim.claimId,
+    runId,
+    parcels,
+  });
+  // What the workflow keeps (step output, e-mail): the customer's view, not the labels.
+  const notices = (parcels ?? []).map((parcel) => ({
+    carrier: parcel.carrier,
+    trackingNumber: parcel.trackingNumber,
+    trackingUrl: parcel.trackingUrl,
+    parcelNumber: parcel.parcelNumber,
+  }));
+  if (recorded.landed) return { shipped: true, parcels: notices };
+  // Fenced after the fact: whatever the guard's reason, a label the order no longer wants is
+  // handed back now (a re-drive's run that still wants it finds it by its carrier reference).
+  const unwanted =
+    parcels !== null &&
+    !(await deps.fulfilment.labelsStillWanted(
+      orderId,
+      parcels.map((parcel) => parcel.trackingNumber),
+    ));
+  if (!unwanted && parcels && parcels.length > 0) {
+    // Kept for the re-drive's run, which finds it by its carrier reference; if the order is
+    // cancelled before that run records it, the cleanup hands it back from this entry.
+    await deps.timeline.record(
+      orderId,
+      "label-kept-for-redrive",
+      {
+        parcels: parcels.map(({ parcelNumber, carrier, trackingNumber }) => ({
+          parcelNumber,
+          carrier,
+          trackingNumber,
+        })),
+      },
+      runId,
+    );
+  }
+  if (unwanted && parcels) {
+    await handBackLabels(deps, {
+      orderId,
+      runId,
+      parcels,
+      entryKey: (parcel) => (parcels.length === 1 ? runId : `${runId}/parcel-${parcel.parcelNumber}`),
+      flagReason: "a parcel was booked after the order was cancelled",
+    });
+  }
+  return { shipped: false, stopped: recorded.reason };
+}

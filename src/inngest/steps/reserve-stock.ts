@@ -1,3 +1,4 @@
+import type { WorkflowDependencies } from "../dependencies";
 import type { Claim } from "./context";
 import { placeWindowHold } from "./hold-fulfilment";
 import { releaseStock } from "./release-stock";
@@ -18,36 +19,54 @@ export const reserveStockStepId = "reserve-stock";
  * `windowHold` in the outcome says this step did, which tells a run begun before from one begun
  * after (hold-fulfilment.ts).
  */
+/**
+ * The reservation itself, as reserve-stock's step ran it; the claim step runs it too, in its own
+ * step, right after the claim (decision 0195: one execution fewer). Idempotent by the order id.
+ */
+export async function reserveFor(
+  deps: WorkflowDependencies,
+  orderId: string,
+  runId: string,
+  claim: Pick<Claim, "claimId" | "lines">,
+) {
+  const guard = { claimId: claim.claimId };
+  const record = { runId };
+  const { entriesRecorded, ...outcome } =
+    deps.settings.partialFulfilment === "ship_available"
+      ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true, record })
+      : await deps.inventory.reserve(orderId, claim.lines, guard, { record });
+  const windowHold = outcome.ok ? await placeWindowHold(deps, orderId) : false;
+  const result = windowHold ? { ...outcome, windowHold: true as const } : outcome;
+  // A checkout hold's conversion writes its entries in its own statement (stock-holds.ts).
+  if (entriesRecorded) return result;
+  if (outcome.ok || outcome.reason === "out_of_stock")
+    await deps.timeline.record(
+      orderId,
+      outcome.ok ? "stock-reserved" : "out-of-stock",
+      { ...outcome },
+      runId,
+    );
+  if (outcome.ok && outcome.short)
+    await deps.timeline.record(
+      orderId,
+      "lines-short",
+      { short: outcome.short, reserved: outcome.reserved },
+      runId,
+    );
+  return result;
+}
+
+export type Reservation = Awaited<ReturnType<typeof reserveFor>>;
+
+/**
+ * `claim.reservation`: the claim step reserved already (the outcome is memoised with it), so no
+ * step runs. A run whose memoised claim has none (begun before decision 0195) reserves in the
+ * `reserve-stock` step, as it always did.
+ */
 export const reserveStock = createStep({
   id: reserveStockStepId,
-  invoke: ({ step, deps, orderId, runId }, claim: Claim) =>
-    step.run(reserveStockStepId, async () => {
-      const guard = { claimId: claim.claimId };
-      const record = { runId };
-      const { entriesRecorded, ...outcome } =
-        deps.settings.partialFulfilment === "ship_available"
-          ? await deps.inventory.reserve(orderId, claim.lines, guard, { allowShort: true, record })
-          : await deps.inventory.reserve(orderId, claim.lines, guard, { record });
-      const windowHold = outcome.ok ? await placeWindowHold(deps, orderId) : false;
-      const result = windowHold ? { ...outcome, windowHold: true as const } : outcome;
-      // A checkout hold's conversion writes its entries in its own statement (stock-holds.ts).
-      if (entriesRecorded) return result;
-      if (outcome.ok || outcome.reason === "out_of_stock")
-        await deps.timeline.record(
-          orderId,
-          outcome.ok ? "stock-reserved" : "out-of-stock",
-          { ...outcome },
-          runId,
-        );
-      if (outcome.ok && outcome.short)
-        await deps.timeline.record(
-          orderId,
-          "lines-short",
-          { short: outcome.short, reserved: outcome.reserved },
-          runId,
-        );
-      return result;
-    }),
+  invoke: async ({ step, deps, orderId, runId }, claim: Claim & { reservation?: Reservation }) =>
+    claim.reservation ?? step.run(reserveStockStepId, () => reserveFor(deps, orderId, runId, claim)),
   undo: releaseStock,
   owesUndo: (outcome) => outcome.ok,
 });
