@@ -177,4 +177,19 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
     expect(countsOf(orderId)).toEqual(expected);
     expect(await h.db.lifecycleOutboxEntry.count({ where: { orderId, sentAt: null } })).toBe(0);
   });
+
+  it("finds an order's runs by its id on the local engine: ours and the shop's", async () => {
+    const [order] = await h.db.order.findMany({ where: { customerId: "cus_lifecycle" } });
+    const orderId = order?.id ?? "";
+    const engineUrl = new URL(h.services.config.INNGEST_RUN_URL_TEMPLATE ?? "").origin;
+    const res = await fetch(`${engineUrl}/v1/runs?order_id=${orderId}&limit=200`);
+    const runs = (
+      (await res.json()) as { data: { function_id: string; event: { data: { orderId?: string } } }[] }
+    ).data;
+    expect(runs.every((run) => run.event.data.orderId === orderId)).toBe(true);
+    const functions = new Set(runs.map((run) => run.function_id));
+    expect(functions).toContain("shop-fulfill-order");
+    expect(functions).toContain("the-shop-count-shop-order-paid-v1");
+    expect(functions).toContain("shop-process-return");
+  });
 });
