@@ -17,6 +17,8 @@ import { createFunctions } from "./inngest/functions";
 import { pinnedServeUrl } from "./inngest/serve-url";
 import { createInngestPublisher, type EventPublisher } from "./events/publisher";
 import { emailQueuedEvent, opsAlertQueuedEvent } from "./events/contracts";
+import { createLifecycleEventsModule } from "./events/module";
+import type { LifecycleOutbox } from "./events/lifecycle-outbox";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
@@ -140,6 +142,8 @@ export interface Services extends AppDependencies {
   links: CustomerLinks;
   /** The daily reconciliation (the cron, /api/reconciliation and the console call it). */
   reconciliation: Reconciliation;
+  /** The lifecycle events' outbox sender (docs/lifecycle-events.md). */
+  lifecycleEvents: LifecycleOutbox;
   close(): Promise<void>;
 }
 
@@ -203,6 +207,19 @@ export async function createServices(options: {
     ],
   });
   const publisher = createInngestPublisher(inngest);
+  // The shop's lifecycle events, from their outbox: a client of their own, unencrypted (module.ts).
+  const lifecycleClient = createInngestClient(config, {
+    localEngineUrl: endpoints.localEngineUrl,
+    localEngineSigningKey: endpoints.localEngineSigningKey,
+    logger,
+  });
+  const lifecycleEvents = createLifecycleEventsModule({
+    db,
+    databaseUrl: endpoints.databaseUrl,
+    sink: { send: (events) => lifecycleClient.send(events) },
+    logger,
+  });
+  await lifecycleEvents.start();
 
   const orders = createOrderRepository(db, { onTransition: (to) => metrics.observeOrderTransition(to) });
   const emailTransport = createEmailTransport(config, logger);
@@ -497,6 +514,7 @@ export async function createServices(options: {
     production: config.isProduction,
     ...(logoOrigin(brand) ? { logoOrigin: logoOrigin(brand) } : {}),
     reconciliation,
+    lifecycleEvents,
     metricsRoute: metricsRoute(metrics, { token: config.METRICS_TOKEN }),
     adminRateLimit: adminRateLimit({
       limit: config.ADMIN_RATE_LIMIT,
@@ -547,6 +565,7 @@ export async function createServices(options: {
     }),
     reconciliationAdmin: reconciliationAdminRoutes({ adminToken: endpoints.adminToken, reconciliation }),
     async close() {
+      await lifecycleEvents.stop();
       alertOutbox.close();
       emailTransport.close?.();
       await db.$disconnect();

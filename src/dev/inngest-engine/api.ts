@@ -180,6 +180,8 @@ export function createApi(deps: ApiDeps): express.Express {
       functionId: stringParam(req.query.function_id),
       status: stringParam(req.query.status),
       eventId: stringParam(req.query.event_id),
+      // An order's runs, ours and a shop's (docs/lifecycle-events.md): Inngest's run search by event data.
+      orderId: stringParam(req.query.order_id),
       limit: limitParam(req),
     });
     res.json({ data: runs.map(runView) });

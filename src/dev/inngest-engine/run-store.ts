@@ -619,6 +619,8 @@ export class RunStore {
     eventId?: string;
     functionId?: string;
     status?: string;
+    /** The order whose runs to list: its id in the triggering event's data (`data.orderId`). */
+    orderId?: string;
     limit: number;
   }): Promise<RunRow[]> {
     const { rows } = await this.sql.query<RunRow>(
@@ -628,8 +630,15 @@ export class RunStore {
        WHERE ($1::text IS NULL OR event_id = $1
               OR event_id IN (SELECT internal_id FROM ${this.s}.events WHERE id = $1 AND NOT deduplicated)) AND ($2::text IS NULL OR function_id = $2)
          AND ($3::text IS NULL OR status = $3)
+         AND ($5::text IS NULL OR event->'data'->>'orderId' = $5)
        ORDER BY started_at, id LIMIT $4`,
-      [filter.eventId ?? null, filter.functionId ?? null, filter.status ?? null, filter.limit],
+      [
+        filter.eventId ?? null,
+        filter.functionId ?? null,
+        filter.status ?? null,
+        filter.limit,
+        filter.orderId ?? null,
+      ],
     );
     return rows;
   }
