@@ -319,6 +319,20 @@ export const workflowWrites = [
     leaves: "refused: the new label handed back, 409",
   },
   {
+    write: "record a return label",
+    statuses: ["requested", "approved"] as const,
+    requires: "the return's status (not the order's); checked after the carrier call",
+    leaves:
+      "not wanted (the return ended meanwhile): handed back in the same step, ops told if refused, no e-mail",
+  },
+  {
+    write: "record an exchange label",
+    statuses: ["requested", "approved", "received"] as const,
+    requires: "the return's status (not the order's); checked after the carrier call",
+    leaves:
+      "not wanted (the return ended meanwhile): handed back in the same step, ops told if refused, no e-mail",
+  },
+  {
     write: "mark delivered",
     statuses: ["shipped"] as const,
     requires: "every current parcel delivered",
@@ -372,6 +386,18 @@ export const returnTransitions = {
   "close once refunded (the run)": { from: ["received"], to: "closed" },
   cancel: { from: ["requested", "approved"], to: "cancelled" },
 } as const satisfies Record<string, { from: readonly ReturnStatusName[]; to: ReturnStatusName }>;
+
+/**
+ * After a return's label was bought (src/returns/work): does the return still want it? The
+ * return label while its parcel may still come (requested, approved); the exchange's while the
+ * return is not ended (closed, rejected, cancelled). Not wanted: the step that bought it hands it
+ * back (ops told when the carrier refuses), as the outbound labels are.
+ */
+export function returnLabelWanted(label: "return" | "exchange", status: ReturnStatusName): boolean {
+  return label === "return"
+    ? (returnTransitions.receive.from as readonly string[]).includes(status)
+    : !["closed", "rejected", "cancelled"].includes(status);
+}
 
 /** What the model reads of a return (src/returns/return-records.ts's row). */
 export interface ReturnFacts {

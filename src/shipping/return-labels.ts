@@ -29,8 +29,14 @@ export interface ReturnLabels {
   buy(request: ReturnLabelRequest): Promise<CarrierBooking>;
   /** The exchange's new item, warehouse to customer, once per return (reference `exchange-<returnId>`). */
   shipExchange(request: ReturnLabelRequest): Promise<CarrierBooking>;
-  /** EasyPost's refund_status after asking; `not-found` when no label was bought. */
-  handBack(returnId: string): Promise<LabelRefundStatus | "not-found" | "not-voidable">;
+  /**
+   * EasyPost's refund_status after asking; `not-found` when no label was bought. The return
+   * label unless `label` says the exchange's.
+   */
+  handBack(
+    returnId: string,
+    label?: "return" | "exchange",
+  ): Promise<LabelRefundStatus | "not-found" | "not-voidable">;
 }
 
 /**
@@ -94,9 +100,10 @@ export function createEasyPostReturnLabels(options: {
     buy: (request) => purchase(returnLabelReference(request.returnId), true, request),
     shipExchange: (request) => purchase(exchangeReference(request.returnId), false, request),
 
-    async handBack(returnId) {
+    async handBack(returnId, label = "return") {
       const client = await options.client();
-      const shipment = await shipmentToBuy(client, shipmentIds, returnLabelReference(returnId));
+      const reference = label === "exchange" ? exchangeReference(returnId) : returnLabelReference(returnId);
+      const shipment = await shipmentToBuy(client, shipmentIds, reference);
       if (!shipment?.postage_label) return "not-found";
       const known = refundStatusOf(shipment);
       if (known === "submitted" || known === "refunded" || known === "not_applicable") return known;

@@ -308,14 +308,32 @@ describe("ops actions and outside events raced against the workflow's steps", ()
       .data;
     const refunded = refunds.filter((r) => r.status !== "failed").reduce((sum, r) => sum + r.amount, 0);
     // Refunds (ours, the workflow's and the Dashboard's) never exceed the capture. Refunds plus
-    // money lost to a dispute may: a cardholder can dispute a charge already refunded (the evidence
-    // of the refund wins it back). Refusing our own refunds on a disputed charge is issue 38's; the
-    // dispute here races the labels and the holds.
+    // money lost to a dispute may, in total: a cardholder can dispute a charge already refunded
+    // (the evidence of the refund wins it back); what we refund after the dispute may not (below).
     expect({ story, refunded, withinCapture: refunded <= (intent?.amount_received ?? 0) }).toEqual({
       story,
       refunded,
       withinCapture: true,
     });
+    // Refunds plus money lost to disputes never exceed the capture, for what we control: no refund
+    // made after a dispute opened goes beyond what the capture, the refunds before it and the
+    // disputed amount leave (a refund before the dispute is the cardholder's to dispute anyway).
+    // Stripe's times are in seconds: a refund in the dispute's second counts as before it.
+    const disputes = (await h.services.stripe.disputes.list({ payment_intent: paymentIntentId, limit: 100 }))
+      .data;
+    const firstDispute = Math.min(...disputes.map((d) => d.created));
+    const lost = disputes.filter((d) => d.status !== "won").reduce((sum, d) => sum + d.amount, 0);
+    const refundedAfter = refunds
+      .filter((r) => r.status !== "failed" && r.created > firstDispute)
+      .reduce((sum, r) => sum + r.amount, 0);
+    const leftByDispute = Math.max((intent?.amount_received ?? 0) - (refunded - refundedAfter) - lost, 0);
+    expect({
+      story,
+      lost,
+      refunded,
+      refundedAfter,
+      withinCapture: refundedAfter <= leftByDispute,
+    }).toEqual({ story, lost, refunded, refundedAfter, withinCapture: true });
     // Cancelled: the money is back (voided, or refunded in full).
     if (order.status === "cancelled")
       expect({

@@ -1,6 +1,8 @@
 import { emailTemplates, toOrderSummary } from "../../notifications/templates";
 import { parseStoredAddress } from "../../shipping/shipping-destinations";
+import { returnLabelWanted } from "../../shared/order-model";
 import type { ReturnRow } from "../return-records";
+import { handBackUnwanted } from "./labels";
 import { exchangeLines, type WorkContext } from "./context";
 import * as keys from "./keys";
 
@@ -46,6 +48,12 @@ export function createExchangeShippingWork(ctx: WorkContext) {
         { returnId, trackingNumber: booking.trackingNumber, carrier: booking.carrier, lines },
         runId,
       );
+      // The fence after the carrier call (decision 0170), as for the return label.
+      const now = await load(returnId);
+      if (!returnLabelWanted("exchange", now.status)) {
+        const status = await handBackUnwanted(ctx, now, "exchange", booking.trackingNumber, runId);
+        return { trackingNumber: booking.trackingNumber, created: true, handedBack: status };
+      }
       return { trackingNumber: booking.trackingNumber, created: true };
     },
 
@@ -53,6 +61,8 @@ export function createExchangeShippingWork(ctx: WorkContext) {
       const row = await load(returnId);
       if (!row.exchange_tracking_number)
         throw new Error(`Exchange of return ${returnId} has not shipped yet`);
+      // Ended as its label was bought (the label handed back): nothing is on its way.
+      if (!returnLabelWanted("exchange", row.status)) return { status: "skipped" as const };
       const { order, lines } = await exchangeLines(ctx, row);
       const content = {
         lines,

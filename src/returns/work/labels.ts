@@ -1,5 +1,6 @@
 import { emailTemplates, toOrderSummary } from "../../notifications/templates";
 import { parseStoredAddress } from "../../shipping/shipping-destinations";
+import { returnLabelWanted } from "../../shared/order-model";
 import { returnRefund } from "../return-policy";
 import { type WorkContext } from "./context";
 import * as keys from "./keys";
@@ -31,6 +32,14 @@ export function createLabelWork(ctx: WorkContext) {
         { returnId, trackingNumber: booking.trackingNumber, carrier: booking.carrier },
         runId,
       );
+      // The fence after the carrier call (decision 0170): recorded first, then read, so a close
+      // landing after this read finds the label on the row (its cleanup hands it back) and one
+      // landing before it is seen here. Ended meanwhile: the label goes back now.
+      const now = await load(returnId);
+      if (!returnLabelWanted("return", now.status)) {
+        const status = await handBackUnwanted(ctx, now, "return", booking.trackingNumber, runId);
+        return { trackingNumber: booking.trackingNumber, created: true, handedBack: status };
+      }
       return { trackingNumber: booking.trackingNumber, created: true };
     },
 
@@ -52,6 +61,9 @@ export function createLabelWork(ctx: WorkContext) {
       const row = await load(returnId);
       if (!row.label_tracking_number || !row.label_url)
         throw new Error(`Return ${returnId} has no label yet`);
+      // Handed back (the return ended as it was bought): no label for the customer to use.
+      if (!returnLabelWanted("return", row.status) && row.label_refund_status !== null)
+        return { status: "skipped" as const };
       const order = await deps.db.order.findUniqueOrThrow({
         where: { id: row.order_id },
         include: { lines: { orderBy: { sku: "asc" } } },
@@ -91,4 +103,40 @@ export function createLabelWork(ctx: WorkContext) {
       return { status: sent.status };
     },
   };
+}
+
+/**
+ * Hands back a label the return no longer wants (it ended while the label was bought), with one
+ * `return-label-refund-requested` entry for the run; a label the carrier will not take back is
+ * for ops, told once per return and label.
+ */
+export async function handBackUnwanted(
+  ctx: WorkContext,
+  row: { id: string; order_id: string; status: string },
+  label: "return" | "exchange",
+  trackingNumber: string,
+  runId: string,
+): Promise<string> {
+  const { deps, records, timeline } = ctx;
+  const status = await deps.labels.handBack(row.id, label);
+  if (label === "return" && status !== "not-found") await records.recordLabelRefund(row.id, status);
+  await timeline.record(
+    row.order_id,
+    "return-label-refund-requested",
+    { returnId: row.id, status, label, trackingNumber, why: `the return was ${row.status} as it was bought` },
+    label === "return" ? runId : `${runId}/exchange`,
+  );
+  if (status === "not-voidable" || status === "rejected") {
+    await deps.alerts.notify({
+      key: `unwanted-${label}-label-${row.id}`,
+      title: `A ${label} label bought for an ended return was not taken back`,
+      fields: {
+        orderId: row.order_id,
+        returnId: row.id,
+        trackingNumber,
+        action: "Ask the carrier to refund the label; make sure no parcel is sent on it",
+      },
+    });
+  }
+  return status;
 }
