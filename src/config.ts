@@ -1,5 +1,7 @@
 import { z } from "zod";
+import { readFileSync } from "node:fs";
 import { durationMs } from "./shared/duration";
+import { rateTableSchema, type RateTable } from "./shipping/rate-table";
 
 /**
  * The one place that reads process.env. Everything else receives a parsed, typed Config.
@@ -217,6 +219,37 @@ const schema = z.object({
     .string()
     .regex(/^\d+(\.\d+)?x\d+(\.\d+)?x\d+(\.\d+)?$/, "must be length x width x height in inches, e.g. 12x9x4")
     .transform((value) => value.split("x").map(Number) as [number, number, number])
+    .optional(),
+  // The shop's shipping rate table (src/shipping/rate-table.ts), as JSON or the path of a JSON file.
+  // Set: POST /api/checkout needs a destination and offers the table's rates as shipping options.
+  SHIPPING_RATE_TABLE: z
+    .string()
+    .min(1)
+    .transform((value, ctx): RateTable => {
+      let text = value;
+      if (!value.trimStart().startsWith("{")) {
+        try {
+          text = readFileSync(value, "utf8");
+        } catch (error) {
+          ctx.addIssue({ code: "custom", message: `cannot read the file ${value}: ${String(error)}` });
+          return z.NEVER;
+        }
+      }
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a rate table as JSON (or the path of one)" });
+        return z.NEVER;
+      }
+      const table = rateTableSchema.safeParse(json);
+      if (!table.success) {
+        for (const issue of table.error.issues)
+          ctx.addIssue({ code: "custom", message: `${issue.path.join(".") || "table"}: ${issue.message}` });
+        return z.NEVER;
+      }
+      return table.data;
+    })
     .optional(),
   EASYPOST_API_KEY: z.string().min(1).optional(),
   EASYPOST_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),

@@ -42,6 +42,8 @@ export const httpStatusByCode = {
   version_conflict: 409,
   product_unavailable: 409,
   idempotency_key_reused: 422,
+  shipping_destination_required: 422,
+  shipping_destination_not_covered: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -327,6 +327,15 @@ export async function createServices(options: {
       allowedCountries: config.SHIPPING_COUNTRIES.split(","),
       collectPhone: config.SHIPPING_COLLECT_PHONE,
     },
+    ...(config.SHIPPING_RATE_TABLE
+      ? {
+          shippingRates: {
+            table: config.SHIPPING_RATE_TABLE,
+            itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+            maxWeightOz: config.SHIPPING_MAX_PARCEL_WEIGHT_OZ,
+          },
+        }
+      : {}),
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     ...(config.CHECKOUT_API_TOKEN !== undefined ? { checkoutToken: config.CHECKOUT_API_TOKEN } : {}),
     metrics,

@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError, parseConfig } from "../src/config";
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -172,5 +175,40 @@ describe("config", () => {
       expect.stringMatching(/^SHOP_SUPPORT_EMAIL: must be an e-mail address/),
       expect.stringMatching(/^SHOP_SUPPORT_URL: must be an http\(s\) URL/),
     ]);
+  });
+
+  describe("SHIPPING_RATE_TABLE", () => {
+    const table = {
+      currency: "usd",
+      zones: [
+        {
+          name: "US",
+          destinations: [{ country: "US" }],
+          rates: [{ id: "std", displayName: "Standard", pricing: { type: "flat", amount: 500 } }],
+        },
+      ],
+    };
+
+    it("is unset by default (no shipping charged) and takes the table as JSON or a file's path", () => {
+      expect(parseConfig({}).SHIPPING_RATE_TABLE).toBeUndefined();
+      expect(parseConfig({ SHIPPING_RATE_TABLE: JSON.stringify(table) }).SHIPPING_RATE_TABLE).toEqual(table);
+      const dir = mkdtempSync(join(tmpdir(), "rates-"));
+      const file = join(dir, "rates.json");
+      writeFileSync(file, JSON.stringify(table));
+      expect(parseConfig({ SHIPPING_RATE_TABLE: file }).SHIPPING_RATE_TABLE).toEqual(table);
+    });
+
+    it("fails fast naming the variable when the table is invalid or unreadable", () => {
+      const invalid = problemsOf({
+        SHIPPING_RATE_TABLE: JSON.stringify({ ...table, currency: "USD" }),
+      });
+      expect(invalid).toEqual([expect.stringMatching(/^SHIPPING_RATE_TABLE: currency: /)]);
+      expect(problemsOf({ SHIPPING_RATE_TABLE: "{ not json" })).toEqual([
+        expect.stringMatching(/^SHIPPING_RATE_TABLE: must be a rate table as JSON/),
+      ]);
+      expect(problemsOf({ SHIPPING_RATE_TABLE: "/nonexistent/rates.json" })).toEqual([
+        expect.stringMatching(/^SHIPPING_RATE_TABLE: cannot read the file \/nonexistent\/rates.json/),
+      ]);
+    });
   });
 });

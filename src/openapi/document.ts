@@ -169,6 +169,8 @@ function buildDocument(): JsonSchema {
             "product_unavailable",
             "conflict",
             "idempotency_key_reused",
+            "shipping_destination_required",
+            "shipping_destination_not_covered",
           ]),
         },
       },

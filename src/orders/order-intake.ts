@@ -9,7 +9,7 @@ import type { Logger } from "../logger";
 import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
-import { createCheckoutService } from "./checkout/checkout-service";
+import { createCheckoutService, type CheckoutServiceShippingRates } from "./checkout/checkout-service";
 import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
 import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
@@ -54,6 +54,8 @@ export function createOrderIntake(deps: {
   publicUrl: string;
   links?: { checkoutSuccess(): string; checkoutCancelled(orderId: string): string };
   shipping?: ShippingCollection;
+  /** SHIPPING_RATE_TABLE with the parcel plan's weights: shipping options charged at Checkout. */
+  shippingRates?: CheckoutServiceShippingRates;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
@@ -112,6 +114,7 @@ export function createOrderIntake(deps: {
     sessionTtlMs: deps.sessionTtlMs ?? defaultSessionTtlMs,
     logger: deps.logger,
     ...(deps.shipping ? { shipping: deps.shipping } : {}),
+    ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
     onLowStock: (skus, orderId) => deps.publisher.publish(stockLowEvent({ skus }, orderId)),
   });
   return {

@@ -12,6 +12,38 @@ export interface CheckoutSessionRequest {
   expiresAt: Date;
   /** Ask for a shipping address (and a phone); unset for digital-only orders. */
   shipping?: ShippingCollection;
+  /**
+   * What the customer may pay for shipping, as quoted from the shop's rate table when the order
+   * was made (stored with it, so a rebuilt request is identical under the same idempotency key).
+   */
+  shippingOptions?: readonly QuotedShippingOption[];
+}
+
+/** One shipping option as quoted (src/shipping/rate-table.ts ShippingQuote). */
+export interface QuotedShippingOption {
+  rateId: string;
+  displayName: string;
+  amount: number;
+  currency: string;
+  deliveryEstimate: {
+    minimum: { unit: Stripe.ShippingRateCreateParams.DeliveryEstimate.Minimum.Unit; value: number };
+    maximum: { unit: Stripe.ShippingRateCreateParams.DeliveryEstimate.Maximum.Unit; value: number };
+  } | null;
+}
+
+function shippingOptionsOf(
+  options: readonly QuotedShippingOption[],
+): Stripe.Checkout.SessionCreateParams.ShippingOption[] {
+  return options.map((option) => ({
+    shipping_rate_data: {
+      type: "fixed_amount",
+      display_name: option.displayName,
+      fixed_amount: { amount: option.amount, currency: option.currency },
+      // Names the table's rate, so the option the customer chose can be told later.
+      metadata: { rateId: option.rateId },
+      ...(option.deliveryEstimate ? { delivery_estimate: option.deliveryEstimate } : {}),
+    },
+  }));
 }
 
 export interface ShippingCollection {
@@ -78,6 +110,9 @@ export function createStripeCheckoutSessions(
                 },
                 phone_number_collection: { enabled: request.shipping.collectPhone },
               }
+            : {}),
+          ...(request.shippingOptions && request.shippingOptions.length > 0
+            ? { shipping_options: shippingOptionsOf(request.shippingOptions) }
             : {}),
           success_url: request.successUrl,
           cancel_url: request.cancelUrl,

@@ -15,6 +15,7 @@ import { createInngestPublisher } from "../../src/events/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createLogger, type Logger } from "../../src/logger";
 import { createOrderIntake } from "../../src/orders/order-intake";
+import type { CheckoutServiceShippingRates } from "../../src/orders/checkout/checkout-service";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startEventApiReceiver, type EventApiReceiver } from "../support/event-api-receiver";
@@ -45,7 +46,11 @@ export class IntakeHarness {
   private readonly extraServers: Server[] = [];
 
   static async start(
-    options: { captureMethod?: "manual" | "automatic"; sessionTtlMs?: number } = {},
+    options: {
+      captureMethod?: "manual" | "automatic";
+      sessionTtlMs?: number;
+      shippingRates?: CheckoutServiceShippingRates;
+    } = {},
   ): Promise<IntakeHarness> {
     const warnings: string[] = [];
     const logger = createLogger({
@@ -76,6 +81,7 @@ export class IntakeHarness {
       alerts,
       captureMethod: options.captureMethod ?? "manual",
       ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
+      ...(options.shippingRates ? { shippingRates: options.shippingRates } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -183,6 +189,7 @@ export async function startInstance(deps: {
   alerts: OpsNotice[];
   captureMethod: "manual" | "automatic";
   sessionTtlMs?: number;
+  shippingRates?: CheckoutServiceShippingRates;
 }): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
@@ -203,6 +210,7 @@ export async function startInstance(deps: {
     publicUrl: "http://shop.test",
     shipping: { allowedCountries: ["US", "CA"], collectPhone: true },
     ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
+    ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
   });
   const app = buildApp({
     logger,

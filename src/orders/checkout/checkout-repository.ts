@@ -7,6 +7,8 @@ import { HoldOutOfStock, releaseHolds } from "../../inventory/stock-holds";
 import { orderLinesJsonSql, type OrderLineJson } from "../../db/order-lines-sql";
 import { recordInTransaction } from "../../timeline/in-transaction";
 import { timelineKindSql } from "../../timeline/kinds";
+import type { QuotedShippingOption } from "../../payments/stripe-checkout";
+import type { CheckoutDestination } from "./checkout-request";
 
 /** The customer's Idempotency-Key is already taken by another order: nothing was written. */
 export class IdempotencyKeyTaken extends Error {
@@ -27,6 +29,9 @@ export interface PendingOrderInput {
   requestHash: string;
   /** The Checkout Session's expires_at, and so the end of the stock hold. */
   expiresAt: Date;
+  /** With a rate table: where it ships and the options quoted, kept to rebuild the request. */
+  destination?: CheckoutDestination | null;
+  shippingOptions?: QuotedShippingOption[] | null;
 }
 
 /** An order as checkout needs it to (re)build its Checkout Session request. */
@@ -42,6 +47,9 @@ export interface CheckoutOrder {
   createdAt: Date;
   /** Sorted by SKU, so the session request is the same every time it is built. */
   lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
+  /** As stored at creation (null without a rate table): the session request is rebuilt from them. */
+  destination: CheckoutDestination | null;
+  shippingOptions: QuotedShippingOption[] | null;
 }
 
 export interface CheckoutRepository {
@@ -89,7 +97,7 @@ function toCheckoutOrder(order: {
   checkoutSessionId: string | null;
   createdAt: Date;
   lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
-  checkout: { requestHash: string; expiresAt: Date } | null;
+  checkout: { requestHash: string; expiresAt: Date; destination: unknown; shippingOptions: unknown } | null;
 }): CheckoutOrder | null {
   if (!order.checkout) return null;
   return {
@@ -105,12 +113,21 @@ function toCheckoutOrder(order: {
     lines: order.lines
       .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
       .sort((a, b) => a.sku.localeCompare(b.sku)),
+    ...storedShipping(order.checkout),
+  };
+}
+
+/** The JSONB columns as written by createPendingOrder (null for checkouts without a rate table). */
+function storedShipping(row: { destination: unknown; shippingOptions: unknown }) {
+  return {
+    destination: (row.destination ?? null) as CheckoutDestination | null,
+    shippingOptions: (row.shippingOptions ?? null) as QuotedShippingOption[] | null,
   };
 }
 
 const checkoutInclude = {
   lines: true,
-  checkout: { select: { requestHash: true, expiresAt: true } },
+  checkout: { select: { requestHash: true, expiresAt: true, destination: true, shippingOptions: true } },
 } as const;
 
 /**
@@ -120,7 +137,8 @@ const checkoutInclude = {
 export const keyedLookupStatement = `
   WITH found AS (
     SELECT o.id, o.status, o.customer_id, o.email, o.currency, o.checkout_session_id, o.created_at,
-           c.request_hash, c.expires_at, ${orderLinesJsonSql("o")} AS lines
+           c.request_hash, c.expires_at, c.destination, c.shipping_options,
+           ${orderLinesJsonSql("o")} AS lines
     FROM checkout_requests c JOIN orders o ON o.id = c.order_id
     WHERE c.customer_id = $1 AND c.idempotency_key = $2
   )
@@ -139,6 +157,8 @@ type KeyedLookupRow = {
       created_at: Date;
       request_hash: string;
       expires_at: Date;
+      destination: unknown;
+      shipping_options: unknown;
       lines: OrderLineJson[];
     }
   | { id: null; [column: string]: unknown }
@@ -207,8 +227,9 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
             SELECT r.line_id, ord.id, r.sku, r.name, r.unit_price, r.quantity FROM req r, ord
           ),
           checkout_made AS (
-            INSERT INTO checkout_requests (order_id, customer_id, idempotency_key, request_hash, expires_at, created_at)
-            SELECT ord.id, $7, $11, $12, $13, now() FROM ord
+            INSERT INTO checkout_requests (order_id, customer_id, idempotency_key, request_hash, expires_at, created_at,
+                                           destination, shipping_options)
+            SELECT ord.id, $7, $11, $12, $13, now(), $15::jsonb, $16::jsonb FROM ord
           ),
           entry AS (
             INSERT INTO order_timeline (order_id, kind, detail)
@@ -237,6 +258,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
             input.requestHash,
             input.expiresAt,
             JSON.stringify({ total, currency: input.currency, holdUntil: input.expiresAt.toISOString() }),
+            input.destination ? JSON.stringify(input.destination) : null,
+            input.shippingOptions ? JSON.stringify(input.shippingOptions) : null,
           ],
         ));
       } catch (error) {
@@ -261,6 +284,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         expiresAt: input.expiresAt,
         createdAt,
         lines: lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
+        destination: input.destination ?? null,
+        shippingOptions: input.shippingOptions ?? null,
       };
       return { orderId, total, order, lowStockSkus: rows.filter((row) => row.low).map((row) => row.sku) };
     },
@@ -294,6 +319,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           expiresAt: row.expires_at,
           createdAt: row.created_at,
           lines: row.lines,
+          ...storedShipping({ destination: row.destination, shippingOptions: row.shipping_options }),
         },
         products,
       };

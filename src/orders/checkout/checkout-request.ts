@@ -8,7 +8,32 @@ export interface CheckoutRequest {
   email: string;
   /** One line per SKU: repeated SKUs in the request are added up. */
   items: { sku: string; quantity: number }[];
+  /** Where the order ships, for the shop's rate table (SHIPPING_RATE_TABLE). */
+  destination?: CheckoutDestination;
 }
+
+export interface CheckoutDestination {
+  /** ISO 3166-1 alpha-2, capitals. */
+  country: string;
+  region?: string;
+  postalCode?: string;
+}
+
+const destinationSchema = z
+  .object({
+    country: z
+      .string()
+      .trim()
+      .regex(/^[A-Za-z]{2}$/, "a two-letter ISO country code")
+      .transform((value) => value.toUpperCase()),
+    region: z.string().trim().min(1).max(100).optional(),
+    postalCode: z.string().trim().min(1).max(20).optional(),
+  })
+  .strict()
+  .meta({
+    id: "CheckoutDestination",
+    description: "Where the order ships; required when the shop has a shipping rate table",
+  });
 
 /**
  * The request as GET /openapi.json documents it. parseCheckoutRequest answers each problem with
@@ -28,6 +53,7 @@ export const checkoutRequestSchema = z
       .min(1)
       .max(50)
       .meta({ description: "Repeated SKUs are added up (at most 100 per SKU)" }),
+    destination: destinationSchema.optional(),
   })
   .meta({ id: "CheckoutRequest" });
 
@@ -39,6 +65,7 @@ const shape = z.object({
   customerId: z.string().trim().min(1).max(200),
   email: z.unknown().optional(),
   items: z.unknown().optional(),
+  destination: z.unknown().optional(),
 });
 const item = z.object({ sku: z.string().trim().min(1).max(100), quantity: z.unknown() });
 const email = z.email().max(254);
@@ -91,10 +118,24 @@ export function parseCheckoutRequest(body: unknown): CheckoutRequest {
       );
     }
   }
-  const request = {
+  let destination: CheckoutDestination | undefined;
+  if (parsed.data.destination !== undefined && parsed.data.destination !== null) {
+    const given = destinationSchema.safeParse(parsed.data.destination);
+    if (!given.success) {
+      throw new AppError("validation_failed", "destination must be { country, region?, postalCode? }", {
+        details: given.error.issues.map((i) => ({
+          path: ["destination", ...i.path].join("."),
+          message: i.message,
+        })),
+      });
+    }
+    destination = given.data;
+  }
+  const request: CheckoutRequest = {
     customerId,
     email: parsed.data.email.trim(),
     items: [...merged].map(([sku, quantity]) => ({ sku, quantity })),
+    ...(destination ? { destination } : {}),
   };
   const checked = checkoutRequestSchema.safeParse(request);
   if (!checked.success) {

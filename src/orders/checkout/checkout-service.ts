@@ -7,6 +7,8 @@ import type { Logger } from "../../logger";
 import type { CheckoutSessions, ShippingCollection } from "../../payments/stripe-checkout";
 import { IdempotencyKeyTaken, type CheckoutOrder, type CheckoutRepository } from "./checkout-repository";
 import type { CheckoutRequest } from "./checkout-request";
+import { planParcels } from "../../shipping/parcel-plan";
+import { quoteShipping, type RateTable, type ShippingQuote } from "../../shipping/rate-table";
 
 export interface CheckoutResult {
   orderId: string;
@@ -53,9 +55,26 @@ function requestHashOf(request: CheckoutRequest): string {
     customerId: request.customerId,
     email: request.email,
     items: [...request.items].sort((a, b) => a.sku.localeCompare(b.sku)),
+    // Only when given, so the hash of every request without one is what it always was.
+    ...(request.destination ? { destination: request.destination } : {}),
   };
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
 }
+
+export interface CheckoutServiceShippingRates {
+  table: RateTable;
+  itemWeightOz: number;
+  maxWeightOz?: number | undefined;
+}
+
+/** What the session request carries of a quote (the zone is the table's business). */
+const toQuoted = ({ rateId, displayName, amount, currency, deliveryEstimate }: ShippingQuote) => ({
+  rateId,
+  displayName,
+  amount,
+  currency,
+  deliveryEstimate,
+});
 
 /**
  * Prices, names and currency come from our catalog, never from the client. The order, its
@@ -82,6 +101,12 @@ export function createCheckoutService(deps: {
    * `shop/stock.low`; watch-low-stock alerts ops). Best effort: the daily cron is the safety net.
    */
   onLowStock?: (skus: string[], orderId: string) => Promise<void>;
+  /**
+   * The shop's rate table (SHIPPING_RATE_TABLE): set, an order with something to ship needs a
+   * destination it covers, and its quoted rates become the session's shipping options.
+   * Parcels are planned at `itemWeightOz` a unit, split at `maxWeightOz`.
+   */
+  shippingRates?: CheckoutServiceShippingRates;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   const now = deps.now ?? Date.now;
@@ -98,6 +123,8 @@ export function createCheckoutService(deps: {
       deps.links?.checkoutCancelled(order.orderId) ??
       `${deps.publicUrl}/checkout/cancelled?order_id=${order.orderId}`,
     expiresAt: order.expiresAt,
+    // Rebuilt from what was stored, never re-quoted: the same key must carry the same request.
+    ...(order.shippingOptions ? { shippingOptions: order.shippingOptions } : {}),
   });
 
   /**
@@ -214,6 +241,40 @@ export function createCheckoutService(deps: {
     };
   }
 
+  /**
+   * The rate table's options for this order, or null when no table is set or nothing ships.
+   * Refuses (422) before anything is written: no destination, or one the table does not cover.
+   */
+  function quoted(
+    request: CheckoutRequest,
+    order: { digitalOnly: boolean; lines: { sku: string; unitPrice: number; quantity: number }[] },
+  ) {
+    const rates = deps.shippingRates;
+    if (!rates || order.digitalOnly) return null;
+    if (!request.destination) {
+      throw new AppError(
+        "shipping_destination_required",
+        "This shop charges shipping by destination: send destination { country, region?, postalCode? }",
+      );
+    }
+    const parcels = planParcels(order.lines, {
+      itemWeightOz: rates.itemWeightOz,
+      maxWeightOz: rates.maxWeightOz,
+    });
+    const options = quoteShipping(rates.table, request.destination, {
+      subtotal: order.lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0),
+      parcelWeightsOz: parcels.map((parcel) => parcel.weightOz),
+    });
+    if (options.length === 0) {
+      throw new AppError(
+        "shipping_destination_not_covered",
+        `This shop does not ship to ${[request.destination.country, request.destination.region, request.destination.postalCode].filter(Boolean).join(" ")}`,
+        { details: { destination: request.destination } },
+      );
+    }
+    return options;
+  }
+
   const outOfStock = (short: { sku: string; requested: number; available: number }[]) =>
     new AppError("insufficient_stock", `Not enough stock for ${short.map((l) => l.sku).join(", ")}`, {
       details: short.map(({ sku, requested, available }) => ({ sku, requested, available })),
@@ -231,6 +292,7 @@ export function createCheckoutService(deps: {
       found = looked.products;
     }
     const { currency, lines, digitalOnly } = await priced(request, found);
+    const shippingOptions = quoted(request, { digitalOnly, lines });
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
     let order: CheckoutOrder;
@@ -244,6 +306,9 @@ export function createCheckoutService(deps: {
         idempotencyKey,
         requestHash,
         expiresAt,
+        ...(shippingOptions
+          ? { destination: request.destination ?? null, shippingOptions: shippingOptions.map(toQuoted) }
+          : {}),
       }));
     } catch (error) {
       if (error instanceof HoldOutOfStock) throw outOfStock([error]);
