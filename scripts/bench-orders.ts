@@ -20,6 +20,14 @@
  * CPU per order>` is printed per mode and app-process count; the last line is the default mode's
  * (checkpointing, one app process).
  *
+ * Then the I/O-matched floor (scripts/bench/io-floor-app.js, issue 43): the same steps, by id, doing
+ * the app's external I/O and nothing else (the Stripe calls through the app's Stripe client, the
+ * EasyPost calls through @easypost/api, two e-mails through nodemailer, each against a stand-in of
+ * the app's kind, and as many hand-written SQL statements an order as the app sent in the run), on
+ * the same SDK, options and engine. `app-io-floor-ratio:` (app CPU / I/O floor CPU per order) and
+ * `stack-io-floor-ratio:` ((app + engine + PostgreSQL CPU) / the same for the I/O floor) are printed
+ * per mode and process count, before each `app-floor-ratio:`; the default mode's lines come last.
+ *
  * `--orders` takes one or more sizes: each mode and process count runs once per size, on fresh
  * databases, and prints PostgreSQL's table counters (sequential scans, rows read by them, rows
  * fetched by index) per order for the main tables, which must stay flat from one size to the next.
