@@ -20,6 +20,14 @@
  * CPU per order>` is printed per mode and app-process count; the last line is the default mode's
  * (checkpointing, one app process).
  *
+ * Then the I/O-matched floor (scripts/bench/io-floor-app.js, issue 43): the same steps, by id, doing
+ * the app's external I/O and nothing else (the Stripe calls through the app's Stripe client, the
+ * EasyPost calls through @easypost/api, two e-mails through nodemailer, each against a stand-in of
+ * the app's kind, and as many hand-written SQL statements an order as the app sent in the run), on
+ * the same SDK, options and engine. `app-io-floor-ratio:` (app CPU / I/O floor CPU per order) and
+ * `stack-io-floor-ratio:` ((app + engine + PostgreSQL CPU) / the same for the I/O floor) are printed
+ * per mode and process count, before each `app-floor-ratio:`; the default mode's lines come last.
+ *
  * `--orders` takes one or more sizes: each mode and process count runs once per size, on fresh
  * databases, and prints PostgreSQL's table counters (sequential scans, rows read by them, rows
  * fetched by index) per order for the main tables, which must stay flat from one size to the next.
@@ -314,6 +322,10 @@ interface Figures {
   /** The app's socket writes per order, by the peer they went to (the probe counts them). */
   socketWrites: PeerWrites;
   floor?: FloorFigures;
+  /** fulfil-order's steps in one completed run, in order, with their ids: what the I/O floor mirrors. */
+  steps: ShapeStep[];
+  /** The I/O-matched floor (scripts/bench/io-floor-app.js), run right after the SDK floor. */
+  ioFloor?: FloorFigures;
 }
 
 /** One statement's share of PostgreSQL's time per order (pg_stat_statements). */
@@ -425,6 +437,7 @@ function socketWritesPerUnit(
 const totalWrites = (writes: PeerWrites): number => writes.reduce((sum, [, n]) => sum + n, 0);
 
 type Shape = ("run" | "wait" | "sleep")[];
+type ShapeStep = { op: Shape[number]; name: string };
 
 interface FloorFigures {
   seconds: number;
@@ -433,6 +446,8 @@ interface FloorFigures {
   serveCalls: number;
   checkpoints: number;
   engineCpuMs: number;
+  /** The PostgreSQL server's CPU per run (the I/O floor only; undefined with --database-url). */
+  postgresCpuMs?: number;
   socketWrites: PeerWrites;
 }
 
@@ -665,6 +680,154 @@ async function runFloor(
     };
   } finally {
     for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
+    await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${database.name}" WITH (FORCE)`));
+  }
+}
+
+/**
+ * The I/O-matched floor (issue 43): `count` orders through scripts/bench/io-floor-app.js, a minimal
+ * function with fulfil-order's steps (`steps`, ids included) doing the app's external I/O: the
+ * Stripe, EasyPost and SMTP calls of an order, against stand-ins of the same kind as the app's
+ * (fresh ones, as the database and engine are), and `statements` hand-written SQL statements (the
+ * app's count per order in the same run). Each order is driven as the app's are: the checkout
+ * (POST /checkout), the customer completing it in the Stripe stand-in, the placement (POST
+ * /placed, which sends the event), with as many checkouts at a time. Besides the floor's and the
+ * engine's CPU, PostgreSQL's (the server's process tree) is read, as for the app.
+ */
+async function runIoFloor(
+  server: { url: string; pid?: number },
+  checkpointing: boolean,
+  processes: number,
+  count: number,
+  steps: ShapeStep[],
+  statements: number,
+): Promise<FloorFigures> {
+  const adminUrl = server.url;
+  const database = await scratchDatabase(adminUrl, "iofloor");
+  const logger = createLogger({ level: "warn" });
+  const smtp = await startSmtpSink();
+  const sandbox = createStripeSandbox({ webhookSecret, logger });
+  const stripeUrl = (await sandbox.listen(0, "127.0.0.1")).url;
+  const easyPost = createEasyPostSandbox({ webhookSecret: easyPostWebhookSecret, logger });
+  await easyPost.listen(0, "127.0.0.1");
+  const children: Child[] = [];
+  try {
+    await withAdmin(database.url, (c) =>
+      c.query(
+        "CREATE TABLE bench_io_floor (key text NOT NULL, place int NOT NULL, n int NOT NULL, PRIMARY KEY (key, place, n))",
+      ),
+    );
+    const ports: number[] = [];
+    for (let i = 0; i < processes; i++) ports.push(await freePort());
+    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+    const { engine, url: engineUrl } = await startEngine(database.url, checkpointing, urls, []);
+    children.push(engine);
+    const floors = ports.map((port) =>
+      spawnNode(
+        [
+          "--require",
+          "./scripts/bench/app-probe.js",
+          "scripts/bench/io-floor-app.js",
+          JSON.stringify({
+            port,
+            databaseUrl: database.url,
+            engineUrl,
+            stripeUrl,
+            easyPostUrl: easyPost.apiBase ?? "",
+            smtpUrl: smtp.url,
+            statements,
+            shape: steps,
+          }),
+        ],
+        { NODE_ENV: "test" },
+      ),
+    );
+    children.push(...floors);
+    await Promise.all(floors.map((floor) => floor.next()));
+    await engine.ask({ type: "sync", url: `${urls[0]}/api/inngest` });
+
+    const completedRuns = () =>
+      withAdmin(database.url, async (c) => {
+        const { rows } = await c.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM inngest_local.runs WHERE function_id LIKE '%io-floor-order' AND status = 'Completed'",
+        );
+        return rows[0]?.n ?? 0;
+      });
+    const postgresCpuMs = (): number | undefined =>
+      server.pid === undefined ? undefined : processTreeCpuMs(server.pid);
+    const engineBefore = await engine.ask({ type: "stats" });
+    const before = await statsOf(floors);
+    const postgresBefore = postgresCpuMs();
+    const started = performance.now();
+    const post = async (url: string, body: Record<string, unknown>) => {
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      if (res.status >= 300) throw new Error(`I/O floor ${url} answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as Record<string, unknown>;
+    };
+    await pool(
+      Array.from({ length: count }, (_, i) => i),
+      checkoutConcurrency,
+      async (i) => {
+        const url = urls[i % urls.length] ?? "";
+        const key = `io-floor-${i}`;
+        const { checkoutSessionId } = await post(`${url}/checkout`, { key });
+        await sandbox.completeCheckoutSession(String(checkoutSessionId), "authorized", { deliver: false });
+        await post(`${url}/placed`, { key, checkoutSessionId });
+      },
+    );
+    // Watched by the e-mails the sink received (the review request is sent in the last step), and
+    // only then in the database, as the app's run is: a look every few ms, each on a connection of
+    // its own, would be PostgreSQL CPU charged to the floor.
+    let progress = { at: performance.now(), what: "" };
+    const give = (what: string) => {
+      if (what !== progress.what) progress = { at: performance.now(), what };
+      else if (performance.now() - progress.at > stallAfterMs)
+        throw new Error(`the I/O floor stalled: ${what} for ${stallAfterMs / 1000} s`);
+    };
+    while (smtp.received() < 2 * count) {
+      give(`${smtp.received()} of ${2 * count} e-mails`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (let done = await completedRuns(); done < count; done = await completedRuns()) {
+      give(`${done} of ${count} runs completed`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const after = await statsOf(floors);
+    const postgresAfter = postgresCpuMs();
+    const engineAfter = await engine.ask({ type: "stats" });
+    await engine.ask({ type: "close" }).catch(() => undefined);
+    return {
+      seconds,
+      cpuMs: (after.cpuMs - before.cpuMs) / count,
+      statements: (after.statements - before.statements) / count,
+      serveCalls: (stat(engineAfter, "calls") - stat(engineBefore, "calls")) / count,
+      checkpoints: (stat(engineAfter, "checkpoints") - stat(engineBefore, "checkpoints")) / count,
+      engineCpuMs: (Number(engineAfter.cpuMs) - Number(engineBefore.cpuMs)) / count,
+      postgresCpuMs:
+        postgresBefore === undefined || postgresAfter === undefined
+          ? undefined
+          : (postgresAfter - postgresBefore) / count,
+      socketWrites: socketWritesPerUnit(
+        before.socketWrites,
+        after.socketWrites,
+        peerNames({ databaseUrl: database.url, engineUrl, servedUrls: urls }, [
+          { name: "Stripe", url: stripeUrl },
+          ...(easyPost.apiBase ? [{ name: "EasyPost", url: easyPost.apiBase }] : []),
+          { name: "SMTP", url: smtp.url },
+        ]),
+        count,
+      ),
+    };
+  } finally {
+    for (const child of children) if (child.process.exitCode === null) child.process.kill("SIGKILL");
+    await sandbox.close();
+    await easyPost.close();
+    await smtp.close();
     await withAdmin(adminUrl, (c) => c.query(`DROP DATABASE IF EXISTS "${database.name}" WITH (FORCE)`));
   }
 }
@@ -944,12 +1107,12 @@ async function runMode(
         idxScan: ordersAfter.idxScan - driverReads.idxScan,
         idxTupFetch: ordersAfter.idxTupFetch - driverReads.idxTupFetch,
       });
-    const { otherRuns, shape } = await withAdmin(databaseUrl, async (c) => {
+    const { otherRuns, shape, steps } = await withAdmin(databaseUrl, async (c) => {
       const others = await c.query<{ n: number }>(
         "SELECT count(*)::int AS n FROM inngest_local.runs WHERE function_id NOT LIKE '%-fulfill-order'",
       );
-      const steps = await c.query<{ op: string | null }>(
-        `SELECT s.op FROM inngest_local.steps s
+      const steps = await c.query<{ op: string | null; name: string | null }>(
+        `SELECT s.op, s.name FROM inngest_local.steps s
          WHERE s.run_id = (SELECT id FROM inngest_local.runs
                            WHERE function_id LIKE '%-fulfill-order' AND status = 'Completed'
                            ORDER BY started_at LIMIT 1)
@@ -960,6 +1123,10 @@ async function runMode(
         shape: steps.rows.map(({ op }): Shape[number] =>
           /wait/i.test(op ?? "") ? "wait" : /sleep/i.test(op ?? "") ? "sleep" : "run",
         ),
+        steps: steps.rows.map(({ op, name }, i): ShapeStep => ({
+          op: /wait/i.test(op ?? "") ? "wait" : /sleep/i.test(op ?? "") ? "sleep" : "run",
+          name: name ?? `step-${i + 1}`,
+        })),
       };
     });
 
@@ -1007,6 +1174,7 @@ async function runMode(
       tables: tableCounterDelta(tablesBefore, tablesAfter, orderCount),
       statements: statementsPerOrder(statementsBefore, statementsAfter, orderCount),
       shape,
+      steps,
       memory,
       databasePolls,
       socketWrites: socketWritesPerUnit(
@@ -1043,6 +1211,16 @@ async function runMode(
   // Right after the app's run, in the same process set-up: the SDK's own cost for the same steps.
   if (withFloor)
     figures.floor = await runFloor(adminUrl, checkpointing, appProcesses, orderCount, figures.shape);
+  // Then the I/O-matched floor: the same steps doing the app's Stripe, EasyPost, SMTP and SQL.
+  if (withFloor)
+    figures.ioFloor = await runIoFloor(
+      database,
+      checkpointing,
+      appProcesses,
+      orderCount,
+      figures.steps,
+      Math.round(figures.appStatements),
+    );
   return figures;
 }
 
@@ -1483,6 +1661,8 @@ async function main(): Promise<void> {
     `${label.padEnd(44)}${runs.map((f) => value(f).padStart(18)).join("")}`;
   const perOrder = (value: number | undefined) => (value === undefined ? "n/a" : value.toFixed(1));
   const floorValue = (f: Figures, value: (floor: FloorFigures) => string) => (f.floor ? value(f.floor) : "-");
+  const ioFloorValue = (f: Figures, value: (floor: FloorFigures) => string) =>
+    f.ioFloor ? value(f.ioFloor) : "-";
   const cores = coreCount();
   const lines = [
     `app: ${args.tsx ? "src/server.ts through tsx (--tsx)" : "dist/server.js (compiled, as production runs it)"}; ${cores} cores; ${checkoutConcurrency} checkouts at a time, one customer each; crons at most once per ${cronIntervalMs} real ms; engine clock x${engineTimeScale.toExponential(0)}`,
@@ -1508,6 +1688,17 @@ async function main(): Promise<void> {
     row("floor: CPU ms / run: floor app", (f) => floorValue(f, (fl) => fl.cpuMs.toFixed(1))),
     row("floor: CPU ms / run: engine", (f) => floorValue(f, (fl) => fl.engineCpuMs.toFixed(1))),
     row("app / floor CPU per order", (f) => floorValue(f, (fl) => (f.appCpuMs / fl.cpuMs).toFixed(2))),
+    row("I/O floor: SQL statements / order", (f) => ioFloorValue(f, (fl) => fl.statements.toFixed(1))),
+    row("I/O floor: CPU ms / order: floor app", (f) => ioFloorValue(f, (fl) => fl.cpuMs.toFixed(1))),
+    row("I/O floor: CPU ms / order: engine", (f) => ioFloorValue(f, (fl) => fl.engineCpuMs.toFixed(1))),
+    row("I/O floor: CPU ms / order: PostgreSQL", (f) => ioFloorValue(f, (fl) => perOrder(fl.postgresCpuMs))),
+    row("I/O floor: socket writes / order", (f) =>
+      ioFloorValue(f, (fl) =>
+        fl.socketWrites.map(([peer, n]) => `${peer.split(" ")[0]} ${n.toFixed(1)}`).join(", "),
+      ),
+    ),
+    row("app / I/O floor CPU per order", (f) => ioFloorValue(f, (fl) => (f.appCpuMs / fl.cpuMs).toFixed(2))),
+    row("stack / I/O floor CPU per order", (f) => ioFloorValue(f, (fl) => stackIoRatio(f, fl))),
     "socket writes (one hand-over to the kernel each) per order, app / floor, by peer:",
     ...peerOrder
       .filter((name) => runs.some((f) => f.socketWrites.some(([peer]) => peer === name)))
@@ -1662,11 +1853,33 @@ async function main(): Promise<void> {
     ...withFloor.filter((f) => !(f.mode === "checkpointing" && f.appProcesses === 1)),
     ...withFloor.filter((f) => f.mode === "checkpointing" && f.appProcesses === 1),
   ];
-  for (const f of ordered)
+  for (const f of ordered) {
+    const io = f.ioFloor;
+    const what = `${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}, ${f.orders} orders`;
+    if (io)
+      lines.push(
+        `app-io-floor-ratio: ${(f.appCpuMs / io.cpuMs).toFixed(2)} (${what}: app ${f.appCpuMs.toFixed(1)} ms / I/O floor ${io.cpuMs.toFixed(1)} ms CPU per order)`,
+        `stack-io-floor-ratio: ${stackIoRatio(f, io)} (${what}: app + engine + PostgreSQL ${stackCpu(f.appCpuMs, f.engineCpuMs, f.postgresCpuMs)} ms / I/O floor's ${stackCpu(io.cpuMs, io.engineCpuMs, io.postgresCpuMs)} ms CPU per order)`,
+      );
     lines.push(
       `app-floor-ratio: ${(f.appCpuMs / (f.floor as FloorFigures).cpuMs).toFixed(2)} (${f.mode}, ${f.appProcesses} app process${f.appProcesses > 1 ? "es" : ""}, ${f.orders} orders: app ${f.appCpuMs.toFixed(1)} ms / floor ${(f.floor as FloorFigures).cpuMs.toFixed(1)} ms CPU per order)`,
     );
+  }
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** App (or floor) + engine + PostgreSQL CPU per order, ms; "n/a" without PostgreSQL's (--database-url). */
+function stackCpu(app: number, engine: number, postgres: number | undefined): string {
+  return postgres === undefined ? "n/a" : (app + engine + postgres).toFixed(1);
+}
+
+/** (app + engine + PostgreSQL) / the same for the I/O floor, per order. */
+function stackIoRatio(f: Figures, io: FloorFigures): string {
+  if (f.postgresCpuMs === undefined || io.postgresCpuMs === undefined) return "n/a";
+  return (
+    (f.appCpuMs + f.engineCpuMs + f.postgresCpuMs) /
+    (io.cpuMs + io.engineCpuMs + io.postgresCpuMs)
+  ).toFixed(2);
 }
 
 let stopDatabaseServer: () => Promise<void> = async () => undefined;
