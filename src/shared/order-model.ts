@@ -286,6 +286,26 @@ export function reshipMayLand(facts: { status: string; cancelRequested: boolean 
   return facts.status === "shipped" && !facts.cancelRequested;
 }
 
+/**
+ * A refund Stripe made, recorded after its answer (the guarded write of src/orders/refund-order.ts):
+ * a cancel's cleanup may have refunded "what is left" while the refund was in flight, so the
+ * order's refunded total is the largest of what its refund rows, its payment record and Stripe say
+ * (never lowered by a late answer), and what of it went beyond the capture is an over-refund: the
+ * money cannot be taken back at Stripe, so it is recorded and ops are told, never dropped.
+ */
+export function refundLanding(facts: {
+  captured: number;
+  /** Sum of the order's succeeded refund rows, this one included. */
+  succeededRows: number;
+  /** The payment row's amount_refunded (the workflow's refunds are recorded there). */
+  recorded: number;
+  /** Refunded of the capture as Stripe reads now; null when it could not be asked. */
+  atStripe: number | null;
+}): { refunded: number; over: number } {
+  const total = Math.max(facts.succeededRows, facts.recorded, facts.atStripe ?? 0);
+  return { refunded: Math.min(total, facts.captured), over: Math.max(total - facts.captured, 0) };
+}
+
 /** The workflow's own writes: each lands only in these states (src/orders/fulfilment-records.ts). */
 export const workflowWrites = [
   {
@@ -331,6 +351,13 @@ export const workflowWrites = [
     requires: "the return's status (not the order's); checked after the carrier call",
     leaves:
       "not wanted (the return ended meanwhile): handed back in the same step, ops told if refused, no e-mail",
+  },
+  {
+    write: "record a refund made at Stripe",
+    statuses: [...inFulfilmentStatuses, ...bookedStatuses, "cancelled", "cancelled_out_of_stock"] as const,
+    requires: "the refund row still pending; checked after Stripe's answer (refundLanding)",
+    leaves:
+      "refunded total never lowered; beyond the capture (a cleanup refunded meanwhile): recorded, ops told once",
   },
   {
     write: "mark delivered",
