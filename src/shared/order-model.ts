@@ -466,6 +466,32 @@ export function decideReturn(action: ReturnAction, facts: ReturnFacts): Verdict 
   );
 }
 
+/** What the model reads of an order a return is asked for (src/returns/records/request.ts, under its lock). */
+export interface ReturnRequestFacts {
+  status: OrderStatus;
+  /** The last parcel's delivery, null while none is delivered. */
+  deliveredAt: Date | null;
+  /** Parcels not delivered yet. */
+  undelivered: number;
+  now: Date;
+  /** RETURN_WINDOW in milliseconds. */
+  windowMs: number;
+}
+
+/**
+ * May a return be asked for (the customer's page, ops, the admin API): the order delivered, every
+ * parcel, in a status the customer's page offers it in, and inside RETURN_WINDOW. The lines asked
+ * for (not returned yet, an exchange's product) are checked by the request against the order's lines.
+ */
+export function decideReturnRequest(facts: ReturnRequestFacts): Verdict {
+  const offered = customerRules["ask for a return"].statuses as readonly string[];
+  if (!offered.includes(facts.status) || facts.deliveredAt === null || facts.undelivered > 0)
+    return no("order_not_returnable", `it has not been delivered (status ${facts.status})`);
+  if (facts.now.getTime() > facts.deliveredAt.getTime() + facts.windowMs)
+    return no("return_window_closed", "its return window has closed");
+  return yes;
+}
+
 /** Order facts from the admin view of an order (src/orders/order-details.ts). */
 export function factsOfDetails(order: {
   status: OrderStatus;
@@ -544,7 +570,7 @@ export function renderOrderModel(): string {
   }
   lines.push(
     "",
-    "A person's return actions (approve, reject, receive, close) ask `decideReturn`: a refunded return is not rejected, and `close` takes the refused-exchange-charge row when the charge failed or waits for the customer.",
+    "A return request (the customer's page, ops, the admin API) asks `decideReturnRequest` under the order's row lock: delivered (every parcel), in a status the customer's page offers it in, inside RETURN_WINDOW. A person's return actions (approve, reject, receive, close) ask `decideReturn`: a refunded return is not rejected, and `close` takes the refused-exchange-charge row when the charge failed or waits for the customer.",
   );
   return `${lines.join("\n")}\n`;
 }
