@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
-import { decide } from "../shared/order-model";
+import { refundedOfCaptured } from "../payments/payment-gateway";
+import { decide, refundLanding } from "../shared/order-model";
 import { loadOrderFacts, refusal } from "./model-check";
 import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
@@ -218,12 +219,18 @@ export function createRefunds(deps: RefundOrderDeps) {
         cause: error,
       });
     }
-    await db.$transaction(async (tx) => {
+    // The fence after the effect: a cancel's cleanup may have refunded "what is left" while this
+    // refund was in flight, so the record asks Stripe's own total and the model (refundLanding).
+    const atStripe = await refundedAtStripe(orderId, paymentIntentId);
+    const over = await db.$transaction(async (tx) => {
+      // The payment row's lock orders this write with recordRequest and with other settles.
+      const locked = await tx.$queryRaw<{ amount_captured: number; amount_refunded: number }[]>`
+        SELECT amount_captured, amount_refunded FROM payments WHERE order_id = ${orderId}::uuid FOR UPDATE`;
       const updated = await tx.refund.updateMany({
         where: { id: refund.id, status: "pending" },
         data: { status: "succeeded", providerId },
       });
-      if (updated.count === 0) return;
+      if (updated.count === 0) return null;
       // Requested and issued land together: the timeline shows no request Stripe refused.
       await recordInTransaction(tx, orderId, "refund-requested", {
         refundId: refund.id,
@@ -235,13 +242,18 @@ export function createRefunds(deps: RefundOrderDeps) {
         where: { orderId, status: "succeeded" },
         _sum: { amount: true },
       });
-      const refunded = sum._sum.amount ?? 0;
-      const payment = await tx.payment.findUniqueOrThrow({ where: { orderId } });
+      const captured = locked[0]?.amount_captured ?? 0;
+      const { refunded, over } = refundLanding({
+        captured,
+        succeededRows: sum._sum.amount ?? 0,
+        recorded: locked[0]?.amount_refunded ?? 0,
+        atStripe,
+      });
       await tx.payment.update({
         where: { orderId },
         data: {
           amountRefunded: refunded,
-          ...(refunded >= payment.amountCaptured ? { status: "refunded" as const } : {}),
+          ...(refunded >= captured ? { status: "refunded" as const } : {}),
         },
       });
       await recordInTransaction(tx, orderId, "refund-issued", {
@@ -250,10 +262,55 @@ export function createRefunds(deps: RefundOrderDeps) {
         amount: refund.amount,
         refunded,
       });
+      if (over === 0) return null;
+      // Recorded, not dropped: the payment row cannot hold more than the capture, the timeline can.
+      await recordInTransaction(tx, orderId, "refund-over-captured", {
+        refundId: refund.id,
+        stripeRefund: providerId,
+        amount: refund.amount,
+        captured,
+        over,
+      });
+      return { captured, over };
     });
+    if (over) await tellOverRefunded(orderId, refund, providerId, over);
     await notify(orderId, refund);
     logger.info({ orderId, refundId: refund.id, amount: refund.amount, providerId }, "refund issued");
     return providerId;
+  }
+
+  /** Stripe's own total refunded of the capture; null (the records decide) if it cannot be read. */
+  async function refundedAtStripe(orderId: string, paymentIntentId: string): Promise<number | null> {
+    try {
+      const intent = await stripe.paymentIntents.retrieve(paymentIntentId, { expand: ["latest_charge"] });
+      const charge = intent.latest_charge;
+      return charge && typeof charge === "object" ? refundedOfCaptured(charge) : null;
+    } catch (error) {
+      logger.warn({ err: error, orderId }, "refund recorded without Stripe's total");
+      return null;
+    }
+  }
+
+  /** Ops hear once per order: money refunded beyond the capture cannot be taken back at Stripe. */
+  async function tellOverRefunded(
+    orderId: string,
+    refund: PendingRefund,
+    providerId: string,
+    over: { captured: number; over: number },
+  ): Promise<void> {
+    logger.error({ orderId, refundId: refund.id, ...over }, "refunded beyond the capture");
+    await deps.alerts?.notify({
+      key: overRefundAlertKey(orderId),
+      title: "Refunded more than was captured",
+      fields: {
+        orderId,
+        refund: `${refund.id} (${providerId})`,
+        captured: over.captured,
+        over: over.over,
+        action:
+          "A refund cannot be undone at Stripe: recover the amount over the capture from the customer, or write it off",
+      },
+    });
   }
 
   async function notify(orderId: string, refund: PendingRefund): Promise<void> {
@@ -397,5 +454,8 @@ export function createRefunds(deps: RefundOrderDeps) {
     },
   };
 }
+
+/** One alert per order for money refunded beyond its capture. */
+export const overRefundAlertKey = (orderId: string) => `refund-over-captured-${orderId}`;
 
 export type Refunds = ReturnType<typeof createRefunds>;

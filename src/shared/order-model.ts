@@ -286,6 +286,26 @@ export function reshipMayLand(facts: { status: string; cancelRequested: boolean 
   return facts.status === "shipped" && !facts.cancelRequested;
 }
 
+/**
+ * A refund Stripe made, recorded after its answer (the guarded write of src/orders/refund-order.ts):
+ * a cancel's cleanup may have refunded "what is left" while the refund was in flight, so the
+ * order's refunded total is the largest of what its refund rows, its payment record and Stripe say
+ * (never lowered by a late answer), and what of it went beyond the capture is an over-refund: the
+ * money cannot be taken back at Stripe, so it is recorded and ops are told, never dropped.
+ */
+export function refundLanding(facts: {
+  captured: number;
+  /** Sum of the order's succeeded refund rows, this one included. */
+  succeededRows: number;
+  /** The payment row's amount_refunded (the workflow's refunds are recorded there). */
+  recorded: number;
+  /** Refunded of the capture as Stripe reads now; null when it could not be asked. */
+  atStripe: number | null;
+}): { refunded: number; over: number } {
+  const total = Math.max(facts.succeededRows, facts.recorded, facts.atStripe ?? 0);
+  return { refunded: Math.min(total, facts.captured), over: Math.max(total - facts.captured, 0) };
+}
+
 /** The workflow's own writes: each lands only in these states (src/orders/fulfilment-records.ts). */
 export const workflowWrites = [
   {
@@ -331,6 +351,13 @@ export const workflowWrites = [
     requires: "the return's status (not the order's); checked after the carrier call",
     leaves:
       "not wanted (the return ended meanwhile): handed back in the same step, ops told if refused, no e-mail",
+  },
+  {
+    write: "record a refund made at Stripe",
+    statuses: [...inFulfilmentStatuses, ...bookedStatuses, "cancelled", "cancelled_out_of_stock"] as const,
+    requires: "the refund row still pending; checked after Stripe's answer (refundLanding)",
+    leaves:
+      "refunded total never lowered; beyond the capture (a cleanup refunded meanwhile): recorded, ops told once",
   },
   {
     write: "mark delivered",
@@ -439,6 +466,32 @@ export function decideReturn(action: ReturnAction, facts: ReturnFacts): Verdict 
   );
 }
 
+/** What the model reads of an order a return is asked for (src/returns/records/request.ts, under its lock). */
+export interface ReturnRequestFacts {
+  status: OrderStatus;
+  /** The last parcel's delivery, null while none is delivered. */
+  deliveredAt: Date | null;
+  /** Parcels not delivered yet. */
+  undelivered: number;
+  now: Date;
+  /** RETURN_WINDOW in milliseconds. */
+  windowMs: number;
+}
+
+/**
+ * May a return be asked for (the customer's page, ops, the admin API): the order delivered, every
+ * parcel, in a status the customer's page offers it in, and inside RETURN_WINDOW. The lines asked
+ * for (not returned yet, an exchange's product) are checked by the request against the order's lines.
+ */
+export function decideReturnRequest(facts: ReturnRequestFacts): Verdict {
+  const offered = customerRules["ask for a return"].statuses as readonly string[];
+  if (!offered.includes(facts.status) || facts.deliveredAt === null || facts.undelivered > 0)
+    return no("order_not_returnable", `it has not been delivered (status ${facts.status})`);
+  if (facts.now.getTime() > facts.deliveredAt.getTime() + facts.windowMs)
+    return no("return_window_closed", "its return window has closed");
+  return yes;
+}
+
 /** Order facts from the admin view of an order (src/orders/order-details.ts). */
 export function factsOfDetails(order: {
   status: OrderStatus;
@@ -517,7 +570,7 @@ export function renderOrderModel(): string {
   }
   lines.push(
     "",
-    "A person's return actions (approve, reject, receive, close) ask `decideReturn`: a refunded return is not rejected, and `close` takes the refused-exchange-charge row when the charge failed or waits for the customer.",
+    "A return request (the customer's page, ops, the admin API) asks `decideReturnRequest` under the order's row lock: delivered (every parcel), in a status the customer's page offers it in, inside RETURN_WINDOW. A person's return actions (approve, reject, receive, close) ask `decideReturn`: a refunded return is not rejected, and `close` takes the refused-exchange-charge row when the charge failed or waits for the customer.",
   );
   return `${lines.join("\n")}\n`;
 }

@@ -63,6 +63,8 @@ export const timelineKinds = [
   "refund-requested",
   "refund-issued",
   "refund-failed",
+  // A refund that landed beyond the capture (a cancel's cleanup refunded meanwhile): ops told.
+  "refund-over-captured",
   "email-resent",
   "review-received",
   // Labels handed back to the carrier, holds, address checks (src/shipping/label-void.ts,

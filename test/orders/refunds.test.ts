@@ -30,6 +30,7 @@ describe("POST /api/orders/:id/refund", () => {
   let url: string;
   let stripe: ReturnType<typeof createStripeClient>;
   const sent: OutgoingEmail[] = [];
+  let sender: ReturnType<typeof createEmailSender>;
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -46,7 +47,7 @@ describe("POST /api/orders/:id/refund", () => {
       },
       close: () => undefined,
     };
-    const sender = createEmailSender({
+    sender = createEmailSender({
       db: database.db,
       transport,
       from: "Shop <orders@shop.example>",
@@ -235,6 +236,44 @@ describe("POST /api/orders/:id/refund", () => {
     expect(await database.db.payment.findUniqueOrThrow({ where: { orderId } })).toMatchObject({
       amountRefunded: 1500,
     });
+  });
+
+  it("a refund landing beyond the capture (Stripe refunded more meanwhile) is recorded, capped on the payment, and ops are told once", async () => {
+    const orderId = await capturedOrder(5500);
+    const order = await database.db.order.findUniqueOrThrow({ where: { id: orderId } });
+    // Our record knows of 3000 captured; Stripe refunded 1000 at the Dashboard, its webhook lost.
+    await database.db.payment.update({ where: { orderId }, data: { amountCaptured: 3000 } });
+    await sandbox.refund(
+      { paymentIntent: order.paymentIntentId as string, amount: 1000 },
+      { deliver: false },
+    );
+    const alerts: { key?: string; title: string }[] = [];
+    const refunds = createRefunds({
+      db: database.db,
+      stripe,
+      sender,
+      logger,
+      alerts: { notify: async (alert) => void alerts.push(alert) },
+    });
+
+    const outcome = await refunds.refund({ orderId, amount: 3000, by: "admin-api" });
+
+    expect(outcome).toMatchObject({ amount: 3000, captured: 3000, refunded: 3000, refundable: 0 });
+    const after = await database.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, refunds: true, timeline: true },
+    });
+    expect(after.payment).toMatchObject({ status: "refunded", amountRefunded: 3000 });
+    expect(after.refunds).toEqual([expect.objectContaining({ amount: 3000, status: "succeeded" })]);
+    const over = after.timeline.filter((t) => t.kind === "refund-over-captured");
+    expect(over).toHaveLength(1);
+    expect(over[0]?.detail).toMatchObject({ amount: 3000, captured: 3000, over: 1000 });
+    expect(alerts).toEqual([
+      expect.objectContaining({
+        key: `refund-over-captured-${orderId}`,
+        title: "Refunded more than was captured",
+      }),
+    ]);
   });
 
   it("refuses bad input, unknown orders, orders without a capture and a missing token", async () => {

@@ -178,6 +178,27 @@ describe("cleanup-cancelled-order (fast tier)", () => {
     });
   });
 
+  it("an ops refund landing between its look at Stripe and its refund of what is left is counted: the capture is recorded refunded in full", async () => {
+    const { world, leftBehind, cleanUp } = setup();
+    const order = await leftBehind({ intentState: "succeeded" });
+    // Stripe is read with nothing refunded; an ops refund of 1000 lands before the cleanup's refund.
+    const retrieve = world.paymentsPort.retrieve.bind(world.paymentsPort);
+    let raced = false;
+    world.paymentsPort.retrieve = async (paymentIntentId) => {
+      const view = await retrieve(paymentIntentId);
+      if (!raced) world.refundPartly(paymentIntentId, 1000);
+      raced = true;
+      return view;
+    };
+
+    const run = await cleanUp(order.orderId);
+
+    expect(run).toMatchObject({ status: "completed", result: { settlement: "refunded" } });
+    // Stripe refunded only what was left (4000): never more than captured.
+    expect(world.intent(order.intentId).amountRefunded).toBe(5000);
+    expect(world.paymentRows.get(order.orderId)).toMatchObject({ status: "refunded", amountRefunded: 5000 });
+  });
+
   it("does not refund a capture already refunded in full again", async () => {
     const { world, leftBehind, cleanUp } = setup();
     const order = await leftBehind({ intentState: "succeeded" });

@@ -40,7 +40,10 @@ export const returnPayment = defineUndo(returnPaymentStepId, ({ step, deps, orde
       let refundId: string | null = null;
       if (refunded < intent.amountCaptured) {
         const refund = await deps.payments.refundInFull(intentId, `refund-${orderId}`);
-        refunded += refund.amountRefunded;
+        // A refund without an amount returns all that is left when Stripe makes it, so an ops
+        // refund that landed after our look is counted by Stripe, never refunded twice: the whole
+        // capture is back now, whatever `intent` read (a stale sum would record too little).
+        refunded = intent.amountCaptured;
         refundId = refund.refundId;
       }
       await deps.paymentRecords.recordRefund(orderId, intentId, order.currency, {

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { AppError } from "../../errors";
+import { decideReturnRequest, type ReturnRequestFacts } from "../../shared/order-model";
 import { timelineKindSql } from "../../timeline/kinds";
 import { exchangeCharge } from "../return-policy";
 import type { RecordsContext } from "./context";
@@ -29,14 +30,17 @@ async function lockReturnableOrder(client: Client, request: NewReturn): Promise<
   );
   const order = orders[0];
   if (!order) throw new AppError("order_not_found", `Order ${request.orderId} does not exist`);
-  if (!["delivered", "completed"].includes(order.status) || !order.delivered_at || order.undelivered > 0) {
-    throw new AppError(
-      "order_not_returnable",
-      `Order ${request.orderId} has not been delivered (status ${order.status}): only a delivered parcel can be returned`,
-    );
-  }
-  const closesAt = order.delivered_at.getTime() + request.windowMs;
-  if (request.now.getTime() > closesAt) {
+  // The model decides (decision 0170); the order's row lock above is the fence under it.
+  const verdict = decideReturnRequest({
+    status: order.status as ReturnRequestFacts["status"],
+    deliveredAt: order.delivered_at,
+    undelivered: order.undelivered,
+    now: request.now,
+    windowMs: request.windowMs,
+  });
+  if (verdict.allowed) return;
+  if (verdict.code === "return_window_closed" && order.delivered_at) {
+    const closesAt = order.delivered_at.getTime() + request.windowMs;
     throw new AppError(
       "return_window_closed",
       `The return window of order ${request.orderId} closed on ${new Date(closesAt).toISOString()} (delivered ${order.delivered_at.toISOString()})`,
@@ -48,6 +52,10 @@ async function lockReturnableOrder(client: Client, request: NewReturn): Promise<
       },
     );
   }
+  throw new AppError(
+    "order_not_returnable",
+    `Order ${request.orderId} has not been delivered (status ${order.status}): only a delivered parcel can be returned`,
+  );
 }
 
 /** Every line asked for is the order's, and no more than shipped less what is already returned. */
