@@ -28,5 +28,13 @@ export async function disputeHoldOf(db: DisputeReader, orderId: string): Promise
   return { amount: disputes.reduce((sum, dispute) => sum + dispute.amount, 0), disputes };
 }
 
+/**
+ * Whether open or lost chargebacks withhold a refund of `amount`: the refund would reach into the
+ * disputed money, of which `refundable` (captured less refunded) still includes the held part.
+ */
+export function disputeWithholds(hold: DisputeHold, refundable: number, amount: number): boolean {
+  return hold.amount > 0 && amount > refundable - hold.amount;
+}
+
 /** The alert's key for a refund refused by a dispute: one per dispute, however many refunds ask. */
 export const disputedRefundAlertKey = (disputeId: string) => `refund-refused-disputed-${disputeId}`;

@@ -10,7 +10,7 @@ import type { EmailSender } from "../notifications/email-sender";
 import { emailTemplates, toOrderSummary } from "../notifications/templates";
 import { recordInTransaction } from "../timeline/in-transaction";
 import type { Actor } from "./actor";
-import { disputedRefundAlertKey, disputeHoldOf } from "./disputed-amount";
+import { disputedRefundAlertKey, disputeHoldOf, disputeWithholds } from "./disputed-amount";
 
 export interface RefundRequest {
   orderId: string;
@@ -122,7 +122,7 @@ export function createRefunds(deps: RefundOrderDeps) {
       // A chargeback holds its amount: that money goes back to the cardholder through the
       // dispute, and a refund on top would pay them twice (src/orders/disputed-amount.ts).
       const held = await disputeHoldOf(tx, orderId);
-      if (held.amount > 0 && amount > refundable - held.amount) {
+      if (disputeWithholds(held, refundable, amount)) {
         const disputes = held.disputes.map((d) => d.providerId);
         throw new AppError(
           "charge_disputed",

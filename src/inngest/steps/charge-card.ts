@@ -1,6 +1,7 @@
 import { NonRetriableError } from "inngest";
 import { isAppError } from "../../errors";
 import type { ShortLine } from "../../inventory/inventory";
+import { disputeWithholds } from "../../orders/disputed-amount";
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import { PaymentRejectedError } from "../../payments/payment-gateway";
 import type { WorkflowDependencies } from "../dependencies";
@@ -161,7 +162,7 @@ async function refundShortLines(
   });
   const held = await deps.disputes.holdOf(orderId);
   const refundable = intent.amountCaptured - intent.amountRefunded;
-  if (held.amount > 0 && excess > refundable - held.amount) {
+  if (disputeWithholds(held, refundable, excess)) {
     return withheld(held.disputes.map((dispute) => dispute.providerId));
   }
   try {
