@@ -10,6 +10,8 @@ import { customerDataEncryption } from "./encryption";
 import { createInngestClient } from "./client";
 import { createFunctions } from "./functions";
 import { pinnedServeUrl } from "./serve-url";
+import { createReturnWork } from "./steps/return-work";
+import type { ReturnWorkDeps } from "../returns/return-work";
 import type { Metrics } from "../metrics/metrics";
 import { workflowObservability } from "../metrics/workflow-observability";
 import { createCustomerDataLookup } from "../orders/customer-data";
@@ -123,7 +125,8 @@ export function createWorkflowDependencies(modules: {
   inventory: Pick<InventoryModule, "reserving" | "lowStock" | "stockLedger">;
   ordersModule: Pick<OrdersModule, "fulfilment" | "holds" | "redrive" | "intake">;
   reconciliation: Reconciliation;
-  returns: ReturnWorkflowDependencies | undefined;
+  /** The returns' workflow side, with what their steps work with (src/returns/module.ts). */
+  returns: (Omit<ReturnWorkflowDependencies, "work"> & { workDeps: ReturnWorkDeps }) | undefined;
 }): WorkflowDependencies {
   const { db, ordersModule, shipping, inventory, notifications } = modules;
   return {
@@ -152,8 +155,16 @@ export function createWorkflowDependencies(modules: {
       checkouts: ordersModule.intake.checkoutSweep,
       reconciliation: modules.reconciliation,
     },
-    ...(modules.returns ? { returns: modules.returns } : {}),
+    ...(modules.returns ? { returns: returnWorkflow(modules.returns) } : {}),
   };
+}
+
+/** process-return's dependencies: the work of its step files (src/inngest/steps), on the returns' ports. */
+function returnWorkflow({
+  workDeps,
+  ...settings
+}: Omit<ReturnWorkflowDependencies, "work"> & { workDeps: ReturnWorkDeps }): ReturnWorkflowDependencies {
+  return { ...settings, work: createReturnWork(workDeps) };
 }
 
 /** Inngest's serve() behind src/http/inngest-endpoint.ts, at INNGEST_SERVE_PATH. */
