@@ -48,7 +48,12 @@ function matches(row: Record<string, unknown>, where: Where | undefined): boolea
       continue;
     }
     const ops = condition as { in?: unknown[]; not?: unknown; gte?: Date; lt?: Date };
-    if ("in" in ops && !(ops.in ?? []).includes(value)) return false;
+    if ("in" in ops) {
+      // Prisma refuses a list holding a value of another type than the field's (text and uuid here).
+      if (!(ops.in ?? []).every((item) => typeof item === "string"))
+        throw new Error(`Invalid value for ${field}.in: ${JSON.stringify(ops.in)}`);
+      if (!(ops.in ?? []).includes(value)) return false;
+    }
     if ("not" in ops && value === ops.not) return false;
     if (ops.gte !== undefined && !((value as Date) >= ops.gte)) return false;
     if (ops.lt !== undefined && !((value as Date) < ops.lt)) return false;
@@ -56,9 +61,11 @@ function matches(row: Record<string, unknown>, where: Where | undefined): boolea
   return true;
 }
 
+/** The three tables label-voids.ts reads, and how many rows each lookup read from them. */
 function inMemory(rows: { timeline: TimelineRow[]; shipments?: ShipmentRow[]; returns?: ReturnRow[] }) {
+  const rowsRead = { timeline: 0, shipments: 0, returns: 0 };
   const table =
-    <T extends object>(stored: T[]) =>
+    <T extends object>(stored: T[], counted: keyof typeof rowsRead) =>
     async (args: {
       where?: Where;
       select?: Record<string, boolean>;
@@ -70,13 +77,15 @@ function inMemory(rows: { timeline: TimelineRow[]; shipments?: ShipmentRow[]; re
         const at = (row: T) => (row as unknown as TimelineRow).createdAt.getTime();
         found = [...found].sort((a, b) => (order === "asc" ? at(a) - at(b) : at(b) - at(a)));
       }
+      rowsRead[counted] += found.length;
       return found.map((row) => selected(row, args.select));
     };
-  return {
-    orderTimelineEntry: { findMany: table(rows.timeline) },
-    shipment: { findMany: table(rows.shipments ?? []) },
-    return: { findMany: table(rows.returns ?? []) },
+  const db = {
+    orderTimelineEntry: { findMany: table(rows.timeline, "timeline") },
+    shipment: { findMany: table(rows.shipments ?? [], "shipments") },
+    return: { findMany: table(rows.returns ?? [], "returns") },
   } as unknown as Database;
+  return Object.assign(db, { rowsRead });
 }
 
 const day = shopDay("2026-12-05", "UTC");
@@ -124,20 +133,20 @@ describe("labelVoidsOfDay: every label the day handed back", () => {
   });
 
   it("a label handed back on cancel, full refund or re-ship is asked by the carrier's id we kept", async () => {
-    const voids = await labelVoidsOfDay(
-      inMemory({
-        timeline: [
-          entry("o-1", "label-refund-requested", { trackingNumber: "TRK-A", cause: "cancelled" }),
-          entry("o-2", "label-refund-requested", { trackingNumber: "TRK-B", cause: "reshipped" }),
-        ],
-        shipments: [
-          { trackingNumber: "TRK-A", providerId: "shp_A", labelRefundStatus: "submitted", orderId: "o-1" },
-          { trackingNumber: "TRK-B", providerId: null, labelRefundStatus: "refunded", orderId: "o-2" },
-          { trackingNumber: "TRK-OTHER", providerId: "shp_X", labelRefundStatus: "rejected", orderId: "o-9" },
-        ],
-      }),
-      day,
-    );
+    const db = inMemory({
+      timeline: [
+        entry("o-1", "label-refund-requested", { trackingNumber: "TRK-A", cause: "cancelled" }),
+        entry("o-2", "label-refund-requested", { trackingNumber: "TRK-B", cause: "reshipped" }),
+      ],
+      shipments: [
+        { trackingNumber: "TRK-A", providerId: "shp_A", labelRefundStatus: "submitted", orderId: "o-1" },
+        { trackingNumber: "TRK-B", providerId: null, labelRefundStatus: "refunded", orderId: "o-2" },
+        { trackingNumber: "TRK-OTHER", providerId: "shp_X", labelRefundStatus: "rejected", orderId: "o-9" },
+      ],
+    });
+    const voids = await labelVoidsOfDay(db, day);
+    // Only the shipments of the day's voids are read, not every label ever bought.
+    expect(db.rowsRead.shipments).toBe(2);
     expect(sorted(voids)).toEqual([
       {
         orderId: "o-1",
@@ -261,6 +270,7 @@ describe("labelVoidsOfDay: every label the day handed back", () => {
           entry("o-3", "return-label-refund-requested", { returnId: "r-3", status: "not-found" }),
           entry("o-4", "return-label-refund-requested", { returnId: "r-4", status: "submitted" }),
           entry("o-5", "return-label-refund-requested", { status: "submitted" }),
+          entry("o-7", "return-label-refund-requested", { returnId: 7, status: "submitted" }),
           // The entry's tracking number is not how a return label is found: by the return.
           entry("o-6", "return-label-refund-requested", { trackingNumber: "RET-6", status: "submitted" }),
         ],
