@@ -2,7 +2,7 @@
 # npm run test:mutation [group...]: StrykerJS over the exactly-once core, one module group at a
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil returns exchanges reconciliation
-# label-voids label-voids-fast refunds-disputes (default: all). Logs and the
+# reconciliation-fast label-voids label-voids-fast refunds-disputes (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
@@ -14,14 +14,14 @@ mkdir -p reports/mutation
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
 # setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
 for group in "$@"; do
-  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | label-voids | label-voids-fast | refunds-disputes) ;;
-  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation label-voids label-voids-fast refunds-disputes)" >&2; exit 2 ;;
+  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)" >&2; exit 2 ;;
   esac
 done
 needs_database() {
   [ $# -eq 0 ] && return 0
   for group in "$@"; do
-    case "$group" in intake | fulfil | label-voids-fast) ;; *) return 0 ;; esac
+    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -47,7 +47,7 @@ run() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation label-voids label-voids-fast refunds-disputes)
+[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)
 for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
@@ -68,12 +68,17 @@ for group in "${groups[@]}"; do
     # The money paths added after the fulfilment (issue 38): their workflow suites run the real
     # engine and stand-ins, tens of seconds a run, so these groups take hours; run one at a time,
     # and with --mutate "<file>:<lines>" for the lines a change touched.
-    returns) run returns "src/returns/return-work.ts,src/returns/return-records.ts,src/returns/returns.ts,src/returns/return-policy.ts,src/returns/stalled-returns.ts,src/inngest/functions/process-return.ts,src/inngest/functions/recover-stalled-returns.ts" \
+    returns) run returns "src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/inngest/steps/return-work.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/returns/return-records.ts,src/returns/returns.ts,src/returns/return-policy.ts,src/returns/stalled-returns.ts,src/inngest/functions/process-return.ts,src/inngest/functions/recover-stalled-returns.ts" \
       "test/returns/return-policy.test.ts,test/returns/return-refund-alerts.test.ts,test/returns/late-exchange-payment.test.ts,test/workflow-fast/process-return.test.ts,test/workflow/returns.test.ts,test/workflow/replayed-return-steps.test.ts,test/workflow/return-recovery.test.ts,test/workflow/disputes-stop-refunds.test.ts" 180000 ;;
     exchanges) run exchanges "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts" \
       "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts" 240000 ;;
     reconciliation) run reconciliation "src/reconciliation/reconcile.ts,src/reconciliation/label-voids.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts" \
       "test/reconciliation/every-mismatch-kind.test.ts,test/reconciliation/stock-ledger-check.test.ts" 30000 ;;
+    # Its fast tier: the day's label voids over an in-memory database that answers as Prisma does
+    # (test/reconciliation/label-voids.unit.test.ts) and the shop's calendar day, no database; the
+    # group above stays the end-to-end check of the report.
+    reconciliation-fast) STRYKER_NO_DATABASE=1 run reconciliation-fast "src/reconciliation/label-voids.ts,src/reconciliation/shop-day.ts" \
+      "test/reconciliation/label-voids.unit.test.ts,test/reconciliation/shop-day.test.ts" 10000 ;;
     label-voids) run label-voids "src/shipping/label-void.ts" \
       "test/workflow/label-void.test.ts,test/workflow/cancellation.test.ts" 120000 ;;
     # The same module's fast tier: LabelVoids over in-memory ports (test/shipping/label-void.test.ts),

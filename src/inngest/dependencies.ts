@@ -121,7 +121,7 @@ export interface WorkflowDependencies {
   stockLedger?: Pick<StockLedger, "mismatches">;
   settings: WorkflowSettings;
   recovery: RecoveryDependencies;
-  /** Returns after delivery: what process-return's steps do (src/returns/return-work.ts). */
+  /** Returns after delivery: what process-return's steps do (their step files; src/inngest/steps/return-work.ts). */
   returns?: ReturnWorkflowDependencies;
 }
 

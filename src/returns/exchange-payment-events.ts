@@ -35,7 +35,7 @@ export interface ExchangePaymentEvents {
  * the payload), the payment recorded as the exchange's charge by a conditional update (once,
  * whatever deliveries), then shop/exchange.paid sent with the session's id as its event id, so
  * a second delivery starts nothing twice. A payment for a return whose exchange was closed
- * unpaid, or ended, is refunded instead (src/returns/return-work.ts).
+ * unpaid, or ended, is refunded instead (src/returns/work/exchange-checkout.ts).
  */
 export function createExchangePaymentEvents(deps: {
   work: Pick<ReturnWork, "readExchangeCheckout" | "settleExchangeCheckout">;

@@ -18,7 +18,7 @@ import { createExchangePaymentEvents } from "./exchange-payment-events";
 import { parseRestockingFee } from "./return-policy";
 import { createReturnRecords } from "./return-records";
 import { createReturnTracking } from "./return-tracking";
-import { createReturnWork } from "./return-work";
+import { createReturnRunWork, type ReturnWorkDeps } from "./return-work";
 import { createReturnActions } from "./returns";
 import { createStalledReturns } from "./stalled-returns";
 
@@ -56,8 +56,9 @@ export function createReturnsModule(shared: ReturnsShared) {
     approval: config.RETURN_APPROVAL,
     listForOrder: (orderId) => records.listForOrder(orderId),
   });
-  const work = shared.easyPost
-    ? createReturnWork({
+  // What process-return's steps work with; the steps' work itself is in src/inngest/steps.
+  const workDeps: ReturnWorkDeps | undefined = shared.easyPost
+    ? {
         db,
         records,
         labels: createEasyPostReturnLabels({
@@ -80,19 +81,19 @@ export function createReturnsModule(shared: ReturnsShared) {
         },
         orderUrl: (orderId) => shared.links.order(orderId),
         trackUrl: (trackingNumber) => shared.links.track(trackingNumber),
-      })
+      }
     : undefined;
   return {
     records,
     actions,
     /** The Stripe webhook's exchange payments (none without a carrier: no exchange ships). */
-    exchangePayments: work
-      ? createExchangePaymentEvents({ work, publisher, logger: shared.logger })
+    exchangePayments: workDeps
+      ? createExchangePaymentEvents({ work: createReturnRunWork(workDeps), publisher, logger: shared.logger })
       : undefined,
     /** process-return's, cleanup-cancelled-return's and recover-stalled-returns' dependencies. */
-    workflow: work
+    workflow: workDeps
       ? {
-          work,
+          workDeps,
           stalled: createStalledReturns(db),
           waitSlice: "1d",
           waitSlices: Math.max(1, Math.ceil(durationMs(config.RETURN_SHIP_WITHIN) / 86_400_000)),

@@ -163,41 +163,43 @@ export interface ReturnActionsDeps {
   listForOrder(orderId: string): Promise<ReturnRow[]>;
 }
 
+/** The return, or a 404 refusal. */
+async function loadReturn(records: Pick<ReturnRecords, "get">, returnId: string): Promise<ReturnRow> {
+  const found = await records.get(returnId);
+  if (!found) throw new AppError("return_not_found", `Return ${returnId} does not exist`);
+  return found;
+}
+
+/** What the return model reads of a return. */
+const factsOf = (row: ReturnRow): ReturnFacts => ({
+  status: row.status,
+  refunded: row.refunded_at !== null,
+  exchangeChargeStatus: row.exchange_charge_status,
+});
+
+/** The return model's refusal of `action` on the return as it is (`row`), as the error answered. */
+const refuse = (row: ReturnRow, action: ReturnAction): never => {
+  const verdict = decideReturn(action, factsOf(row));
+  throw new AppError(
+    "return_not_actionable",
+    verdict.allowed ? `Return ${row.id} changed meanwhile: ask again` : `Return ${row.id}: ${verdict.why}`,
+    { details: { status: row.status } },
+  );
+};
+
+/**
+ * The return model first (decision 0170): refused on the return as read, the answer is its
+ * reason; allowed, the statuses it may move from, for the conditional write that is the fence.
+ */
+const allowedFrom = (row: ReturnRow, action: ReturnAction): ReturnStatus[] => {
+  if (!decideReturn(action, factsOf(row)).allowed) return refuse(row, action);
+  return [...returnActionFrom(action, factsOf(row))];
+};
+
 export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
   const { records, publisher, timeline } = deps;
   const now = deps.now ?? Date.now;
-
-  const load = async (returnId: string): Promise<ReturnRow> => {
-    const found = await records.get(returnId);
-    if (!found) throw new AppError("return_not_found", `Return ${returnId} does not exist`);
-    return found;
-  };
-
-  /** What the return model reads of a return. */
-  const factsOf = (row: ReturnRow): ReturnFacts => ({
-    status: row.status,
-    refunded: row.refunded_at !== null,
-    exchangeChargeStatus: row.exchange_charge_status,
-  });
-
-  /** The return model's refusal of `action` on the return as it is (`row`), as the error answered. */
-  const refuse = (row: ReturnRow, action: ReturnAction): never => {
-    const verdict = decideReturn(action, factsOf(row));
-    throw new AppError(
-      "return_not_actionable",
-      verdict.allowed ? `Return ${row.id} changed meanwhile: ask again` : `Return ${row.id}: ${verdict.why}`,
-      { details: { status: row.status } },
-    );
-  };
-
-  /**
-   * The return model first (decision 0170): refused on the return as read, the answer is its
-   * reason; allowed, the statuses it may move from, for the conditional write that is the fence.
-   */
-  const allowedFrom = (row: ReturnRow, action: ReturnAction): ReturnStatus[] => {
-    if (!decideReturn(action, factsOf(row)).allowed) return refuse(row, action);
-    return [...returnActionFrom(action, factsOf(row))];
-  };
+  const load = (returnId: string) => loadReturn(records, returnId);
 
   return {
     async request(request) {

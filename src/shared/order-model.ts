@@ -415,9 +415,9 @@ export const returnTransitions = {
 } as const satisfies Record<string, { from: readonly ReturnStatusName[]; to: ReturnStatusName }>;
 
 /**
- * After a return's label was bought (src/returns/work): does the return still want it? The
- * return label while its parcel may still come (requested, approved); the exchange's while the
- * return is not ended (closed, rejected, cancelled). Not wanted: the step that bought it hands it
+ * After a return's label was bought (src/inngest/steps/return-label.ts, ship-exchange.ts): does the
+ * return still want it? The return label while its parcel may still come (requested, approved); the
+ * exchange's while the return is not ended (closed, rejected, cancelled). Not wanted: the step that bought it hands it
  * back (ops told when the carrier refuses), as the outbound labels are.
  */
 export function returnLabelWanted(label: "return" | "exchange", status: ReturnStatusName): boolean {

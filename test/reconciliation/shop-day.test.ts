@@ -22,7 +22,25 @@ describe("the shop's calendar day", () => {
     expect(previousShopDay(new Date("2026-12-02T00:30:00Z"), "America/Los_Angeles").date).toBe("2026-11-30");
   });
 
-  it.each(["2026-02-30", "2026-13-01", "26-01-01", "", undefined, 20261201])("refuses %p", (date) => {
+  // "0050-01-01": a year below 100, which Date.UTC would read as 1950; the only one of these where
+  // the year alone is what differs from the calendar's day.
+  it.each([
+    "2026-02-30",
+    "2026-13-01",
+    "2026-00-10",
+    "2026-03-00",
+    "0050-01-01",
+    "26-01-01",
+    "",
+    undefined,
+    20261201,
+  ])("refuses %p, saying what it expects and what it got", (date) => {
     expect(() => shopDay(date, "UTC")).toThrow(AppError);
+    expect(() => shopDay(date, "UTC")).toThrow(
+      expect.objectContaining({
+        code: "validation_failed",
+        message: `date: expected a calendar day as YYYY-MM-DD, got ${String(date)}`,
+      }),
+    );
   });
 });

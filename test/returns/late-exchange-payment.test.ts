@@ -3,7 +3,7 @@ import { AppError } from "../../src/errors";
 import type { ExchangeCheckoutView } from "../../src/payments/exchange-checkout";
 import type { PaymentGateway } from "../../src/payments/payment-gateway";
 import { createReturnRecords } from "../../src/returns/return-records";
-import { createReturnWork } from "../../src/returns/return-work";
+import { createReturnRunWork } from "../../src/returns/return-work";
 import { createTimeline } from "../../src/timeline/timeline";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
@@ -34,7 +34,7 @@ describe("a late payment for an exchange", () => {
 
   let disputedIntents = new Set<string>();
   const work = () =>
-    createReturnWork({
+    createReturnRunWork({
       db: database.db,
       records: createReturnRecords(database.db),
       labels: {} as never,

@@ -2,7 +2,7 @@ import type { OpsNotice } from "../../src/alerts";
 import { AppError } from "../../src/errors";
 import type { RefundRequest } from "../../src/orders/refund-order";
 import { createReturnRecords } from "../../src/returns/return-records";
-import { createReturnWork } from "../../src/returns/return-work";
+import { createReturnWork } from "../../src/inngest/steps/return-work";
 import { createTimeline } from "../../src/timeline/timeline";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 

@@ -1,3 +1,4 @@
+import type { WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
 import { createStep } from "./saga";
 
@@ -12,3 +13,12 @@ export const closeReturn = createStep({
       return work.close(returnId, ctx.runId);
     }),
 });
+
+/** Closed from `received` by one conditional write; the timeline entry only for the write that landed. */
+export async function closeReturnWork(returns: WorkContext, returnId: string, runId: string) {
+  const { records, timeline, load } = returns;
+  const row = await load(returnId);
+  const closed = await records.transition(returnId, ["received"], "closed");
+  if (closed) await timeline.record(row.order_id, "return-closed", { returnId, by: "process-return" }, runId);
+  return { status: (closed ?? row).status };
+}

@@ -1,3 +1,4 @@
+import type { WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
 import { createStep, defineUndo } from "./saga";
 
@@ -22,3 +23,15 @@ export const reserveExchange = createStep({
     }),
   undo: releaseExchange,
 });
+
+/** Reserved once (`exchange_reserved_at`), with its movements, in one statement. */
+export async function reserveExchangeWork(returns: WorkContext, returnId: string, runId: string) {
+  const { records } = returns;
+  return { movements: await records.reserveExchange(returnId, runId) };
+}
+
+/** The undo of the reservation: the new items back on the shelf unless they shipped. */
+export async function releaseExchangeWork(returns: WorkContext, returnId: string, runId: string) {
+  const { records } = returns;
+  return { movements: await records.releaseExchange(returnId, runId) };
+}

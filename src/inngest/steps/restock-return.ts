@@ -1,3 +1,4 @@
+import type { WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
 import { createStep } from "./saga";
 
@@ -13,3 +14,10 @@ export const restockReturn = createStep({
       return work.restock(returnId, ctx.runId);
     }),
 });
+
+/** The restock's statement moves the stock only while the return is not restocked (`restocked_at`). */
+export async function restockReturnWork(returns: WorkContext, returnId: string, runId: string) {
+  const { records } = returns;
+  const movements = await records.restock(returnId, runId);
+  return { movements };
+}

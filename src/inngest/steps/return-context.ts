@@ -1,6 +1,6 @@
 import type { StepContext } from "./context";
 
-/** The return a process-return step works on, and what works on it (src/returns/return-work.ts). */
+/** The return a process-return step works on, and the port its work is called through (steps/return-work.ts). */
 export function returnWorkOf(ctx: StepContext) {
   const returns = ctx.deps.returns;
   if (!returns || !ctx.returnId)

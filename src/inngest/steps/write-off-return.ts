@@ -1,3 +1,4 @@
+import type { WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
 import { createStep } from "./saga";
 
@@ -13,3 +14,14 @@ export const writeOffReturn = createStep({
       return work.writeOff(returnId, ctx.runId);
     }),
 });
+
+/** Written off once (`written_off_at`); the timeline entry only for the write that landed. */
+export async function writeOffReturnWork(returns: WorkContext, returnId: string, runId: string) {
+  const { records, timeline, load } = returns;
+  const row = await load(returnId);
+  const written = await records.writeOff(returnId);
+  if (written) {
+    await timeline.record(row.order_id, "return-written-off", { returnId, lines: row.lines }, runId);
+  }
+  return { writtenOff: written };
+}
