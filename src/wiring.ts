@@ -19,6 +19,8 @@ import { createInngestPublisher, type EventPublisher } from "./events/publisher"
 import { emailQueuedEvent, opsAlertQueuedEvent } from "./events/contracts";
 import { createLifecycleEventsModule } from "./events/module";
 import type { LifecycleOutbox } from "./events/lifecycle-outbox";
+import { webhookDeliveryEvents } from "./webhooks/dispatch";
+import { createWebhooksModule } from "./webhooks/module";
 import { createPrismaInventoryRepository } from "./inventory/prisma-inventory-repository";
 import { withStockHolds } from "./inventory/holding-inventory";
 import { createStockHolds } from "./inventory/stock-holds";
@@ -218,6 +220,7 @@ export async function createServices(options: {
     databaseUrl: endpoints.databaseUrl,
     sink: { send: (events) => lifecycleClient.send(events) },
     logger,
+    companions: webhookDeliveryEvents,
   });
   await lifecycleEvents.start();
 
@@ -251,6 +254,10 @@ export async function createServices(options: {
       await alerter.runFailed(failure);
     },
   };
+  const webhooks = createWebhooksModule({
+    ...{ config, db, inngest, alerts, logger, publicUrl },
+    adminToken: endpoints.adminToken,
+  });
   const emailDelivery = createEmailSender({
     db,
     transport: emailTransport,
@@ -425,6 +432,7 @@ export async function createServices(options: {
       reconciliation,
     },
     ...(returns.workflow ? { returns: returns.workflow } : {}),
+    webhooks: webhooks.workflow,
   };
 
   const renderer = createEmailRenderer({ db, links, brand });
@@ -564,6 +572,7 @@ export async function createServices(options: {
       returnParcels: returns.tracking,
     }),
     returnsAdmin: returns.admin,
+    webhooksAdmin: webhooks.admin,
     stripeWebhook: intake.stripeWebhook,
     checkout: intake.checkout,
     orderAdmin: orderAdminRoutes({ adminToken: endpoints.adminToken, actions, queries }),
