@@ -1,3 +1,4 @@
+import { createResponseChecker } from "../support/openapi";
 import { startWebhookReceiver } from "../support/webhook-receiver";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
@@ -29,6 +30,7 @@ describe("signed outbound webhooks", () => {
   let only: Receiver;
   let failingReceiver: Receiver;
   let orderId = "";
+  const contract = createResponseChecker();
 
   beforeAll(async () => {
     h = await WorkflowHarness.start({ env: { RETURN_RESTOCKING_FEE: "0", RETURN_WINDOW: "30d" } });
@@ -52,6 +54,8 @@ describe("signed outbound webhooks", () => {
       ...(body !== undefined ? { body: typeof body === "string" ? body : JSON.stringify(body) } : {}),
     });
     const text = await res.text();
+    // Every answer of the webhook admin API is held to GET /openapi.json's contract.
+    if (path.startsWith("/api/admin/") && text) contract.check(method, path, res.status, JSON.parse(text));
     return { status: res.status, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
   };
   const createEndpoint = async (url: string, eventTypes: string[]) => {
