@@ -5,7 +5,7 @@
  * production code never reaches into development stand-ins or tests.
  * @type {import('dependency-cruiser').IConfiguration}
  */
-const domains = "(orders|inventory|payments|shipping|notifications|recovery|alerts|metrics|health)";
+const domains = "(orders|inventory|payments|shipping|notifications|recovery|alerts|metrics|health|webhooks)";
 const below = "(events|timeline|db|shared|generated)";
 
 module.exports = {

@@ -26,6 +26,8 @@ export interface AppDependencies {
   returnsAdmin?: Router;
   /** /api/reconciliation: the daily reconciliation's runs (src/reconciliation/admin-routes.ts). */
   reconciliationAdmin?: Router;
+  /** /api/admin/webhook-endpoints and /api/admin/webhook-deliveries (src/webhooks/admin-routes.ts). */
+  webhooksAdmin?: Router;
   /** Runs before orderAdmin: a per-client limit on failed admin requests (src/http/rate-limit.ts). */
   adminRateLimit?: RequestHandler;
   /** Express "trust proxy" (TRUST_PROXY): which proxies' X-Forwarded-For names the client. */
@@ -127,8 +129,9 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.orderAdmin) app.use("/api/orders", noStore);
   // Limited before the body is parsed: a flood of bad tokens costs as little as possible.
   if (deps.orderAdmin && deps.adminRateLimit) app.use("/api/orders", deps.adminRateLimit);
-  if (deps.catalogAdmin) app.use("/api/admin", noStore);
-  if (deps.catalogAdmin && deps.adminRateLimit) app.use("/api/admin", deps.adminRateLimit);
+  if (deps.catalogAdmin || deps.webhooksAdmin) app.use("/api/admin", noStore);
+  if ((deps.catalogAdmin || deps.webhooksAdmin) && deps.adminRateLimit)
+    app.use("/api/admin", deps.adminRateLimit);
   if (deps.returnsAdmin) app.use("/api/returns", noStore);
   if (deps.returnsAdmin && deps.adminRateLimit) app.use("/api/returns", deps.adminRateLimit);
   if (deps.reconciliationAdmin) app.use("/api/reconciliation", noStore);
@@ -141,6 +144,7 @@ export function buildApp(deps: AppDependencies): Express {
   if (deps.returnsAdmin) app.use("/api", deps.returnsAdmin);
   if (deps.orderAdmin) app.use("/api/orders", deps.orderAdmin);
   if (deps.catalogAdmin) app.use("/api/admin/products", deps.catalogAdmin);
+  if (deps.webhooksAdmin) app.use("/api/admin", deps.webhooksAdmin);
   if (deps.reconciliationAdmin) app.use("/api/reconciliation", deps.reconciliationAdmin);
   if (deps.checkout) app.use(deps.checkout);
   if (deps.pages) app.use(deps.pages);

@@ -170,6 +170,26 @@ const schema = z.object({
   ALERT_GROUP_WINDOW: duration.default("2m"),
   // The ops console shows a banner once an alert has failed to reach Slack for this long.
   ALERT_BANNER_AFTER: duration.default("10m"),
+  // Outbound webhooks (docs/webhooks.md). The delays before each retry of a delivery, comma-separated:
+  // the default (Standard Webhooks' schedule) is 8 attempts over about 27.5 hours.
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(
+      /^\d+(ms|s|m|h|d|w)(,\d+(ms|s|m|h|d|w))*$/,
+      'must be durations separated by commas, e.g. "5s,5m,30m"',
+    )
+    .default("5s,5m,30m,2h,5h,10h,10h"),
+  // An endpoint whose attempts have all failed for this long is disabled, and ops told once.
+  WEBHOOK_DISABLE_AFTER: duration.default("3d"),
+  // After a secret rotation, how long the previous secret still signs beside the new one.
+  WEBHOOK_SECRET_OVERLAP: duration.default("24h"),
+  // How long one attempt waits for the endpoint's answer.
+  WEBHOOK_TIMEOUT: duration.default("15s"),
+  // Refuse endpoints that resolve to loopback, private, link-local or unspecified addresses (SSRF).
+  // Unset: on in production, off elsewhere (so a laptop can deliver to 127.0.0.1).
+  WEBHOOK_BLOCK_PRIVATE_ADDRESSES: z.stringbool().optional(),
+  // Refuse endpoint URLs that are not https. Unset: on in production, off elsewhere.
+  WEBHOOK_REQUIRE_HTTPS: z.stringbool().optional(),
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
   LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -274,8 +294,13 @@ type Env = z.infer<typeof schema>;
 export const configVariableNames: readonly string[] = Object.keys(schema.shape);
 
 export type Config = Readonly<
-  Omit<Env, "HOST" | "FULFILMENT_HOLD" | "EMAIL_FROM"> & {
+  Omit<
+    Env,
+    "HOST" | "FULFILMENT_HOLD" | "EMAIL_FROM" | "WEBHOOK_BLOCK_PRIVATE_ADDRESSES" | "WEBHOOK_REQUIRE_HTTPS"
+  > & {
     HOST: string;
+    WEBHOOK_BLOCK_PRIVATE_ADDRESSES: boolean;
+    WEBHOOK_REQUIRE_HTTPS: boolean;
     EMAIL_FROM: string;
     FULFILMENT_HOLD: string;
     isProduction: boolean;
@@ -374,6 +399,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     FULFILMENT_HOLD: values.FULFILMENT_HOLD ?? (values.NODE_ENV === "production" ? "30m" : "0s"),
     // A quoted display name, so a shop name with a comma or a dot stays one address.
     EMAIL_FROM: values.EMAIL_FROM ?? `"${values.SHOP_NAME.replace(/["\\\r\n]/g, "")}" <orders@shop.example>`,
+    WEBHOOK_BLOCK_PRIVATE_ADDRESSES:
+      values.WEBHOOK_BLOCK_PRIVATE_ADDRESSES ?? values.NODE_ENV === "production",
+    WEBHOOK_REQUIRE_HTTPS: values.WEBHOOK_REQUIRE_HTTPS ?? values.NODE_ENV === "production",
     isProduction: values.NODE_ENV === "production",
     useEmbeddedDatabase: values.DATABASE_URL === undefined,
   });

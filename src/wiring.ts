@@ -32,6 +32,7 @@ import { opsUrls } from "./shared/ops-urls";
 import { publicBaseUrl, type ShippingProvider } from "./shipping";
 import { createShippingModule } from "./shipping/module";
 import { createTimeline } from "./timeline/timeline";
+import { createWebhooksModule } from "./webhooks/module";
 
 /**
  * Builds every adapter and service from the configuration with plain factory functions.
@@ -117,6 +118,7 @@ export async function createServices(options: {
     runUrlTemplate,
     recordRunFailure: (failure) => runFailures.runFailed(failure),
   });
+  const webhooks = createWebhooksModule({ ...base, inngest, alerts, publicUrl });
   const onTransition = (to: OrderStatus) => metrics.observeOrderTransition(to);
   const notifications = createNotificationsModule({
     ...base,
@@ -155,6 +157,7 @@ export async function createServices(options: {
     ordersModule,
     reconciliation,
     returns: returns.workflow,
+    webhooks: webhooks.workflow,
   });
   const pages = createPagesModule({
     ...shared,
@@ -202,6 +205,7 @@ export async function createServices(options: {
       returnParcels: returns.tracking,
     }),
     returnsAdmin: returns.admin,
+    webhooksAdmin: webhooks.admin,
     stripeWebhook: ordersModule.intake.stripeWebhook,
     checkout: ordersModule.intake.checkout,
     orderAdmin: ordersModule.admin,

@@ -7,6 +7,12 @@ export interface LifecycleEventSink {
   send(events: { id: string; name: string; data: object; ts: number }[]): Promise<unknown>;
 }
 
+/** Events that go with a batch of lifecycle events (their webhook deliveries), by their event ids. */
+export type OutboxCompanions = (
+  client: pg.PoolClient,
+  eventIds: string[],
+) => Promise<{ id: string; name: string; data: object; ts: number }[]>;
+
 export interface LifecycleOutbox {
   /** Starts listening for new rows (LISTEN lifecycle_outbox) and the slow sweep; sends what is pending. */
   start(): Promise<void>;
@@ -47,6 +53,8 @@ export function createLifecycleOutbox(deps: {
   sink: LifecycleEventSink;
   logger: Logger;
   sweepEveryMs?: number;
+  /** More events to send in the same batch, read in its transaction (src/webhooks/dispatch.ts). */
+  companions?: OutboxCompanions;
 }): LifecycleOutbox {
   const { pool, sink, logger } = deps;
   let listener: pg.Client | undefined;
@@ -85,6 +93,13 @@ export function createLifecycleOutbox(deps: {
           await client.query(`UPDATE lifecycle_outbox SET last_error = $2 WHERE id = $1`, [row.id, message]);
         }
       }
+      if (events.length > 0 && deps.companions)
+        events.push(
+          ...(await deps.companions(
+            client,
+            events.map((event) => event.id),
+          )),
+        );
       if (events.length > 0) await sink.send(events);
       await client.query(
         `UPDATE lifecycle_outbox SET sent_at = now(), attempts = attempts + 1

@@ -1,6 +1,11 @@
 import { sqlPool, type Database } from "../db/client";
 import type { Logger } from "../logger";
-import { createLifecycleOutbox, type LifecycleEventSink, type LifecycleOutbox } from "./lifecycle-outbox";
+import {
+  createLifecycleOutbox,
+  type LifecycleEventSink,
+  type LifecycleOutbox,
+  type OutboxCompanions,
+} from "./lifecycle-outbox";
 
 /**
  * The lifecycle events (issue 40, docs/lifecycle-events.md), as the wiring takes them: the outbox's
@@ -13,11 +18,14 @@ export function createLifecycleEventsModule(deps: {
   databaseUrl: string;
   sink: LifecycleEventSink;
   logger: Logger;
+  /** The webhook deliveries' events, sent with the lifecycle events they fan out. */
+  companions?: OutboxCompanions;
 }): LifecycleOutbox {
   return createLifecycleOutbox({
     pool: sqlPool(deps.db),
     databaseUrl: deps.databaseUrl,
     sink: deps.sink,
     logger: deps.logger.child({ component: "lifecycle-outbox" }),
+    ...(deps.companions ? { companions: deps.companions } : {}),
   });
 }

@@ -19,6 +19,7 @@ import type { StripeIntake } from "../orders/intake/stripe-intake";
 import type { Reconciliation } from "../reconciliation/reconcile";
 import type { ReturnWork } from "../returns/return-work";
 import type { StalledReturns } from "../returns/stalled-returns";
+import type { WebhookDelivery } from "../webhooks/delivery";
 import type {
   ExpiringAuthorizations,
   RecoveryCheckpoints,
@@ -123,6 +124,14 @@ export interface WorkflowDependencies {
   recovery: RecoveryDependencies;
   /** Returns after delivery: what process-return's steps do (their step files; src/inngest/steps/return-work.ts). */
   returns?: ReturnWorkflowDependencies;
+  /** Signed outbound webhooks: what deliver-webhook's attempts do (src/webhooks/delivery.ts). */
+  webhooks?: WebhookWorkflowDependencies;
+}
+
+export interface WebhookWorkflowDependencies {
+  delivery: Pick<WebhookDelivery, "attempt">;
+  /** WEBHOOK_RETRY_SCHEDULE: the delays before each retry (one attempt more than delays). */
+  retrySchedule: string[];
 }
 
 export interface ReturnWorkflowDependencies {

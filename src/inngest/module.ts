@@ -3,6 +3,7 @@ import type { Inngest } from "inngest";
 import type { Config } from "../config";
 import type { Database } from "../db/client";
 import { createLifecycleEventsModule } from "../events/module";
+import { webhookDeliveryEvents } from "../webhooks/dispatch";
 import { inngestEndpoint } from "../http/inngest-endpoint";
 import type { Logger } from "../logger";
 import { customerDataScrubbing } from "./error-scrubbing";
@@ -30,7 +31,12 @@ import { createRecoveryModule } from "../recovery/module";
 import type { ShippingModule } from "../shipping/module";
 import type { Timeline } from "../timeline/timeline";
 import type Stripe from "stripe";
-import type { ReturnWorkflowDependencies, WorkflowDependencies, WorkflowSettings } from "./dependencies";
+import type {
+  ReturnWorkflowDependencies,
+  WebhookWorkflowDependencies,
+  WorkflowDependencies,
+  WorkflowSettings,
+} from "./dependencies";
 
 type RunFailures = ReturnType<typeof createRunFailures>;
 
@@ -89,6 +95,7 @@ export function createInngestModule(shared: {
     databaseUrl: engine.databaseUrl,
     sink: { send: (events) => lifecycleClient.send(events) },
     logger,
+    companions: webhookDeliveryEvents,
   });
   return { inngest, lifecycleEvents };
 }
@@ -127,6 +134,8 @@ export function createWorkflowDependencies(modules: {
   reconciliation: Reconciliation;
   /** The returns' workflow side, with what their steps work with (src/returns/module.ts). */
   returns: (Omit<ReturnWorkflowDependencies, "work"> & { workDeps: ReturnWorkDeps }) | undefined;
+  /** Signed outbound webhooks' attempts (src/webhooks/module.ts). */
+  webhooks: WebhookWorkflowDependencies;
 }): WorkflowDependencies {
   const { db, ordersModule, shipping, inventory, notifications } = modules;
   return {
@@ -156,6 +165,7 @@ export function createWorkflowDependencies(modules: {
       reconciliation: modules.reconciliation,
     },
     ...(modules.returns ? { returns: returnWorkflow(modules.returns) } : {}),
+    webhooks: modules.webhooks,
   };
 }
 

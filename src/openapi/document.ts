@@ -22,6 +22,15 @@ import {
   returnListSchema,
   returnSchema,
 } from "../returns/return-schemas";
+import { createEndpointBody, rotateSecretBody, updateEndpointBody } from "../webhooks/endpoints";
+import {
+  webhookDeliveryListSchema,
+  webhookDeliverySchema,
+  webhookEndpointListSchema,
+  webhookEndpointSchema,
+  webhookEndpointWithSecretSchema,
+  webhookSendAgainSchema,
+} from "../webhooks/webhook-schemas";
 
 /**
  * GET /openapi.json: the API contract, built from the zod schemas the routes validate with (one
@@ -523,6 +532,115 @@ function buildDocument(): JsonSchema {
             "product_not_found",
             "insufficient_stock",
           ]),
+        },
+      },
+    },
+    "/api/admin/webhook-endpoints": {
+      get: {
+        ...admin,
+        summary: "Every webhook endpoint (docs/webhooks.md); secrets are never shown again",
+        tags: ["webhooks"],
+        responses: {
+          "200": json(schemaOf(webhookEndpointListSchema), "The endpoints"),
+          ...errors(adminErrors),
+        },
+      },
+      post: {
+        ...admin,
+        summary: "Register an endpoint for lifecycle event types; the answer holds its secret, shown once",
+        tags: ["webhooks"],
+        requestBody: requestBody(createEndpointBody),
+        responses: {
+          "201": json(schemaOf(webhookEndpointWithSecretSchema), "The endpoint and its secret"),
+          ...errors([...adminErrors, ...bodyErrors, "validation_failed"]),
+        },
+      },
+    },
+    "/api/admin/webhook-endpoints/{id}": {
+      get: {
+        ...admin,
+        summary: "A webhook endpoint",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        responses: {
+          "200": json(schemaOf(webhookEndpointSchema), "The endpoint"),
+          ...errors([...adminErrors, "not_found"]),
+        },
+      },
+      patch: {
+        ...admin,
+        summary: "Change an endpoint's URL, event types or description; enable or disable it",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        requestBody: requestBody(updateEndpointBody),
+        responses: {
+          "200": json(schemaOf(webhookEndpointSchema), "The endpoint as changed"),
+          ...errors([...adminErrors, ...bodyErrors, "validation_failed", "not_found"]),
+        },
+      },
+      delete: {
+        ...admin,
+        summary: "Delete an endpoint and its delivery log; its pending retries stop",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        responses: { "204": { description: "Deleted" }, ...errors([...adminErrors, "not_found"]) },
+      },
+    },
+    "/api/admin/webhook-endpoints/{id}/rotate-secret": {
+      post: {
+        ...admin,
+        summary:
+          "A new secret, shown once; the previous one keeps signing beside it for the overlap (WEBHOOK_SECRET_OVERLAP)",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        requestBody: requestBody(rotateSecretBody),
+        responses: {
+          "200": json(schemaOf(webhookEndpointWithSecretSchema), "The endpoint and its new secret"),
+          ...errors([...adminErrors, ...bodyErrors, "validation_failed", "not_found"]),
+        },
+      },
+    },
+    "/api/admin/webhook-endpoints/{id}/deliveries": {
+      get: {
+        ...admin,
+        summary: "The endpoint's delivery log, newest first: each delivery with its attempts",
+        tags: ["webhooks"],
+        parameters: [
+          uuidParameter("id"),
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 200 },
+          },
+        ],
+        responses: {
+          "200": json(schemaOf(webhookDeliveryListSchema), "Deliveries"),
+          ...errors([...adminErrors, "validation_failed", "not_found"]),
+        },
+      },
+    },
+    "/api/admin/webhook-deliveries/{id}": {
+      get: {
+        ...admin,
+        summary: "A delivery with its attempts",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        responses: {
+          "200": json(schemaOf(webhookDeliverySchema), "The delivery"),
+          ...errors([...adminErrors, "not_found"]),
+        },
+      },
+    },
+    "/api/admin/webhook-deliveries/{id}/send-again": {
+      post: {
+        ...admin,
+        summary: "Send a delivery once more, with the same webhook-id",
+        tags: ["webhooks"],
+        parameters: [uuidParameter("id")],
+        responses: {
+          "202": json(schemaOf(webhookSendAgainSchema), "The attempt is on its way"),
+          ...errors([...adminErrors, "not_found", "conflict", "inngest_unavailable"]),
         },
       },
     },

@@ -11,7 +11,12 @@ type DmmfDocument = Awaited<ReturnType<typeof getDMMF>>;
 type DmmfModel = DmmfDocument["datamodel"]["models"][number];
 type DmmfField = DmmfModel["fields"][number];
 
+/** A Prisma list (`String[]`) is a PostgreSQL array of its element type. */
 function pgType(field: DmmfField, enumDbNames: Map<string, string>): string {
+  return `${elementPgType(field, enumDbNames)}${field.isList ? "[]" : ""}`;
+}
+
+function elementPgType(field: DmmfField, enumDbNames: Map<string, string>): string {
   if (field.kind === "enum") return enumDbNames.get(field.type) ?? field.type;
   const [nativeName, nativeArgs] = (field.nativeType as [string, string[]] | null | undefined) ?? [null, []];
   const args = nativeArgs.length > 0 ? `(${nativeArgs.join(",")})` : "";

@@ -17,6 +17,7 @@ import { createTrackLabelRefund } from "./track-label-refund";
 import { createProcessReturn } from "./process-return";
 import { createCleanupCancelledReturn } from "./cleanup-cancelled-return";
 import { createRecoverStalledReturns } from "./recover-stalled-returns";
+import { createDeliverWebhook } from "./deliver-webhook";
 
 /** Every Inngest function this app serves. */
 export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
@@ -38,5 +39,6 @@ export function createFunctions(inngest: Inngest, deps: WorkflowDependencies) {
     createProcessReturn(inngest, deps),
     createCleanupCancelledReturn(inngest, deps),
     createRecoverStalledReturns(inngest, deps),
+    ...(deps.webhooks ? [createDeliverWebhook(inngest, deps.webhooks)] : []),
   ];
 }
