@@ -1,6 +1,7 @@
 import { emailTemplates, toOrderSummary } from "../../notifications/templates";
 import { parseStoredAddress } from "../../shipping/shipping-destinations";
 import { returnLabelWanted } from "../../shared/order-model";
+import { returnLineWorth } from "../return-money";
 import { returnRefund } from "../return-policy";
 import { type WorkContext } from "./context";
 import * as keys from "./keys";
@@ -73,7 +74,11 @@ export function createLabelWork(ctx: WorkContext) {
         name: names.get(line.sku) ?? line.sku,
         quantity: line.quantity,
       }));
-      const refund = returnRefund(row.lines, deps.fee);
+      const refund = returnRefund(
+        row.lines,
+        deps.fee,
+        await returnLineWorth(deps.db, row.order_id, returnId),
+      );
       const trackingUrl = row.label_tracking_url ?? deps.trackUrl(row.label_tracking_number);
       const content = {
         labelUrl: row.label_url,

@@ -1,4 +1,5 @@
 import { isAppError } from "../../errors";
+import { returnLineWorth } from "../return-money";
 import { returnRefund } from "../return-policy";
 import { type WorkContext } from "./context";
 
@@ -12,7 +13,12 @@ export function createSettlementWork(ctx: WorkContext) {
       runId: string,
     ): Promise<{ amount: number; fee: number; refundId: string | null; withheld?: boolean }> {
       const row = await load(returnId);
-      const refund = returnRefund(row.lines, deps.fee);
+      // The same figure on every retry: only earlier returns' settled units count, never this one.
+      const refund = returnRefund(
+        row.lines,
+        deps.fee,
+        await returnLineWorth(deps.db, row.order_id, returnId),
+      );
       if (refund.amount <= 0) {
         await records.recordRefund(returnId, 0, refund.fee);
         await timeline.record(
