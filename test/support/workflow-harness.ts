@@ -192,7 +192,12 @@ export class WorkflowHarness {
      * Stripe Tax (at a New York address, where the stand-in taxes goods and shipping); the order
      * then records Stripe's breakdown and total as the intake does (src/payments/money-breakdown.ts).
      */
-    money?: { percentOff?: number; shipping?: { amount: number; displayName: string }; tax?: boolean };
+    money?: {
+      percentOff?: number;
+      /** `metadata` on the option's rate: `carrier`/`service` name the label's service (rate table's carrierService). */
+      shipping?: { amount: number; displayName: string; metadata?: Record<string, string> };
+      tax?: boolean;
+    };
   }): Promise<{ orderId: string; paymentIntentId: string }> {
     const products = await this.db.product.findMany({
       where: { sku: { in: options.items.map((i) => i.sku) } },
@@ -248,7 +253,7 @@ export class WorkflowHarness {
                   type: "fixed_amount",
                   display_name: money.shipping.displayName,
                   fixed_amount: { amount: money.shipping.amount, currency: "usd" },
-                  metadata: { rateId: "express" },
+                  metadata: { rateId: "express", ...money.shipping.metadata },
                 },
               },
             ],

@@ -15,7 +15,15 @@ jest.setTimeout(120_000);
  */
 describe("the money breakdown after payment: returns and partial fulfilment", () => {
   let h: WorkflowHarness;
-  const money = { percentOff: 15, shipping: { amount: 1500, displayName: "Express" }, tax: true };
+  const money = {
+    percentOff: 15,
+    shipping: { amount: 1500, displayName: "Express", metadata: { carrier: "USPS", service: "Priority" } },
+    tax: true,
+  };
+  const labelVsQuote = async (orderId: string) =>
+    (await h.db.orderTimelineEntry.findMany({ where: { orderId, kind: "shipping-label-vs-quote" } })).map(
+      (entry) => entry.detail,
+    );
 
   beforeAll(async () => {
     h = await WorkflowHarness.start({
@@ -84,6 +92,20 @@ describe("the money breakdown after payment: returns and partial fulfilment", ()
     expect((await h.order(orderId)).status).toBe("delivered");
     // Captured whole: what Stripe charged, shipping and tax included.
     expect(defined((await h.order(orderId)).payment).amountCaptured).toBe(breakdown.total);
+    // The label is bought at the service the customer paid for, and what it cost is beside the quote.
+    const [label] = h.easyPost.shipments().filter((s) => s.reference === `order-${orderId}`);
+    expect(label?.selected_rate).toMatchObject({ carrier: "USPS", service: "Priority" });
+    const labelCost = Math.round(Number(label?.selected_rate?.rate) * 100);
+    expect(await labelVsQuote(orderId)).toEqual([
+      {
+        chosen: { rateId: "express", displayName: "Express", carrier: "USPS", service: "Priority" },
+        bought: [{ carrier: "USPS", service: "Priority", labelAmount: labelCost }],
+        fallback: false,
+        customerPaid: 1500,
+        labelCost,
+        difference: 1500 - labelCost,
+      },
+    ]);
 
     const first = await askReturn(orderId, "MB-MUG", 2);
     const twoMugs = Math.floor((mugs.amountTotal * 2) / 3);
@@ -103,13 +125,17 @@ describe("the money breakdown after payment: returns and partial fulfilment", ()
 
   it("partial fulfilment with manual capture: the short units' share of their line's total is not captured", async () => {
     // One cap in stock of three ordered: two short.
+    // A service the carrier does not offer: the label falls back to the cheapest of the shop's levels.
     const { orderId, paymentIntentId } = await h.createPaidOrder({
       customerId: "cus_money_short",
       items: [
         { sku: "MB-CAP", quantity: 3 },
         { sku: "MB-TEE", quantity: 1 },
       ],
-      money,
+      money: {
+        ...money,
+        shipping: { ...money.shipping, metadata: { carrier: "USPS", service: "Teleport" } },
+      },
     });
     const breakdown = await recorded(orderId);
     const caps = lineOf(breakdown, "MB-CAP");
@@ -128,5 +154,7 @@ describe("the money breakdown after payment: returns and partial fulfilment", ()
       (entry) => entry.kind === "short-lines-not-charged",
     );
     expect(notice?.detail).toMatchObject({ settlement: "not-charged", amount: shortShare });
+    const [quote] = await labelVsQuote(orderId);
+    expect(quote).toMatchObject({ fallback: true, chosen: { service: "Teleport" }, customerPaid: 1500 });
   });
 });
