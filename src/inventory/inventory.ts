@@ -11,7 +11,11 @@ export interface ShortLine {
   requested: number;
   /** Units not reserved (1..requested): not shipped, not charged. */
   short: number;
-  /** What the missing units cost, in minor units of the order's currency (unit price × short). */
+  /**
+   * What the missing units cost, in minor units of the order's currency: with Stripe's recorded
+   * breakdown, their share of the line's total (price plus tax share less discount share,
+   * src/payments/money-breakdown.ts shortUnitsWorth); without one, unit price × short.
+   */
   amount: number;
 }
 

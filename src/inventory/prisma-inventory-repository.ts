@@ -1,4 +1,5 @@
 import { sqlPool, type Database } from "../db/client";
+import { shortUnitsWorth, storedBreakdown } from "../payments/money-breakdown";
 import type {
   InventoryRepository,
   ProductView,
@@ -57,6 +58,24 @@ interface ReserveRow {
 
 export function createPrismaInventoryRepository(db: Database): InventoryRepository {
   const sql = sqlPool(db);
+  /**
+   * The short lines' money from Stripe's breakdown when the order has one: a line's last units,
+   * price plus tax share less discount share (src/payments/money-breakdown.ts shortUnitsWorth).
+   * An order without one keeps unit price × short units, as before.
+   */
+  const priced = async (orderId: string, short: ShortLine[]): Promise<ShortLine[]> => {
+    if (short.length === 0) return short;
+    const { rows } = await sql.query<{ money_breakdown: unknown }>(
+      "SELECT money_breakdown FROM orders WHERE id = $1::uuid",
+      [orderId],
+    );
+    const money = storedBreakdown(rows[0]?.money_breakdown);
+    if (!money) return short;
+    return short.map((line) => {
+      const recorded = money.lines.find((entry) => entry.sku === line.sku);
+      return recorded ? { ...line, amount: shortUnitsWorth(recorded, line.short) } : line;
+    });
+  };
   const existingReservation = async (orderId: string): Promise<ReserveOutcome | undefined> => {
     const existing = await db.stockReservation.findMany({ where: { orderId }, orderBy: { sku: "asc" } });
     if (existing.length === 0) return undefined;
@@ -65,12 +84,15 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       where: { orderId, shortQuantity: { gt: 0 } },
       orderBy: { sku: "asc" },
     });
-    const short: ShortLine[] = shortLines.map((line) => ({
-      sku: line.sku,
-      requested: line.quantity,
-      short: line.shortQuantity,
-      amount: line.unitPrice * line.shortQuantity,
-    }));
+    const short = await priced(
+      orderId,
+      shortLines.map((line) => ({
+        sku: line.sku,
+        requested: line.quantity,
+        short: line.shortQuantity,
+        amount: line.unitPrice * line.shortQuantity,
+      })),
+    );
     return {
       ok: true,
       reserved: existing.map(({ sku, quantity }) => ({ sku, quantity })),
@@ -200,14 +222,17 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
       if (first?.existed) return (await existingReservation(orderId)) ?? { ok: true, reserved: [] };
       if (first?.ok && !allowShort && first.made === sorted.length) return { ok: true, reserved: sorted };
       if (first?.ok && allowShort) {
-        const short: ShortLine[] = rows
-          .filter((row) => row.take < row.requested)
-          .map((row) => ({
-            sku: row.sku,
-            requested: row.requested,
-            short: row.requested - row.take,
-            amount: row.unit_price * (row.requested - row.take),
-          }));
+        const short = await priced(
+          orderId,
+          rows
+            .filter((row) => row.take < row.requested)
+            .map((row) => ({
+              sku: row.sku,
+              requested: row.requested,
+              short: row.requested - row.take,
+              amount: row.unit_price * (row.requested - row.take),
+            })),
+        );
         return {
           ok: true,
           reserved: rows.filter((row) => row.take > 0).map((row) => ({ sku: row.sku, quantity: row.take })),

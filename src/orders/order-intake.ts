@@ -13,7 +13,8 @@ import { createCheckoutService, type CheckoutServiceShippingRates } from "./chec
 import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
 import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
-import { checkoutFactsOf } from "./intake/stripe-event-plan";
+import { checkoutFactsOf, type CheckoutFacts } from "./intake/stripe-event-plan";
+import { breakdownExpansions } from "../payments/money-breakdown";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake, type StripeIntakeDeps } from "./intake/stripe-intake";
 import { createRefundEvents } from "./intake/refund-events";
@@ -74,8 +75,7 @@ export function createOrderIntake(deps: {
   const sessions = createStripeCheckoutSessions(deps.stripe, { captureMethod: deps.captureMethod });
   const intake = createStripeIntake({
     repository: createIntakeRepository(deps.db),
-    lookupCheckout: async (id) =>
-      checkoutFactsOf(await deps.stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent"] })),
+    lookupCheckout: (id) => lookupCheckout(deps.stripe, id),
     holds,
     alerts: deps.alerts,
     publisher: deps.publisher,
@@ -138,4 +138,21 @@ export function createOrderIntake(deps: {
       ...(deps.checkoutToken !== undefined ? { checkoutToken: deps.checkoutToken } : {}),
     }),
   };
+}
+
+/**
+ * Stripe's record of a Checkout Session for the intake: one retrieve with the PaymentIntent, the
+ * line items (with their products, which carry our SKU) and the chosen shipping rate expanded, so
+ * the money breakdown is read from Stripe once. Line items past the expanded list's first page
+ * are listed (rarely: a cart of many lines).
+ */
+async function lookupCheckout(stripe: Stripe, id: string): Promise<CheckoutFacts> {
+  const session = await stripe.checkout.sessions.retrieve(id, {
+    expand: ["payment_intent", ...breakdownExpansions],
+  });
+  if (!session.line_items?.has_more) return checkoutFactsOf(session);
+  const lineItems = await stripe.checkout.sessions
+    .listLineItems(id, { limit: 100, expand: ["data.price.product"] })
+    .autoPagingToArray({ limit: 10_000 });
+  return checkoutFactsOf(session, lineItems);
 }

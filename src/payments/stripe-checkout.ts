@@ -29,6 +29,8 @@ export interface QuotedShippingOption {
     minimum: { unit: Stripe.ShippingRateCreateParams.DeliveryEstimate.Minimum.Unit; value: number };
     maximum: { unit: Stripe.ShippingRateCreateParams.DeliveryEstimate.Maximum.Unit; value: number };
   } | null;
+  /** The carrier service the label is bought at for this option (the rate table's `carrierService`). */
+  carrierService?: { carrier?: string | undefined; service: string } | undefined;
 }
 
 function shippingOptionsOf(
@@ -39,8 +41,13 @@ function shippingOptionsOf(
       type: "fixed_amount",
       display_name: option.displayName,
       fixed_amount: { amount: option.amount, currency: option.currency },
-      // Names the table's rate, so the option the customer chose can be told later.
-      metadata: { rateId: option.rateId },
+      // Names the table's rate (and the carrier service it ships at), so the option the customer
+      // chose is recorded with the order's money and its label bought at that service.
+      metadata: {
+        rateId: option.rateId,
+        ...(option.carrierService?.carrier ? { carrier: option.carrierService.carrier } : {}),
+        ...(option.carrierService ? { service: option.carrierService.service } : {}),
+      },
       ...(option.deliveryEstimate ? { delivery_estimate: option.deliveryEstimate } : {}),
     },
   }));

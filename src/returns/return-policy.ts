@@ -27,7 +27,11 @@ export function parseRestockingFee(value: string): RestockingFee {
 }
 
 export interface ReturnRefund {
-  /** What the lines returned for money cost the customer (unit price × quantity, summed). */
+  /**
+   * What the lines returned for money cost the customer: with Stripe's breakdown, their price
+   * plus tax share less discount share, pro-rated per unit (src/returns/return-money.ts); without
+   * one, unit price × quantity, summed.
+   */
   linesTotal: number;
   /** The restocking fee, kept of linesTotal (exchanged lines pay none: the shop sells again). */
   fee: number;
@@ -61,9 +65,20 @@ export function exchangeCharge(lines: readonly PricedLine[]): number {
   return Math.max(0, exchangeDifference(lines));
 }
 
-export function returnRefund(lines: readonly PricedLine[], fee: RestockingFee): ReturnRefund {
+export function returnRefund(
+  lines: readonly (PricedLine & { sku?: string })[],
+  fee: RestockingFee,
+  worth?: (line: { sku: string; quantity: number }) => number,
+): ReturnRefund {
   const forMoney = lines.filter((line) => !line.exchangeSku);
-  const linesTotal = forMoney.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+  const linesTotal = forMoney.reduce(
+    (sum, line) =>
+      sum +
+      (worth && line.sku !== undefined
+        ? worth({ sku: line.sku, quantity: line.quantity })
+        : line.unitPrice * line.quantity),
+    0,
+  );
   const exchangeCredit = Math.max(0, -exchangeDifference(lines));
   const kept =
     fee.kind === "percent" ? Math.round((linesTotal * fee.percent) / 100) : Math.min(fee.amount, linesTotal);

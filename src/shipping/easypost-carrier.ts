@@ -6,6 +6,7 @@ import {
   firstParcel,
   type ParcelKey,
   type AddressVerdict,
+  type ChosenService,
   type CarrierBooking,
   type LabelRefundStatus,
   type ShipmentRequest,
@@ -175,6 +176,15 @@ export async function claimShipment(
   return winner === shipment.id ? shipment : client.Shipment.retrieve(winner);
 }
 
+/** The customer's chosen service beside the label bought: at that service, or the fallback. */
+function chosenOf(chosen: ChosenService, booking: CarrierBooking): ChosenService & { matched: boolean } {
+  const matched =
+    chosen.service !== undefined &&
+    booking.service === chosen.service &&
+    (!chosen.carrier || booking.carrier === chosen.carrier);
+  return { ...chosen, matched };
+}
+
 /** A bought Shipment as we record it (outbound parcel, return label or exchange alike). */
 export function bookingOfShipment(shipment: Shipment): CarrierBooking {
   if (!shipment.postage_label || !shipment.tracking_code) {
@@ -183,6 +193,7 @@ export function bookingOfShipment(shipment: Shipment): CarrierBooking {
   return {
     carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
     service: shipment.selected_rate?.service ?? null,
+    labelAmount: shipment.selected_rate?.rate ? Math.round(Number(shipment.selected_rate.rate) * 100) : null,
     trackingNumber: shipment.tracking_code,
     trackingUrl:
       shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
@@ -219,9 +230,26 @@ export function createEasyPostCarrier(options: {
 }): ShippingProvider {
   const { warehouse, serviceLevels, itemWeightOz, box, shipmentIds } = options;
 
-  const buy = async (client: EasyPost, shipment: Shipment): Promise<Shipment> => {
+  const byPrice = <T extends { rate: string }>(rates: T[]): T[] =>
+    rates.sort((a, b) => Number(a.rate) - Number(b.rate));
+  /**
+   * The rate the customer's chosen service names (its carrier too, when named), else the cheapest
+   * of the shop's service levels: the fallback (docs/checkout.md), told to ops by create-shipment.
+   */
+  const buy = async (
+    client: EasyPost,
+    shipment: Shipment,
+    chosen?: ChosenService | null,
+  ): Promise<Shipment> => {
+    const wanted = chosen?.service
+      ? byPrice(
+          (shipment.rates ?? []).filter(
+            (rate) => rate.service === chosen.service && (!chosen.carrier || rate.carrier === chosen.carrier),
+          ),
+        )[0]
+      : undefined;
     const candidates = (shipment.rates ?? []).filter((rate) => serviceLevels.includes(rate.service));
-    const cheapest = candidates.sort((a, b) => Number(a.rate) - Number(b.rate))[0];
+    const cheapest = wanted ?? byPrice(candidates)[0];
     if (!cheapest) {
       const offered = (shipment.rates ?? []).map((rate) => `${rate.carrier} ${rate.service}`).join(", ");
       throw new ShippingUnavailableError(
@@ -241,7 +269,10 @@ export function createEasyPostCarrier(options: {
       const client = await options.client();
       const reference = easyPostReference(request.orderId, request.parcel);
       let shipment = await shipmentToBuy(client, shipmentIds, reference);
-      if (shipment?.postage_label) return bookingOfShipment(shipment);
+      if (shipment?.postage_label) {
+        const bought = bookingOfShipment(shipment);
+        return request.chosen ? { ...bought, chosen: chosenOf(request.chosen, bought) } : bought;
+      }
       if (!shipment) {
         if (!request.address) {
           throw new ShippingUnavailableError(`order ${request.orderId} has no shipping address`);
@@ -264,8 +295,10 @@ export function createEasyPostCarrier(options: {
         });
       }
       shipment = await claimShipment(client, shipmentIds, reference, shipment);
-      if (shipment.postage_label) return bookingOfShipment(shipment);
-      return bookingOfShipment(await buy(client, shipment));
+      const booking = bookingOfShipment(
+        shipment.postage_label ? shipment : await buy(client, shipment, request.chosen),
+      );
+      return request.chosen ? { ...booking, chosen: chosenOf(request.chosen, booking) } : booking;
     },
 
     /**

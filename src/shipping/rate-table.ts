@@ -57,6 +57,15 @@ const rate = z
     pricing,
     freeOverAmount: amount.optional(),
     deliveryEstimate: z.object({ minimum: estimateBound, maximum: estimateBound }).strict().optional(),
+    /**
+     * The carrier service the label is bought at when the customer chooses this rate (EasyPost's
+     * names: `{ "carrier": "USPS", "service": "Priority" }`); unset, the cheapest of
+     * SHIPPING_SERVICE_LEVELS, as for every order before.
+     */
+    carrierService: z
+      .object({ carrier: z.string().min(1).optional(), service: z.string().min(1) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -116,6 +125,8 @@ export interface ShippingQuote {
   amount: number;
   currency: string;
   deliveryEstimate: DeliveryEstimate | null;
+  /** The carrier service the rate ships at, when the table names one. */
+  carrierService?: { carrier?: string | undefined; service: string } | undefined;
 }
 
 const normalizePostal = (postal: string): string => postal.replace(/[\s-]/g, "").toUpperCase();
@@ -179,6 +190,7 @@ export function quoteShipping(table: RateTable, to: RateDestination, order: Rate
             amount: price,
             currency: table.currency,
             deliveryEstimate: entry.deliveryEstimate ?? null,
+            ...(entry.carrierService ? { carrierService: entry.carrierService } : {}),
           },
         ];
   });

@@ -8,6 +8,7 @@ import {
 import type {
   AddressVerdict,
   CarrierBooking,
+  ChosenService,
   ParcelKey,
   ShipmentRequest,
   ShippingAddress,
@@ -22,6 +23,8 @@ export interface Destination {
   weightsOz?: Record<string, number | null>;
   /** Per SKU: the product ships in a parcel of its own. */
   shipsAlone?: Record<string, boolean>;
+  /** The shipping option the customer paid for at Checkout, when the order recorded one. */
+  chosen?: ChosenService | null;
 }
 
 /** Where an order goes, read from the order itself (the address Stripe Checkout collected). */
@@ -84,7 +87,13 @@ export function createShipmentBooking(deps: {
       ...line,
       weightOz: line.weightOz ?? weights[line.sku] ?? null,
     }));
-    return { ...request, lines, alone: destination?.shipsAlone ?? {}, ...(address ? { address } : {}) };
+    return {
+      ...request,
+      lines,
+      alone: destination?.shipsAlone ?? {},
+      ...(address ? { address } : {}),
+      ...(destination?.chosen ? { chosen: destination.chosen } : {}),
+    };
   };
 
   /** Books every parcel of the plan with the carrier, in parcel order, each by its own reference. */

@@ -3,7 +3,8 @@ import { sqlPool, type Database } from "../db/client";
 import { holdIdOf } from "../shared/hold-id";
 import type { ShippingDestinations } from "./shipment-booking";
 import { asLines } from "./prisma-shipment-repository";
-import type { ShippingAddress } from "./shipping-provider";
+import type { ChosenService, ShippingAddress } from "./shipping-provider";
+import type { ChosenShipping } from "../payments/money-breakdown";
 
 /** The order's `shipping_address` column, as the Stripe intake wrote it (src/orders/intake). */
 export const storedAddress = z.object({
@@ -31,7 +32,8 @@ export const destinationStatement = `SELECT o.shipping_address,
                 (SELECT json_object_agg(l.sku, p.weight_oz) FROM order_lines l JOIN products p ON p.sku = l.sku
                  WHERE l.order_id = o.id) AS weights,
                 (SELECT json_object_agg(l.sku, p.ships_alone) FROM order_lines l JOIN products p ON p.sku = l.sku
-                 WHERE l.order_id = o.id) AS ships_alone
+                 WHERE l.order_id = o.id) AS ships_alone,
+                o.money_breakdown -> 'shippingRate' AS shipping_rate
          FROM orders o WHERE o.id = $1::uuid`;
 
 /**
@@ -53,6 +55,8 @@ export interface DestinationRow {
   digital_only: boolean;
   weights: Record<string, number | null> | null;
   ships_alone: Record<string, boolean> | null;
+  /** The shipping option the customer paid for (MoneyBreakdown.shippingRate), when recorded. */
+  shipping_rate: ChosenShipping | null;
 }
 
 /**
@@ -81,6 +85,19 @@ function toDestination(order: DestinationRow) {
     digitalOnly: order.digital_only,
     weightsOz: order.weights ?? {},
     shipsAlone: order.ships_alone ?? {},
+    chosen: chosenServiceOf(order.shipping_rate),
+  };
+}
+
+/** The chosen rate's metadata as the carrier is asked for it (carrier, service, the table's rate id). */
+function chosenServiceOf(rate: ChosenShipping | null): ChosenService | null {
+  if (!rate) return null;
+  return {
+    ...(rate.metadata.carrier ? { carrier: rate.metadata.carrier } : {}),
+    ...(rate.metadata.service ? { service: rate.metadata.service } : {}),
+    ...(rate.metadata.rateId ? { rateId: rate.metadata.rateId } : {}),
+    displayName: rate.displayName,
+    quotedAmount: rate.amountSubtotal,
   };
 }
 

@@ -27,6 +27,21 @@ export interface ShipmentRequest {
   address?: ShippingAddress;
   /** `weightOz`: one unit's weight from the catalog; without it the carrier's default item weight. */
   lines: readonly { sku: string; quantity: number; weightOz?: number | null }[];
+  /**
+   * The shipping option the customer paid for at Checkout (its rate's metadata, recorded with the
+   * order's money): the label is bought at its `service` (and `carrier`) when the carrier offers it.
+   */
+  chosen?: ChosenService | null;
+}
+
+/** The carrier service a customer's shipping option names, and what the customer paid for it. */
+export interface ChosenService {
+  carrier?: string | undefined;
+  service?: string | undefined;
+  rateId?: string | undefined;
+  displayName?: string | null | undefined;
+  /** What the customer paid for shipping, before its tax (minor units). */
+  quotedAmount: number;
 }
 
 export interface CarrierBooking {
@@ -37,6 +52,13 @@ export interface CarrierBooking {
   service?: string | null;
   labelUrl?: string | null;
   providerId?: string | null;
+  /** What the label cost (minor units), where the carrier says. */
+  labelAmount?: number | null;
+  /**
+   * The option the customer paid for, when the order has one, and whether this label is at its
+   * service (`matched`) or the fallback (the cheapest of SHIPPING_SERVICE_LEVELS).
+   */
+  chosen?: (ChosenService & { matched: boolean }) | null;
 }
 
 /**

@@ -46,6 +46,9 @@ export const timelineKinds = [
   // A label bought by a run a re-drive superseded, kept for the new run (decision 0170): the cleanup
   // hands it back if the order is cancelled before the new run records it.
   "label-kept-for-redrive",
+  // The label bought beside the shipping option the customer paid for (issue 39): its service
+  // (or the fallback's), what the customer paid and what the label cost, and the difference.
+  "shipping-label-vs-quote",
   "nothing-to-ship",
   "confirmation-sent",
   "delivered",

@@ -50,6 +50,8 @@ export class IntakeHarness {
       captureMethod?: "manual" | "automatic";
       sessionTtlMs?: number;
       shippingRates?: CheckoutServiceShippingRates;
+      /** What the service's Stripe client is made of the sandbox's (a test double around it, say). */
+      serviceStripe?: (stripe: Stripe) => Stripe;
     } = {},
   ): Promise<IntakeHarness> {
     const warnings: string[] = [];
@@ -75,7 +77,7 @@ export class IntakeHarness {
     const alerts: OpsNotice[] = [];
     const instance = await startInstance({
       database,
-      stripe,
+      stripe: options.serviceStripe ? options.serviceStripe(stripe) : stripe,
       eventApi,
       logger,
       alerts,

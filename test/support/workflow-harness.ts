@@ -14,6 +14,7 @@ import { createEasyPostSandbox, type EasyPostSandbox } from "../../src/dev/easyp
 import { fulfilmentKey, orderPlaced, orderPlacedEventId } from "../../src/events/contracts";
 import { createLogger, type Logger } from "../../src/logger";
 import { createServices, type Services } from "../../src/wiring";
+import { breakdownExpansions, breakdownOf } from "../../src/payments/money-breakdown";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { engineCheckpointing } from "./env";
 import { testEncryptionKey } from "./encryption";
@@ -186,6 +187,17 @@ export class WorkflowHarness {
     customerId?: string;
     items: { sku: string; quantity: number }[];
     outcome?: "authorized" | "paid";
+    /**
+     * Checkout charges more than the lines: a percent-off coupon, a paid shipping option and
+     * Stripe Tax (at a New York address, where the stand-in taxes goods and shipping); the order
+     * then records Stripe's breakdown and total as the intake does (src/payments/money-breakdown.ts).
+     */
+    money?: {
+      percentOff?: number;
+      /** `metadata` on the option's rate: `carrier`/`service` name the label's service (rate table's carrierService). */
+      shipping?: { amount: number; displayName: string; metadata?: Record<string, string> };
+      tax?: boolean;
+    };
   }): Promise<{ orderId: string; paymentIntentId: string }> {
     const products = await this.db.product.findMany({
       where: { sku: { in: options.items.map((i) => i.sku) } },
@@ -207,7 +219,13 @@ export class WorkflowHarness {
       },
     });
     const outcome = options.outcome ?? "authorized";
-    const session = await this.services.stripe.checkout.sessions.create({
+    const stripe = this.services.stripe;
+    const money = options.money;
+    const coupon =
+      money?.percentOff !== undefined
+        ? await stripe.coupons.create({ percent_off: money.percentOff, duration: "once" })
+        : undefined;
+    const session = await stripe.checkout.sessions.create({
       mode: "payment",
       client_reference_id: order.id,
       // As checkout makes them: the intake checks that session and PaymentIntent name the order.
@@ -215,14 +233,51 @@ export class WorkflowHarness {
       success_url: "http://shop.test/success",
       line_items: lines.map((line) => ({
         quantity: line.quantity,
-        price_data: { currency: "usd", unit_amount: line.unitPrice, product_data: { name: line.name } },
+        price_data: {
+          currency: "usd",
+          unit_amount: line.unitPrice,
+          product_data: { name: line.name, metadata: { sku: line.sku } },
+        },
       })),
       payment_intent_data: {
         capture_method: outcome === "authorized" ? "manual" : "automatic",
         metadata: { orderId: order.id, customerId: order.customerId },
       },
+      ...(coupon ? { discounts: [{ coupon: coupon.id }] } : {}),
+      ...(money?.shipping
+        ? {
+            shipping_address_collection: { allowed_countries: ["US"] },
+            shipping_options: [
+              {
+                shipping_rate_data: {
+                  type: "fixed_amount",
+                  display_name: money.shipping.displayName,
+                  fixed_amount: { amount: money.shipping.amount, currency: "usd" },
+                  metadata: { rateId: "express", ...money.shipping.metadata },
+                },
+              },
+            ],
+          }
+        : {}),
+      ...(money?.tax ? { automatic_tax: { enabled: true } } : {}),
     });
-    const completed = await this.sandbox.completeCheckoutSession(session.id, outcome, { deliver: false });
+    const completed = await this.sandbox.completeCheckoutSession(session.id, outcome, {
+      deliver: false,
+      ...(money?.shipping
+        ? {
+            shipping: {
+              name: "Ada Lovelace",
+              address: {
+                line1: "1 Main St",
+                city: "New York",
+                state: "NY",
+                postal_code: "10001",
+                country: "US",
+              },
+            },
+          }
+        : {}),
+    });
     const paymentIntentId = completed.paymentIntent?.id;
     if (!paymentIntentId) throw new Error("the sandbox created no PaymentIntent");
     await this.db.order.update({
@@ -234,6 +289,17 @@ export class WorkflowHarness {
         placedEventSentAt: new Date(),
       },
     });
+    if (money) {
+      // As the intake records it: Stripe's breakdown once, and Stripe's total as the order's.
+      const breakdown = breakdownOf(
+        await stripe.checkout.sessions.retrieve(session.id, { expand: [...breakdownExpansions] }),
+      );
+      if (!breakdown) throw new Error("the sandbox's session has no breakdown");
+      await this.db.order.update({
+        where: { id: order.id },
+        data: { total: breakdown.total, moneyBreakdown: JSON.parse(JSON.stringify(breakdown)) },
+      });
+    }
     return { orderId: order.id, paymentIntentId };
   }
 

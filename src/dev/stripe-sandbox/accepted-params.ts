@@ -343,7 +343,13 @@ export const acceptedParams: Record<SandboxEndpoint, HashShape> = {
  * field); asking the sandbox for one it does not render is refused rather than silently ignored,
  * so a test never believes it got an expanded object it did not.
  */
-const sessionExpansions = ["payment_intent", "line_items", "total_details.breakdown"];
+const sessionExpansions = [
+  "payment_intent",
+  "line_items",
+  "line_items.data.price.product",
+  "shipping_cost.shipping_rate",
+  "total_details.breakdown",
+];
 const paymentIntentExpansions = ["latest_charge"];
 export const renderedExpansions: Record<SandboxEndpoint, readonly string[]> = {
   "checkout.sessions.create": sessionExpansions,

@@ -114,7 +114,12 @@ function shippingCollectionFrom(params: Params): Stripe.Checkout.Session.Shippin
 const minimumLifetimeSeconds = 30 * 60;
 const maximumLifetimeSeconds = 24 * 60 * 60;
 
-function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stripe.LineItem {
+function lineItemFrom(
+  value: ParamValue,
+  index: number,
+  sessionId: string,
+  created: number,
+): { item: Stripe.LineItem; product: Stripe.Product } {
   const label = `line_items[${index}]`;
   if (typeof value !== "object" || Array.isArray(value))
     throw stripeErrors.invalidParam(label, `Invalid hash: ${label}`);
@@ -155,7 +160,30 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
   }
   const fixture = fromFixture("item");
   const amount = unitAmount * quantity;
-  return {
+  const productId = `prod_${sessionId.slice(-10)}${index}`;
+  // Checkout makes a Product of product_data; its metadata (our SKU) is read back by expanding
+  // line_items.data.price.product, as from Stripe.
+  const product = {
+    id: productId,
+    object: "product",
+    active: true,
+    created,
+    description: optionalString(productData, "description") ?? null,
+    images: [],
+    livemode: false,
+    marketing_features: [],
+    metadata: stringMap(productData, "metadata"),
+    name,
+    package_dimensions: null,
+    shippable: null,
+    statement_descriptor: null,
+    tax_code: optionalString(productData, "tax_code") ?? null,
+    type: "service",
+    unit_label: null,
+    updated: created,
+    url: null,
+  } as unknown as Stripe.Product;
+  const item = {
     ...fixture,
     id: stripeId("li"),
     amount_discount: 0,
@@ -168,7 +196,7 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
       ...(fixture.price as Stripe.Price),
       id: `price_${sessionId.slice(-12)}${index}`,
       currency,
-      product: `prod_${sessionId.slice(-10)}${index}`,
+      product: productId,
       recurring: null,
       tax_behavior: taxBehavior,
       transform_quantity: null,
@@ -180,6 +208,7 @@ function lineItemFrom(value: ParamValue, index: number, sessionId: string): Stri
     metadata: null,
     adjustable_quantity: null,
   } as unknown as Stripe.LineItem;
+  return { item, product };
 }
 
 function captureMethodFrom(paymentIntentData: Params | undefined): Stripe.PaymentIntent.CaptureMethod {
@@ -261,7 +290,8 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
   const id = stripeId("cs_test");
   const rawItems = optionalList(params, "line_items");
   if (!rawItems || rawItems.length === 0) throw stripeErrors.missingParam("line_items");
-  const lineItems = rawItems.map((item, index) => lineItemFrom(item, index, id));
+  const made = rawItems.map((item, index) => lineItemFrom(item, index, id, unixSeconds(ctx.now())));
+  const lineItems = made.map((entry) => entry.item);
   const currency = lineItems[0]?.currency as string;
   if (lineItems.some((item) => item.currency !== currency)) {
     throw stripeErrors.invalidParam(
@@ -333,6 +363,8 @@ export function createCheckoutSession(ctx: SandboxContext, params: Params): Outc
   // Refused as a whole, as Stripe refuses it: nothing of it is kept, its inline rates neither.
   checkMinimumCharge(session);
   for (const rate of shippingOptions.newRates) ctx.store.data.shippingRates[rate.id] = rate;
+  ctx.store.data.products ??= {};
+  for (const { product } of made) ctx.store.data.products[product.id] = product;
   ctx.store.data.breakdowns[id] = breakdown;
   ctx.store.data.sessionSettings[id] = {
     captureMethod: captureMethodFrom(paymentIntentData),
@@ -376,7 +408,31 @@ export function renderCheckoutSession(
     if (field === "payment_intent" && typeof session.payment_intent === "string") {
       rendered.payment_intent = retrievePaymentIntent(ctx, session.payment_intent);
     } else if (field === "line_items") {
-      rendered.line_items = listLineItems(ctx, session.id);
+      rendered.line_items ??= listLineItems(ctx, session.id);
+    } else if (field === "line_items.data.price.product") {
+      // Expanding a nested field expands its parents (Stripe's rule): the list, with each price's product.
+      const list = listLineItems(ctx, session.id);
+      rendered.line_items = {
+        ...list,
+        data: list.data.map((item) => ({
+          ...item,
+          price: item.price && {
+            ...item.price,
+            product:
+              typeof item.price.product === "string"
+                ? (ctx.store.data.products?.[item.price.product] ?? item.price.product)
+                : item.price.product,
+          },
+        })),
+      };
+    } else if (field === "shipping_cost.shipping_rate") {
+      const rateId = session.shipping_cost?.shipping_rate;
+      if (session.shipping_cost && typeof rateId === "string") {
+        rendered.shipping_cost = {
+          ...session.shipping_cost,
+          shipping_rate: ctx.store.data.shippingRates[rateId] ?? rateId,
+        };
+      }
     } else if (field === "total_details.breakdown") {
       rendered.total_details = {
         ...session.total_details,

@@ -44,6 +44,8 @@ export interface SandboxData {
   coupons: Record<string, Stripe.Coupon>;
   promotionCodes: Record<string, Stripe.PromotionCode>;
   shippingRates: Record<string, Stripe.ShippingRate>;
+  /** The products Checkout made from `price_data.product_data` (rendered when a line's price.product is expanded). */
+  products: Record<string, Stripe.Product>;
   /** Per Checkout Session: what `total_details.breakdown` renders when expanded. */
   breakdowns: Record<string, Stripe.Checkout.Session.TotalDetails.Breakdown>;
   reviews: Record<string, Stripe.Review>;
@@ -68,6 +70,7 @@ function emptyData(): SandboxData {
     coupons: {},
     promotionCodes: {},
     shippingRates: {},
+    products: {},
     breakdowns: {},
     reviews: {},
     events: [],

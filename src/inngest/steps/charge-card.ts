@@ -52,9 +52,11 @@ export const chargeCard = createStep({
       // FULFILMENT_HOLD's window is over (the wait before this step): its hold ends before the
       // money is taken, as its own step `end-fulfilment-hold` did (hold-fulfilment.ts).
       await endWindowHold(deps, orderId);
-      // Partial fulfilment: only the shipped lines are charged. The order's total is the sum of its
-      // line totals (no tax or shipping lines), so what is not charged is exactly the short lines'
-      // price; the same amount on every retry, so the capture key's request never changes. Short
+      // Partial fulfilment: only the shipped lines are charged. The order's total is what Stripe
+      // charged (its lines, shipping, discount and tax: the recorded breakdown), and the short lines'
+      // amount is their share of their lines' totals, tax and discount included (ShortLine.amount);
+      // shipping stays charged, as something ships. The same amount on every retry, so the capture
+      // key's request never changes. Short
       // lines that cost nothing still make a partial capture (of the whole), so the customer is
       // told of them with the money's answer.
       let total: number | undefined;

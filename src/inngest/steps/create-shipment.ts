@@ -1,5 +1,6 @@
 import type { GuardRefusal } from "../../orders/fulfilment-records";
 import type { ShipmentNotice } from "../../notifications/customer-messages";
+import type { CarrierBooking } from "../../shipping/shipping-provider";
 import type { WorkflowDependencies } from "../dependencies";
 import type { Claim, StepContext } from "./context";
 import { handBackLabels } from "./hand-back-labels";
@@ -56,6 +57,60 @@ export const createShipment = createStep({
 });
 
 /**
+ * What the customer paid for shipping beside what its labels cost, on the order's timeline (the
+ * console shows it), for an order that recorded a chosen option; a label not bought at the chosen
+ * service (the carrier did not offer it: the fallback, the cheapest of SHIPPING_SERVICE_LEVELS)
+ * is told to ops once (key `label-service-fallback-<orderId>`).
+ */
+async function recordLabelVsQuote(
+  deps: WorkflowDependencies,
+  orderId: string,
+  runId: string,
+  parcels: readonly CarrierBooking[],
+): Promise<void> {
+  const chosen = parcels.find((parcel) => parcel.chosen)?.chosen;
+  if (!chosen) return;
+  const labelCost = parcels.every((parcel) => typeof parcel.labelAmount === "number")
+    ? parcels.reduce((sum, parcel) => sum + (parcel.labelAmount ?? 0), 0)
+    : null;
+  const fallback = parcels.some((parcel) => parcel.chosen && !parcel.chosen.matched);
+  const detail = {
+    chosen: {
+      rateId: chosen.rateId ?? null,
+      displayName: chosen.displayName ?? null,
+      carrier: chosen.carrier ?? null,
+      service: chosen.service ?? null,
+    },
+    bought: parcels.map((parcel) => ({
+      carrier: parcel.carrier,
+      service: parcel.service ?? null,
+      labelAmount: parcel.labelAmount ?? null,
+    })),
+    fallback,
+    customerPaid: chosen.quotedAmount,
+    labelCost,
+    difference: labelCost === null ? null : chosen.quotedAmount - labelCost,
+  };
+  await deps.timeline.record(orderId, "shipping-label-vs-quote", detail, runId);
+  if (fallback && chosen.service) {
+    await deps.alerts.notify({
+      key: `label-service-fallback-${orderId}`,
+      title: "Label not bought at the shipping service the customer paid for",
+      runId,
+      fields: {
+        orderId,
+        paidFor: `${chosen.displayName ?? chosen.rateId ?? "option"} (${[chosen.carrier, chosen.service].filter(Boolean).join(" ")})`,
+        bought: detail.bought.map((b) => `${b.carrier} ${b.service ?? ""}`.trim()).join(", "),
+        customerPaid: chosen.quotedAmount,
+        labelCost: labelCost ?? "unknown",
+        action:
+          "The carrier did not offer the service: the cheapest of SHIPPING_SERVICE_LEVELS was bought. Tell the customer if it is slower, or refund the difference",
+      },
+    });
+  }
+}
+
+/**
  * create-shipment's work, run by its step or, when the address is deliverable and no hold stands,
  * by check-address's (one execution fewer). Idempotent as described above: each parcel by its key,
  * the record by the claim.
@@ -97,7 +152,10 @@ export async function bookShipment(
     trackingUrl: parcel.trackingUrl,
     parcelNumber: parcel.parcelNumber,
   }));
-  if (recorded.landed) return { shipped: true, parcels: notices };
+  if (recorded.landed) {
+    await recordLabelVsQuote(deps, orderId, runId, parcels ?? []);
+    return { shipped: true, parcels: notices };
+  }
   // Fenced after the fact: whatever the guard's reason, a label the order no longer wants is
   // handed back now (a re-drive's run that still wants it finds it by its carrier reference).
   const unwanted =

@@ -1,4 +1,5 @@
 import { emailTemplates, toOrderSummary } from "../../notifications/templates";
+import { returnLineWorth } from "../../returns/return-money";
 import { returnRefund } from "../../returns/return-policy";
 import { returnLabelEmailKey, type WorkContext } from "../../returns/return-work";
 import { returnLabelWanted } from "../../shared/order-model";
@@ -35,7 +36,7 @@ export async function emailReturnLabelWork(returns: WorkContext, returnId: strin
     name: names.get(line.sku) ?? line.sku,
     quantity: line.quantity,
   }));
-  const refund = returnRefund(row.lines, deps.fee);
+  const refund = returnRefund(row.lines, deps.fee, await returnLineWorth(deps.db, row.order_id, returnId));
   const trackingUrl = row.label_tracking_url ?? deps.trackUrl(row.label_tracking_number);
   const content = {
     labelUrl: row.label_url,

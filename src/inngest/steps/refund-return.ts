@@ -1,4 +1,5 @@
 import { isAppError } from "../../errors";
+import { returnLineWorth } from "../../returns/return-money";
 import { returnRefund } from "../../returns/return-policy";
 import type { WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
@@ -25,7 +26,8 @@ export async function refundReturnWork(
 ): Promise<{ amount: number; fee: number; refundId: string | null; withheld?: boolean }> {
   const { deps, records, timeline, load } = returns;
   const row = await load(returnId);
-  const refund = returnRefund(row.lines, deps.fee);
+  // The same figure on every retry: only earlier returns' settled units count, never this one.
+  const refund = returnRefund(row.lines, deps.fee, await returnLineWorth(deps.db, row.order_id, returnId));
   if (refund.amount <= 0) {
     await records.recordRefund(returnId, 0, refund.fee);
     await timeline.record(row.order_id, "return-refunded", { returnId, amount: 0, fee: refund.fee }, runId);

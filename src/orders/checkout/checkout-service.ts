@@ -68,12 +68,21 @@ export interface CheckoutServiceShippingRates {
 }
 
 /** What the session request carries of a quote (the zone is the table's business). */
-const toQuoted = ({ rateId, displayName, amount, currency, deliveryEstimate }: ShippingQuote) => ({
+const toQuoted = ({
   rateId,
   displayName,
   amount,
   currency,
   deliveryEstimate,
+  carrierService,
+}: ShippingQuote) => ({
+  rateId,
+  displayName,
+  amount,
+  currency,
+  deliveryEstimate,
+  // Only when the table names one, so options stored before keep their shape (the same request).
+  ...(carrierService ? { carrierService } : {}),
 });
 
 /**

@@ -2,6 +2,7 @@ import type { QueryResultRow } from "pg";
 import { sqlPool, type Database } from "../../db/client";
 import type { OrderStatus } from "../../generated/prisma/enums";
 import { timelineKindSql, type TimelineKind } from "../../timeline/kinds";
+import type { MoneyBreakdown } from "../../payments/money-breakdown";
 import type { OrderTerms } from "./stripe-event-plan";
 
 /** A Stripe event as the intake records it. */
@@ -22,6 +23,8 @@ export interface PlacedOrder {
 export interface OrderSnapshot extends PlacedOrder {
   status: OrderStatus;
   placedEventSentAt: Date | null;
+  /** Stripe's money breakdown is on record: `total` is then what Stripe charged. */
+  moneyRecorded?: boolean;
 }
 
 export interface RecordOutcome {
@@ -42,6 +45,11 @@ export interface StatusChange {
   shippingAddress?: unknown;
   /** The card Checkout saved for off-session charges (a dearer exchange's difference), if any. */
   savedCard?: { customerId: string; paymentMethodId: string } | null;
+  /**
+   * Stripe's breakdown of the paid session: recorded once (an order that has one keeps it), and
+   * the order's total becomes Stripe's `amount_total` with it.
+   */
+  money?: MoneyBreakdown | null;
 }
 
 export type OrderKey = { checkoutSessionId: string } | { paymentIntentId: string } | { orderId: string };
@@ -137,6 +145,7 @@ export interface Row {
   total: number;
   currency: string;
   payment_intent_id: string | null;
+  money_recorded: boolean;
   first_delivery: boolean;
   changed: boolean;
 }
@@ -151,6 +160,7 @@ function snapshotOf(row: Row): OrderSnapshot {
     total: row.total,
     currency: row.currency.trim(),
     paymentIntentId: row.payment_intent_id,
+    moneyRecorded: row.money_recorded,
   };
 }
 
@@ -168,12 +178,13 @@ const orderColumns = (target: string, changed: string): string =>
   `${target}.id AS order_id, COALESCE(${changed}.status, ${target}.status) AS status,
    CASE WHEN ${changed}.id IS NULL THEN ${target}.placed_event_sent_at ELSE ${changed}.placed_event_sent_at END
      AS placed_event_sent_at,
-   ${target}.customer_id, ${target}.email, ${target}.total, ${target}.currency,
-   COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id`;
+   ${target}.customer_id, ${target}.email, COALESCE(${changed}.total, ${target}.total) AS total, ${target}.currency,
+   COALESCE(${changed}.payment_intent_id, ${target}.payment_intent_id) AS payment_intent_id,
+   COALESCE(${changed}.money_breakdown, ${target}.money_breakdown) IS NOT NULL AS money_recorded`;
 
 /** What `target` reads of an order: the columns above. */
 const targetColumns =
-  "id, status, placed_event_sent_at, customer_id, email, total, currency, payment_intent_id";
+  "id, status, placed_event_sent_at, customer_id, email, total, currency, payment_intent_id, money_breakdown";
 
 const peekWhere = {
   checkoutSessionId: "o.checkout_session_id = $2",
@@ -221,10 +232,13 @@ const transitionSql = (terms: string) => `
         shipping_address = COALESCE($6::jsonb, o.shipping_address),
         stripe_customer_id = COALESCE($9::text, o.stripe_customer_id),
         payment_method_id = COALESCE($10::text, o.payment_method_id),
+        -- Stripe's breakdown is recorded once, and the total becomes what Stripe charged with it.
+        total = CASE WHEN o.money_breakdown IS NULL AND $11::jsonb IS NOT NULL THEN $12::integer ELSE o.total END,
+        money_breakdown = COALESCE(o.money_breakdown, $11::jsonb),
         updated_at = now()
     FROM recorded
     WHERE o.id = recorded.order_id AND o.status = ANY($7::order_status[])
-    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at, o.total, o.money_breakdown
   ), logged AS (
     INSERT INTO order_timeline (order_id, kind, detail)
     SELECT moved.id, $8, jsonb_build_object('stripeEvent', $2::text, 'type', $3::text)
@@ -235,9 +249,11 @@ const transitionSql = (terms: string) => `
 const recordTransitionSql = transitionSql("true");
 
 // The terms are compared as the intake's ownership check compares them (src/orders/intake/
-// stripe-event-plan.ts, ownershipProblems): the same id, the same total, the currency in any case.
+// stripe-event-plan.ts, ownershipProblems): the same id, the same total (the lines' at their
+// prices before Stripe's breakdown is recorded, Stripe's total after), the currency in any case.
 const recordPlacementSql = transitionSql(
-  "(id = $11::uuid AND total = $12::integer AND lower(currency) = lower($13::text))",
+  `(id = $13::uuid AND lower(currency) = lower($15::text)
+    AND total = CASE WHEN money_breakdown IS NULL THEN $14::integer ELSE $16::integer END)`,
 );
 
 const recordAuthorizationLostSql = `
@@ -256,7 +272,7 @@ const recordAuthorizationLostSql = `
         SELECT 1 FROM payments p
         WHERE p.order_id = o.id AND p.status IN ('captured', 'refunded', 'voided')
       )
-    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at, o.total, o.money_breakdown
   ), logged AS (
     INSERT INTO order_timeline (order_id, kind, detail)
     SELECT flagged.id, ${timelineKindSql("authorization-lost")}, jsonb_build_object('stripeEvent', $2::text, 'reason', $4::text)
@@ -273,7 +289,7 @@ const recordMismatchSql = `
     SET attention_reason = COALESCE(o.attention_reason, $4), updated_at = now()
     FROM recorded
     WHERE o.id = recorded.order_id
-    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at
+    RETURNING o.id, o.status, o.payment_intent_id, o.placed_event_sent_at, o.total, o.money_breakdown
   ), logged AS (
     INSERT INTO order_timeline (order_id, kind, detail)
     SELECT flagged.id, ${timelineKindSql("payment-mismatch")},
@@ -326,7 +342,7 @@ export const intakeStatements = {
   findOrder: findOrderSql,
 } as const;
 
-/** $1–$10 of the transition statements. */
+/** $1–$12 of the transition statements. */
 const transitionValues = (event: RecordedEvent, checkoutSessionId: string, change: StatusChange) => [
   checkoutSessionId,
   event.id,
@@ -338,6 +354,8 @@ const transitionValues = (event: RecordedEvent, checkoutSessionId: string, chang
   change.timelineKind,
   change.savedCard?.customerId ?? null,
   change.savedCard?.paymentMethodId ?? null,
+  change.money ? JSON.stringify(change.money) : null,
+  change.money?.total ?? null,
 ];
 
 /**
@@ -381,6 +399,7 @@ export function createIntakeRepository(db: Database): IntakeRepository {
         terms.orderId,
         terms.total,
         terms.currency,
+        terms.recordedTotal ?? terms.total,
       ]);
       return { ...outcomeOf(rows), termsMatch: rows[0]?.terms_match ?? false };
     },

@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import type { OrderStatus } from "../../generated/prisma/enums";
+import { breakdownOf, breakdownProblems, type MoneyBreakdown } from "../../payments/money-breakdown";
 import { isLapsedAuthorization } from "../../payments/payment-gateway";
 import type { ShippingAddress } from "../../shipping/shipping-provider";
 import type { TimelineKind } from "../../timeline/kinds";
@@ -18,6 +19,8 @@ export type IntakePlan =
       shippingAddress?: StoredShippingAddress | null;
       /** The card Checkout saved to a Customer (setup_future_usage), for later off-session charges. */
       savedCard?: { customerId: string; paymentMethodId: string } | null;
+      /** Stripe's money breakdown of the session, recorded once with the order's placement. */
+      money?: MoneyBreakdown | null;
     }
   | { kind: "authorization-lost"; paymentIntentId: string; reason: string }
   | { kind: "declined"; orderId: string; detail: { code: string; declineCode?: string; message: string } }
@@ -32,7 +35,11 @@ export interface CheckoutFacts {
   clientReferenceId: string | null;
   metadataOrderId: string | null;
   amountTotal: number | null;
+  /** The lines at their prices, before discount, shipping and tax (null from an older double). */
+  amountSubtotal?: number | null;
   currency: string | null;
+  /** Stripe's breakdown (subtotal, shipping, discount, tax, per line), when the session has it. */
+  money?: MoneyBreakdown | null;
   paymentIntent: {
     id: string;
     status: Stripe.PaymentIntent.Status;
@@ -51,12 +58,25 @@ export type CheckoutLookup = (checkoutSessionId: string) => Promise<CheckoutFact
 /** What the order says was bought: the terms Stripe's records must match before it is placed. */
 export interface OrderTerms {
   orderId: string;
+  /**
+   * Before the payment is taken in, the lines at their prices (what checkout priced); once the
+   * breakdown is recorded (`moneyRecorded`), what Stripe charged (the breakdown's total).
+   */
   total: number;
   currency: string;
+  moneyRecorded?: boolean;
+  /** For the placement's one statement: the total to expect of an order whose breakdown is on record. */
+  recordedTotal?: number;
 }
 
-/** Builds CheckoutFacts from a session retrieved with `expand: ["payment_intent"]`. */
-export function checkoutFactsOf(session: Stripe.Checkout.Session): CheckoutFacts {
+/**
+ * Builds CheckoutFacts from a session retrieved with `expand: ["payment_intent"]` (and
+ * `breakdownExpansions` for the money breakdown; `lineItems` when they took more than one page).
+ */
+export function checkoutFactsOf(
+  session: Stripe.Checkout.Session,
+  lineItems?: readonly Stripe.LineItem[],
+): CheckoutFacts {
   const intent = session.payment_intent;
   if (typeof intent === "string") {
     throw new Error(`Checkout Session ${session.id} was retrieved without expand: ["payment_intent"]`);
@@ -68,7 +88,9 @@ export function checkoutFactsOf(session: Stripe.Checkout.Session): CheckoutFacts
     clientReferenceId: session.client_reference_id,
     metadataOrderId: session.metadata?.orderId ?? null,
     amountTotal: session.amount_total,
+    amountSubtotal: session.amount_subtotal,
     currency: session.currency,
+    money: breakdownOf(session, lineItems ?? session.line_items?.data),
     paymentIntent:
       intent === null
         ? null
@@ -111,10 +133,22 @@ export function ownershipProblems(
     problems.push(`session client_reference_id is ${facts.clientReferenceId ?? "unset"}`);
   if (facts.metadataOrderId !== order.orderId)
     problems.push(`session metadata.orderId is ${facts.metadataOrderId ?? "unset"}`);
-  if (facts.amountTotal !== order.total)
+  // With Stripe's breakdown, the order's own figure (the lines at their prices) is the session's
+  // subtotal, and Stripe's figures must add up; the PaymentIntent then pays the session's total.
+  // Without one (or once it is recorded, when the order's total is Stripe's), the totals match.
+  const money = order.moneyRecorded ? null : (facts.money ?? null);
+  const charged = money ? facts.amountTotal : order.total;
+  if (money) {
+    if (facts.amountSubtotal !== order.total)
+      problems.push(
+        `session lines' amount is ${facts.amountSubtotal ?? "unset"}, the order's total ${order.total} (amount_subtotal)`,
+      );
+    problems.push(...breakdownProblems(money));
+  } else if (facts.amountTotal !== order.total) {
     problems.push(
       `session amount_total is ${facts.amountTotal ?? "unset"}, the order's total ${order.total}`,
     );
+  }
   if (!sameCurrency(facts.currency))
     problems.push(`session currency is ${facts.currency ?? "unset"}, the order's ${order.currency}`);
   const intent = facts.paymentIntent;
@@ -125,8 +159,8 @@ export function ownershipProblems(
   if (intent) {
     if (intent.metadataOrderId !== order.orderId)
       problems.push(`PaymentIntent metadata.orderId is ${intent.metadataOrderId ?? "unset"}`);
-    if (intent.amount !== order.total)
-      problems.push(`PaymentIntent amount is ${intent.amount}, the order's total ${order.total}`);
+    if (intent.amount !== charged)
+      problems.push(`PaymentIntent amount is ${intent.amount}, the order's total ${charged ?? "unset"}`);
     if (!sameCurrency(intent.currency))
       problems.push(`PaymentIntent currency is ${intent.currency}, the order's ${order.currency}`);
   }
@@ -211,6 +245,7 @@ async function planPayment(
     paymentIntentId,
     timelineKind,
     shippingAddress: shippingAddressOf(session),
+    ...(facts.money && !order.moneyRecorded && to !== "payment_failed" ? { money: facts.money } : {}),
     ...(facts.paymentIntent?.customerId && facts.paymentIntent.paymentMethodId
       ? {
           savedCard: {

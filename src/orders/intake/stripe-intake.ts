@@ -119,7 +119,7 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
   ): Promise<boolean> => {
     const order = current ?? (await deps.repository.findOrder(orderId));
     if (!order || !owesAnnouncement(order)) return false;
-    const { status: _status, placedEventSentAt: _sent, ...placed } = order;
+    const { status: _status, placedEventSentAt: _sent, moneyRecorded: _money, ...placed } = order;
     try {
       await send(placed);
     } catch (error) {
@@ -257,7 +257,16 @@ export function createStripeIntake(deps: StripeIntakeDeps): StripeIntake {
     key: OrderKey,
   ): Promise<IntakeResult | undefined> {
     if (facts.amountTotal === null || facts.currency === null) return undefined;
-    const terms: OrderTerms = { orderId, total: facts.amountTotal, currency: facts.currency };
+    // With Stripe's breakdown the order's own figure is the session's subtotal (its lines at their
+    // prices) until the breakdown is recorded, and Stripe's total after (an order already placed).
+    const terms: OrderTerms = facts.money
+      ? {
+          orderId,
+          total: facts.amountSubtotal ?? facts.amountTotal,
+          currency: facts.currency,
+          recordedTotal: facts.amountTotal,
+        }
+      : { orderId, total: facts.amountTotal, currency: facts.currency };
     const plan = await planFor(event, async () => facts, terms);
     if (plan.kind !== "transition" || !placedStatuses.includes(plan.to)) return undefined;
     return announcing.run(orderId, async () => {
