@@ -227,7 +227,22 @@ describe("ops actions and outside events raced against the workflow's steps", ()
       actions.forEach((action, index) => {
         if (registered.has(index) || (at !== "all" && action.at !== at)) return;
         registered.add(index);
-        const act = s.scheduleFunction(async (kind: ActionKind) => {
+        // The action starts when the scheduler releases it (scheduleFunction would call it at
+        // once and schedule only its answer), and the scheduler picks its next task once the
+        // action has its answer or waits on something only the scheduler can release (its own
+        // label purchase on the wire, or a hold waiting for the run's purchase): else the two
+        // would wait on each other, and the next pick would race the action's HTTP call.
+        let quiet: Promise<unknown> = Promise.resolve();
+        const started = s.schedule(
+          Promise.resolve(action.kind),
+          `${action.kind}@${action.at}#${index}`,
+          undefined,
+          async (trigger) => {
+            await trigger();
+            await quiet;
+          },
+        );
+        quiet = started.then(async (kind) => {
           const done = perform(kind, orderId, paymentIntentId).then(async (status) => {
             answers.push({ kind, status });
             // An accepted cancel lands with its cleanup (the engine's work, outside the
@@ -244,13 +259,22 @@ describe("ops actions and outside events raced against the workflow's steps", ()
             }
           });
           inFlight.push(done);
-          // The scheduler goes on once the answer is in, or once the action waits on
-          // something only the scheduler can release (its own label purchase on the wire,
-          // or a hold waiting for the run's purchase): else the two would wait on each other.
           const gatesBefore = gatesOpened;
-          await Promise.race([done, waitUntil(() => gatesOpened > gatesBefore || holdWaiting(kind))]);
+          const answered = done.then(async () => {
+            // Then what the answer set going (a run's next step, a cleanup) comes to rest, or
+            // reaches a stand-in's gate: else whether that gate is pending at the scheduler's next
+            // pick would be the engine's speed, not the seed (bounded: a run may be held behind
+            // a gate registered before).
+            const gatesAtAnswer = gatesOpened;
+            let looks = 0;
+            await Promise.race([
+              h.engine.drain(),
+              waitUntil(() => gatesOpened > gatesAtAnswer || ++looks > 100),
+            ]);
+          });
+          await Promise.race([answered, waitUntil(() => gatesOpened > gatesBefore || holdWaiting(kind))]);
         });
-        inFlight.push(act(action.kind));
+        inFlight.push(quiet);
       });
     };
     let gatesOpened = 0;
@@ -329,6 +353,16 @@ describe("ops actions and outside events raced against the workflow's steps", ()
       h.easyPost.clearFailures();
     }
     await h.settle(4);
+    if (knobs.RACE_TRACE)
+      // RACE_TRACE: the order the scheduler chose and what each action answered, one line a run,
+      // to compare two replays of one seed (docs/testing-and-benchmarks.md).
+      console.log(
+        `race-trace ${scenario} ${JSON.stringify({
+          actions,
+          order: s.report().map((task) => `${task.label}:${task.status}`),
+          answers,
+        })}`,
+      );
     await checkInvariants(orderId, paymentIntentId, answers);
   }
 
