@@ -188,6 +188,12 @@ export const beginLabelPurchaseStatement = `${guardHead.replace(
           UPDATE orders o SET label_purchase_started_at = now()
           FROM go WHERE o.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM held)
           RETURNING 1
+        ),
+        -- Stopped by the hold: its release resumes fulfilment (decision 0201, hold-order.ts).
+        stopped AS (
+          UPDATE orders o SET hold_stopped_run_at = now()
+          FROM held WHERE o.id = $1::uuid
+          RETURNING 1
         )
         SELECT claim_id, status, cancel_requested_at IS NOT NULL AS cancel_requested,
                EXISTS (SELECT 1 FROM held) AS held, EXISTS (SELECT 1 FROM marked) AS marked

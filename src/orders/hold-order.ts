@@ -1,7 +1,7 @@
 import { sqlPool, type Database } from "../db/client";
 import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
-import { holdReleasedEvent } from "../events/contracts";
+import { holdReleasedEvent, orderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
 import type { Timeline } from "../timeline/timeline";
 import type { Actor } from "./actor";
@@ -9,6 +9,7 @@ import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
 import { decide, holdableStatuses as modelHoldableStatuses } from "../shared/order-model";
 import { checkAction, refusal, type OrderFactsReader } from "./model-check";
+import { createOrderRedrive } from "./redrive-order";
 
 /** Why ops (or the service itself) hold an order back from the carrier. */
 export const opsHoldReasons = ["high_risk", "address", "customer_request", "other"] as const;
@@ -55,6 +56,20 @@ export function createHolds(deps: {
 }) {
   const { db, timeline, publisher } = deps;
   const sql = sqlPool(db);
+
+  const redrive = createOrderRedrive(db);
+
+  /**
+   * The run this hold stopped has ended (it returned `stopped: "held"`): no wait of its own hears
+   * the release, so the order goes to a new run, a re-drive (its event id and idempotency key carry
+   * the new generation: a repeated publish starts nothing more). Not re-drivable any more (being
+   * cancelled, say): nothing to resume. A crash between the release and this publish leaves the
+   * order released with no run: ops re-drive it (docs/holds-and-labels.md).
+   */
+  async function resumeStoppedRun(orderId: string, by: string): Promise<void> {
+    const event = await redrive.prepare(orderId, by);
+    if (event) await publisher.publish(orderPlacedEvent(event.data, event.generation));
+  }
 
   async function current(orderId: string): Promise<Hold | null> {
     // Straight to pg: the workflow's looks at the hold after the first ask it (docs/benchmarks.md).
@@ -134,17 +149,27 @@ export function createHolds(deps: {
     const held = await current(orderId);
     if (!held || (options.onlyReason && held.reason !== options.onlyReason)) return null;
     // Conditional on the hold read: a hold placed again meanwhile is not released by this call.
-    const released = await db.order.updateMany({
-      where: { id: orderId, heldAt: held.since, holdReason: held.reason },
-      data: { holdReason: null, holdNote: null, heldAt: null, heldBy: null },
-    });
-    if (released.count === 0) return null;
+    // Under the row lock, it takes the mark of a run this hold stopped at its label purchase
+    // (beginLabelPurchase sets it in the same lock): one release, one resumption (decision 0201).
+    const { rows } = await sql.query<{ run_stopped: boolean }>(
+      `WITH old AS (SELECT hold_stopped_run_at FROM orders WHERE id = $1::uuid FOR UPDATE)
+       UPDATE orders o
+       SET hold_reason = NULL, hold_note = NULL, held_at = NULL, held_by = NULL,
+           hold_stopped_run_at = NULL, updated_at = now()
+       FROM old
+       WHERE o.id = $1::uuid AND o.held_at = $2::timestamptz AND o.hold_reason = $3
+       RETURNING old.hold_stopped_run_at IS NOT NULL AS run_stopped`,
+      [orderId, held.since.toISOString(), held.reason],
+    );
+    const [released] = rows;
+    if (!released) return null;
     await timeline.record(orderId, "hold-released", {
       reason: held.reason,
       heldSince: held.since.toISOString(),
       ...(options.by ? { by: options.by } : {}),
     });
     await publisher.publish(holdReleasedEvent({ orderId, holdId: held.holdId }));
+    if (released.run_stopped) await resumeStoppedRun(orderId, options.by ?? "workflow");
     return held;
   }
 

@@ -40,7 +40,8 @@ export function createOrderRedrive(db: Database): OrderRedrive {
       const [row] = await db.$queryRawUnsafe<Row[]>(
         `
         UPDATE orders o
-        SET redrive_generation = o.redrive_generation + 1, claim_id = NULL, updated_at = now()
+        SET redrive_generation = o.redrive_generation + 1, claim_id = NULL, hold_stopped_run_at = NULL,
+            updated_at = now()
         WHERE o.id = $1::uuid
           AND o.cancel_requested_at IS NULL
           AND (

@@ -19,9 +19,21 @@ import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 jest.setTimeout(30 * 60 * 1000);
 
 type ActionKind =
-  "cancel" | "hold" | "release" | "refund" | "reship" | "redrive" | "dashboard-refund" | "dispute";
+  | "cancel"
+  | "hold"
+  | "release"
+  | "refund"
+  | "reship"
+  | "redrive"
+  | "dashboard-refund"
+  | "dispute"
+  | "return-request"
+  | "return-approve"
+  | "return-deliver"
+  | "return-receive";
 const anchors = ["at-once", "capture", "buy", "rest"] as const;
-type Anchor = (typeof anchors)[number];
+/** `refund`: a Stripe refund on the wire (the return scenario gates them). */
+type Anchor = (typeof anchors)[number] | "refund";
 interface Action {
   kind: ActionKind;
   at: Anchor;
@@ -38,7 +50,8 @@ describe("ops actions and outside events raced against the workflow's steps", ()
   let customer = 0;
 
   beforeAll(async () => {
-    h = await WorkflowHarness.start();
+    // Customers' returns wait for ops' approval: the approval is one of the raced actions.
+    h = await WorkflowHarness.start({ env: { RETURN_APPROVAL: "ops" } });
     await h.addProduct("RACE-P", 10_000, 2000);
   });
   afterAll(() => h.close());
@@ -53,9 +66,44 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     return res.status;
   };
 
+  /** The order's latest return (null: none asked yet). */
+  const latestReturn = (orderId: string) =>
+    h.db.return.findFirst({ where: { orderId }, orderBy: { createdAt: "desc" } });
+
   /** One action as ops (or Stripe's Dashboard) would do it; its answer's status (0: nothing to do). */
   async function perform(kind: ActionKind, orderId: string, paymentIntentId: string): Promise<number> {
     switch (kind) {
+      case "return-request": {
+        // The customer's door (the order page's signed link): it waits for ops' approval.
+        const sig = h.services.links.sign("order", orderId);
+        const res = await fetch(`${h.appUrl}/orders/${orderId}/return?sig=${sig}`, {
+          method: "POST",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({ "qty_RACE-P": "1", reason: "no_longer_needed" }).toString(),
+          redirect: "manual",
+        });
+        await res.arrayBuffer();
+        return res.status;
+      }
+      case "return-approve": {
+        const asked = await latestReturn(orderId);
+        return asked ? post(`/api/returns/${asked.id}/approve`) : 0;
+      }
+      case "return-receive": {
+        const asked = await latestReturn(orderId);
+        return asked ? post(`/api/returns/${asked.id}/receive`, { condition: "resellable" }) : 0;
+      }
+      case "return-deliver": {
+        // The carrier's "delivered" for the return label, through the signed webhook.
+        const asked = await latestReturn(orderId);
+        if (!asked?.labelTrackingNumber) return 0;
+        try {
+          await h.easyPost.advanceTracker(asked.labelTrackingNumber, "delivered");
+          return 200;
+        } catch {
+          return 0; // delivered already
+        }
+      }
       case "cancel":
         return post(`/api/orders/${orderId}/cancel`, { reason: "race" });
       case "hold":
@@ -113,19 +161,63 @@ describe("ops actions and outside events raced against the workflow's steps", ()
   });
 
   /**
+   * A delivered order's return raced against money moving outside: the request, ops' approval, the
+   * return label's delivery at the carrier, ops' receipt, a Dashboard refund, an ops refund, a
+   * dispute (and a cancel, which the model refuses on a delivered order). Anchored also at a Stripe
+   * refund on the wire (the return's own refund, an ops refund).
+   */
+  const returnActionArb: fc.Arbitrary<Action> = fc.record({
+    kind: fc.oneof(
+      { arbitrary: fc.constant<ActionKind>("return-request"), weight: 3 },
+      {
+        arbitrary: fc.constantFrom<ActionKind>("return-approve", "return-deliver", "return-receive"),
+        weight: 4,
+      },
+      { arbitrary: fc.constantFrom<ActionKind>("dashboard-refund", "refund", "dispute"), weight: 3 },
+      { arbitrary: fc.constant<ActionKind>("cancel"), weight: 1 },
+    ),
+    at: fc.constantFrom<Anchor>("at-once", "buy", "refund", "rest"),
+  });
+
+  /**
+   * How far the return got before the race: nothing asked yet (the request is raced), asked (the
+   * approval is), or approved by a raced approval whose label purchase is held on the wire.
+   */
+  type ReturnStage = "delivered" | "requested" | "approved";
+  const returnRaceArb = fc.record({
+    stage: fc.constantFrom<ReturnStage>("delivered", "requested", "approved"),
+    actions: fc.array(returnActionArb, { minLength: 1, maxLength: 4 }),
+  });
+
+  /**
    * One generated run: a fresh order, the stand-ins' answers gated, the actions registered at
    * their anchors and released in the scheduler's order, then the invariants.
    */
-  async function race(s: fc.Scheduler, actions: readonly Action[], scenario: "fulfil" | "reship") {
+  async function race(
+    s: fc.Scheduler,
+    actions: readonly Action[],
+    scenario: "fulfil" | "reship" | "return",
+    stage: ReturnStage = "delivered",
+  ) {
     customer += 1;
     const { orderId, paymentIntentId } = await h.createPaidOrder({
       customerId: `cus_race_${customer}`,
       items: [{ sku: "RACE-P", quantity: 1 }],
     });
-    if (scenario === "reship") {
+    if (scenario === "reship" || scenario === "return") {
       // Shipped before the race starts: the race is the re-ship's own label purchase.
       await h.placeOrder(orderId);
       await h.settle(2);
+    }
+    if (scenario === "return") {
+      // Delivered before the race starts: the race is the return's label, receipt and refund.
+      await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
+      await h.settle(2);
+      // Asked already (the generated stage): the race starts at ops' approval or later.
+      if (stage !== "delivered") {
+        expect(await perform("return-request", orderId, paymentIntentId)).toBe(303);
+        await h.settle(2);
+      }
     }
     const answers: { kind: ActionKind; status: number }[] = [];
     const inFlight: Promise<unknown>[] = [];
@@ -135,7 +227,22 @@ describe("ops actions and outside events raced against the workflow's steps", ()
       actions.forEach((action, index) => {
         if (registered.has(index) || (at !== "all" && action.at !== at)) return;
         registered.add(index);
-        const act = s.scheduleFunction(async (kind: ActionKind) => {
+        // The action starts when the scheduler releases it (scheduleFunction would call it at
+        // once and schedule only its answer), and the scheduler picks its next task once the
+        // action has its answer or waits on something only the scheduler can release (its own
+        // label purchase on the wire, or a hold waiting for the run's purchase): else the two
+        // would wait on each other, and the next pick would race the action's HTTP call.
+        let quiet: Promise<unknown> = Promise.resolve();
+        const started = s.schedule(
+          Promise.resolve(action.kind),
+          `${action.kind}@${action.at}#${index}`,
+          undefined,
+          async (trigger) => {
+            await trigger();
+            await quiet;
+          },
+        );
+        quiet = started.then(async (kind) => {
           const done = perform(kind, orderId, paymentIntentId).then(async (status) => {
             answers.push({ kind, status });
             // An accepted cancel lands with its cleanup (the engine's work, outside the
@@ -152,13 +259,22 @@ describe("ops actions and outside events raced against the workflow's steps", ()
             }
           });
           inFlight.push(done);
-          // The scheduler goes on once the answer is in, or once the action waits on
-          // something only the scheduler can release (its own label purchase on the wire,
-          // or a hold waiting for the run's purchase): else the two would wait on each other.
           const gatesBefore = gatesOpened;
-          await Promise.race([done, waitUntil(() => gatesOpened > gatesBefore || holdWaiting(kind))]);
+          const answered = done.then(async () => {
+            // Then what the answer set going (a run's next step, a cleanup) comes to rest, or
+            // reaches a stand-in's gate: else whether that gate is pending at the scheduler's next
+            // pick would be the engine's speed, not the seed (bounded: a run may be held behind
+            // a gate registered before).
+            const gatesAtAnswer = gatesOpened;
+            let looks = 0;
+            await Promise.race([
+              h.engine.drain(),
+              waitUntil(() => gatesOpened > gatesAtAnswer || ++looks > 100),
+            ]);
+          });
+          await Promise.race([answered, waitUntil(() => gatesOpened > gatesBefore || holdWaiting(kind))]);
         });
-        inFlight.push(act(action.kind));
+        inFlight.push(quiet);
       });
     };
     let gatesOpened = 0;
@@ -179,6 +295,9 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     const lazyGate = (label: string, anchor: Anchor): Promise<unknown> => {
       let gate: Promise<unknown> | undefined;
       const open = () => {
+        // A call arriving once the story is over (the run goes on while the order comes to
+        // rest) has no scheduler left to release it: it answers at once.
+        if (!gate && settled) gate = Promise.resolve(label);
         if (!gate) {
           gate = s.schedule(Promise.resolve(label), label);
           gatesOpened += 1;
@@ -204,6 +323,13 @@ describe("ops actions and outside events raced against the workflow's steps", ()
         afterProcessing: true,
         until: lazyGate(`easypost.buy#${n}`, "buy"),
       });
+    if (scenario === "return")
+      for (const n of [1, 2])
+        h.sandbox.injectFailure("refunds.create", {
+          kind: "hang",
+          afterProcessing: true,
+          until: lazyGate(`stripe.refund#${n}`, "refund"),
+        });
 
     const story = (async () => {
       release("at-once");
@@ -211,6 +337,8 @@ describe("ops actions and outside events raced against the workflow's steps", ()
         await h.placeOrder(orderId);
         await h.settle(2);
       }
+      // The return's run buys its label (and refunds) through the gates: let it reach them.
+      if (scenario === "return") await h.settle(2);
       release("rest");
       release("all");
       // Everything registered, then the order left to come to rest.
@@ -225,6 +353,16 @@ describe("ops actions and outside events raced against the workflow's steps", ()
       h.easyPost.clearFailures();
     }
     await h.settle(4);
+    if (knobs.RACE_TRACE)
+      // RACE_TRACE: the order the scheduler chose and what each action answered, one line a run,
+      // to compare two replays of one seed (docs/testing-and-benchmarks.md).
+      console.log(
+        `race-trace ${scenario} ${JSON.stringify({
+          actions,
+          order: s.report().map((task) => `${task.label}:${task.status}`),
+          answers,
+        })}`,
+      );
     await checkInvariants(orderId, paymentIntentId, answers);
   }
 
@@ -246,6 +384,25 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), actionsArb, (s, actions) =>
         race(s, [{ kind: "reship", at: "at-once" }, ...actions], "reship"),
+      ),
+      {
+        numRuns: runs,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(path !== undefined ? { path } : {}),
+        interruptAfterTimeLimit: 25 * 60 * 1000,
+      },
+    );
+  });
+
+  it("a delivered order's return raced against refunds, a Dashboard refund and a dispute: the same invariants, and each return's label, receipt and refund once", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.scheduler(), returnRaceArb, (s, { stage, actions }) =>
+        race(
+          s,
+          stage === "approved" ? [{ kind: "return-approve", at: "at-once" }, ...actions] : actions,
+          "return",
+          stage,
+        ),
       ),
       {
         numRuns: runs,
@@ -363,6 +520,59 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     expect({ story, duplicates: ids.filter((id, i) => ids.indexOf(id) !== i) }).toEqual({
       story,
       duplicates: [],
+    });
+
+    // Returns: a return ended without its parcel (rejected, cancelled, closed unreceived) keeps no
+    // live label the carrier never scanned; each return is received, refunded and restocked once.
+    const returns = await h.db.return.findMany({ where: { orderId } });
+    if (knobs.RACE_DEBUG)
+      // RACE_DEBUG: what each run came to, to judge whether the generators reach the races.
+      console.log(
+        "race",
+        order.status,
+        story,
+        JSON.stringify(returns.map((r) => [r.status, r.labelTrackingNumber, r.refundAmount])),
+      );
+    for (const ret of returns) {
+      const label = h.easyPost.shipments().find((shipment) => shipment.reference === `return-${ret.id}`);
+      const ended =
+        ["rejected", "cancelled"].includes(ret.status) || (ret.status === "closed" && !ret.receivedAt);
+      const unscanned = !label?.tracker?.status || ["unknown", "pre_transit"].includes(label.tracker.status);
+      const liveUnused =
+        label?.postage_label != null &&
+        unscanned &&
+        label.refund_status !== "submitted" &&
+        label.refund_status !== "refunded";
+      expect({ story, returnId: ret.id, status: ret.status, liveUnusedLabel: ended && liveUnused }).toEqual({
+        story,
+        returnId: ret.id,
+        status: ret.status,
+        liveUnusedLabel: false,
+      });
+    }
+    const perReturn = (kind: string) =>
+      returns.map((ret) => ({
+        returnId: ret.id,
+        [kind]: order.timeline.filter(
+          (e) => e.kind === kind && (e.detail as { returnId?: string } | null)?.returnId === ret.id,
+        ).length,
+      }));
+    for (const kind of ["return-received", "return-refunded", "return-restocked"])
+      expect({ story, kind, atMostOnce: perReturn(kind).every((row) => (row[kind] as number) <= 1) }).toEqual(
+        {
+          story,
+          kind,
+          atMostOnce: true,
+        },
+      );
+    const returnRefunds = await h.db.refund.groupBy({
+      by: ["id"],
+      where: { orderId, id: { in: returns.map((ret) => ret.id) } },
+      _count: true,
+    });
+    expect({ story, returnRefunds: returnRefunds.length <= returns.length }).toEqual({
+      story,
+      returnRefunds: true,
     });
 
     // The stock ledger sums to the stock.

@@ -37,7 +37,6 @@ describe("actions raced against the workflow's outside effects", () => {
   const labelByReference = (reference: string) =>
     h.easyPost.shipments().find((s) => s.reference === reference);
   const statusOf = async (orderId: string) => (await h.order(orderId)).status;
-  const seen = (method: string, path: string) => h.requestsSeen.includes(`${method} ${path}`);
 
   async function shippedOrder(customerId: string) {
     const { orderId, paymentIntentId } = await h.createPaidOrder({
@@ -164,10 +163,28 @@ describe("actions raced against the workflow's outside effects", () => {
     await h.placeOrder(orderId);
     await eventually("label bought", () => labelByReference(`order-${orderId}`)?.postage_label != null);
 
-    const held = post(`/api/orders/${orderId}/hold`, { reason: "high_risk" }).then(answerOf);
-    await eventually("hold asked", () => seen("POST", `/api/orders/${orderId}/hold`));
-    answer.open();
-    const hold = await held;
+    // The label gate opens once the handler itself has seen the purchase in flight: its hold
+    // statement (placeHold) came back empty-handed. The proxy seeing the request is too early: a
+    // handler that reads the order after the label landed answers a plain 409 (no race tested).
+    const holds = h.services.workflow.holds;
+    const placeHold = holds.placeHold.bind(holds);
+    const waited = gate();
+    const spy = jest.spyOn(holds, "placeHold").mockImplementation(async (id, ...rest) => {
+      const placed = await placeHold(id, ...rest);
+      if (id === orderId && placed === null) waited.open();
+      return placed;
+    });
+    let hold: Awaited<ReturnType<typeof answerOf>>;
+    try {
+      const held = post(`/api/orders/${orderId}/hold`, { reason: "high_risk" }).then(answerOf);
+      // (An answer before that fails below, rather than hanging here.)
+      await Promise.race([waited.promise, held]);
+      answer.open();
+      hold = await held;
+    } finally {
+      spy.mockRestore();
+      answer.open();
+    }
     await h.settle(2);
 
     const order = await h.order(orderId);
@@ -180,6 +197,49 @@ describe("actions raced against the workflow's outside effects", () => {
     expect(JSON.stringify(hold.body)).toMatch(/intercept the parcel/);
     expect(order.holdReason).toBeNull();
     expect(order.timeline.map((e) => e.kind)).not.toContain("hold-placed");
+  });
+
+  it("a hold accepted after the run's last look stops the run before the label; its release resumes fulfilment, once", async () => {
+    const { orderId } = await h.createPaidOrder({
+      customerId: "cus_race_late_hold",
+      items: [{ sku: "RACE-1", quantity: 1 }],
+    });
+    // The run reads the hold with the address, then asks the carrier about the address: a hold
+    // landing while that answer is on the wire is after the last look, before the purchase mark.
+    const asked = () => h.easyPost.requests.filter((r) => r.endpoint === "addresses.create").length;
+    const askedBefore = asked();
+    const verified = gate();
+    h.easyPost.injectFailure("addresses.create", {
+      kind: "held",
+      until: verified.promise,
+      afterProcessing: true,
+    });
+    let eventId: string;
+    try {
+      eventId = await h.placeOrder(orderId);
+      await eventually("address asked", () => asked() > askedBefore);
+      const held = await post(`/api/orders/${orderId}/hold`, { reason: "high_risk" });
+      expect(held.status).toBe(200);
+    } finally {
+      verified.open();
+      h.easyPost.clearFailures();
+    }
+    await h.settle(2);
+    expect((await h.runsOfEvent(eventId)).map((run) => run.status)).toEqual(["Completed"]);
+    expect(await statusOf(orderId)).toBe("fulfilling");
+    expect(labelsOf(orderId)).toHaveLength(0);
+
+    // Two releases at once: one releases, and fulfilment resumes once.
+    const releases = await Promise.all([1, 2].map(() => post(`/api/orders/${orderId}/release-hold`)));
+    expect(releases.map((r) => r.status).sort()).toEqual([200, 409]);
+    await h.settle(3);
+
+    const order = await h.order(orderId);
+    expect(order.status).toBe("shipped");
+    expect(order.holdReason).toBeNull();
+    expect(labelsOf(orderId)).toHaveLength(1);
+    expect(order.emails.map((email) => email.template).filter((t) => t === "shipped")).toHaveLength(1);
+    expect(order.timeline.filter((e) => e.kind === "redriven")).toHaveLength(1);
   });
 
   it("a cancel of a booked order whose label sits in pre_transit (not scanned yet) hands the label back", async () => {

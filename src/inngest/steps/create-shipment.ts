@@ -127,7 +127,10 @@ export async function bookShipment(
     await deps.alerts.notify({
       title: "Order held just before its label was bought",
       runId,
-      fields: { orderId, action: "Release the hold, then re-drive the order to ship it (or cancel it)" },
+      fields: {
+        orderId,
+        action: "Releasing the hold resumes its fulfilment (decision 0201); or cancel it",
+      },
     });
     return { shipped: false, stopped: "held" };
   }
