@@ -20,6 +20,9 @@ const pools = new WeakMap<Database, pg.Pool>();
  */
 export const genericPlansFromOrders = 1000;
 
+/** How long a pooled connection lives before it is replaced (and decides its plan mode again). */
+const connectionLifetimeSeconds = 15 * 60;
+
 /**
  * The session's plan_cache_mode from the size of `orders`: `force_custom_plan` while it is small or
  * never analysed (reltuples -1), or missing; PostgreSQL's default `auto` after.
@@ -58,6 +61,10 @@ export function createDatabase(
     max: options.maxConnections ?? defaultPoolSize,
     // 0 (pg's default) waits for a connection forever; a bound lets a busy service answer 503.
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 0,
+    // A connection decides its plan_cache_mode when it opens (below): one opened while `orders`
+    // was small would plan every run for as long as steady traffic keeps it busy. Retired after
+    // this long (between queries), its successor decides again; one reconnect per connection.
+    maxLifetimeSeconds: connectionLifetimeSeconds,
     // The hot raw statements are named, so each connection parses them once, and PostgreSQL keeps
     // one generic plan for each from its sixth run (PL/pgSQL triggers and foreign-key checks keep
     // theirs the same way), costed for the tables at their last ANALYZE. One made while `orders`
