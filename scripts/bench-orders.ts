@@ -328,11 +328,18 @@ interface Figures {
   ioFloor?: FloorFigures;
 }
 
-/** One statement's share of PostgreSQL's time per order (pg_stat_statements). */
+/** One statement's share of PostgreSQL's work per order (pg_stat_statements). */
 interface StatementFigures {
   calls: number;
+  /** Times it was planned: a named statement on a generic plan runs without one. */
+  plans: number;
   execMs: number;
   planMs: number;
+  rows: number;
+  /** Shared buffers found in the cache plus read in: pages touched, whatever the load. */
+  blocks: number;
+  /** false: run from inside another statement (a trigger's, a function's), its time in its caller's. */
+  toplevel: boolean;
   query: string;
 }
 
@@ -347,17 +354,32 @@ async function statementStats(databaseUrl: string): Promise<Map<string, Statemen
       const { rows } = await c.query<{
         id: string;
         calls: string;
+        plans: string;
         exec: number;
         plan: number;
+        rows: string;
+        blocks: string;
+        toplevel: boolean;
         query: string;
       }>(
-        `SELECT queryid::text AS id, calls::text, total_exec_time AS exec, total_plan_time AS plan, query
+        `SELECT queryid::text || '/' || toplevel::text AS id, calls::text, plans::text,
+                total_exec_time AS exec, total_plan_time AS plan, rows::text,
+                (shared_blks_hit + shared_blks_read)::text AS blocks, toplevel, query
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
       );
       return new Map(
         rows.map((r) => [
           r.id,
-          { calls: Number(r.calls), execMs: Number(r.exec), planMs: Number(r.plan), query: r.query },
+          {
+            calls: Number(r.calls),
+            plans: Number(r.plans),
+            execMs: Number(r.exec),
+            planMs: Number(r.plan),
+            rows: Number(r.rows),
+            blocks: Number(r.blocks),
+            toplevel: r.toplevel,
+            query: r.query,
+          },
         ]),
       );
     } catch {
@@ -377,8 +399,12 @@ function statementsPerOrder(
       const b = before?.get(id);
       return {
         calls: (a.calls - (b?.calls ?? 0)) / orders,
+        plans: (a.plans - (b?.plans ?? 0)) / orders,
         execMs: (a.execMs - (b?.execMs ?? 0)) / orders,
         planMs: (a.planMs - (b?.planMs ?? 0)) / orders,
+        rows: (a.rows - (b?.rows ?? 0)) / orders,
+        blocks: (a.blocks - (b?.blocks ?? 0)) / orders,
+        toplevel: a.toplevel,
         query: a.query.replace(/\s+/g, " ").slice(0, 140),
       };
     })
@@ -449,6 +475,8 @@ interface FloorFigures {
   /** The PostgreSQL server's CPU per run (the I/O floor only; undefined with --database-url). */
   postgresCpuMs?: number;
   socketWrites: PeerWrites;
+  /** pg_stat_statements per run of its database (the I/O floor only), largest first. */
+  byStatement?: StatementFigures[];
 }
 
 /** Deliveries a 5xx answer is followed by, at most, before the run gives up on the event. */
@@ -757,6 +785,7 @@ async function runIoFloor(
       server.pid === undefined ? undefined : processTreeCpuMs(server.pid);
     const engineBefore = await engine.ask({ type: "stats" });
     const before = await statsOf(floors);
+    const statementsBefore = await statementStats(database.url);
     const postgresBefore = postgresCpuMs();
     const started = performance.now();
     const post = async (url: string, body: Record<string, unknown>) => {
@@ -799,9 +828,11 @@ async function runIoFloor(
     const seconds = (performance.now() - started) / 1000;
     const after = await statsOf(floors);
     const postgresAfter = postgresCpuMs();
+    const statementsAfter = await statementStats(database.url);
     const engineAfter = await engine.ask({ type: "stats" });
     await engine.ask({ type: "close" }).catch(() => undefined);
     return {
+      byStatement: statementsPerOrder(statementsBefore, statementsAfter, count),
       seconds,
       cpuMs: (after.cpuMs - before.cpuMs) / count,
       statements: (after.statements - before.statements) / count,
@@ -1766,26 +1797,19 @@ async function main(): Promise<void> {
         .join(", ")}`,
     );
   lines.push(
-    "PostgreSQL per order by statement (pg_stat_statements; the app's, the engine's and the driver's, one database): calls, execution ms, planning ms",
+    "PostgreSQL per order by statement (pg_stat_statements, track=all; the app's, the engine's and the driver's share a database): " +
+      "calls, plans (0: a cached generic plan), mean execution and planning ms per call, execution and planning ms per order, " +
+      "shared blocks touched and rows per order; nested (run by a trigger or function) lines are inside their caller's time",
   );
   for (const f of runs) {
+    const what = `${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders`;
     if (f.statements.length === 0) {
-      lines.push(
-        `  ${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders: pg_stat_statements not loaded`,
-      );
+      lines.push(`  ${what}: pg_stat_statements not loaded`);
       continue;
     }
-    const total = f.statements.reduce(
-      (sum, st) => ({ exec: sum.exec + st.execMs, plan: sum.plan + st.planMs }),
-      { exec: 0, plan: 0 },
-    );
-    lines.push(
-      `  ${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders: all statements ${total.exec.toFixed(2)} ms execution + ${total.plan.toFixed(2)} ms planning per order; the 15 largest:`,
-    );
-    for (const st of f.statements.slice(0, 15))
-      lines.push(
-        `    ${st.calls.toFixed(2).padStart(6)} ${st.execMs.toFixed(3).padStart(8)} ${st.planMs.toFixed(3).padStart(8)}  ${st.query}`,
-      );
+    lines.push(...statementLines(`app ${what}`, f.statements, 25));
+    if (f.ioFloor?.byStatement?.length)
+      lines.push(...statementLines(`I/O floor beside it (${what})`, f.ioFloor.byStatement, 5));
   }
   if (args["statement-texts"]) {
     lines.push("app SQL statements / order, by text:");
@@ -1866,6 +1890,48 @@ async function main(): Promise<void> {
     );
   }
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+/** Whose a statement is: the engine's touch its schema; the rest are the app's (and a few of the driver's). */
+const isEngineStatement = (st: StatementFigures) => st.query.includes("inngest_local");
+
+/** One database's statements per order: totals (top level), by whom, then the `top` largest. */
+function statementLines(title: string, statements: StatementFigures[], top: number): string[] {
+  const sum = (list: StatementFigures[]) =>
+    list.reduce(
+      (acc, st) => ({
+        calls: acc.calls + st.calls,
+        plans: acc.plans + st.plans,
+        exec: acc.exec + st.execMs,
+        plan: acc.plan + st.planMs,
+        blocks: acc.blocks + st.blocks,
+      }),
+      { calls: 0, plans: 0, exec: 0, plan: 0, blocks: 0 },
+    );
+  const totalLine = (who: string, list: StatementFigures[]) => {
+    const t = sum(list);
+    return `    ${who}: ${t.calls.toFixed(1)} statements, ${t.plans.toFixed(1)} plans, ${t.exec.toFixed(2)} ms execution + ${t.plan.toFixed(2)} ms planning, ${t.blocks.toFixed(0)} blocks per order`;
+  };
+  const topLevel = statements.filter((st) => st.toplevel);
+  const nested = statements.filter((st) => !st.toplevel);
+  const lines = [
+    `  ${title}:`,
+    totalLine("all, top level", topLevel),
+    totalLine(
+      "app (and driver), top level",
+      topLevel.filter((st) => !isEngineStatement(st)),
+    ),
+    totalLine("engine, top level", topLevel.filter(isEngineStatement)),
+    totalLine("nested (triggers, functions; inside the above)", nested),
+    `    ${"calls".padStart(6)} ${"plans".padStart(6)} ${"exec/c".padStart(7)} ${"plan/c".padStart(7)} ${"exec".padStart(7)} ${"plan".padStart(7)} ${"blocks".padStart(7)} ${"rows".padStart(6)}`,
+  ];
+  for (const st of statements.slice(0, top)) {
+    const mean = (ms: number, n: number) => (n > 0 ? (ms / n).toFixed(3) : "-").padStart(7);
+    lines.push(
+      `    ${st.calls.toFixed(2).padStart(6)} ${st.plans.toFixed(2).padStart(6)} ${mean(st.execMs, st.calls)} ${mean(st.planMs, st.plans)} ${st.execMs.toFixed(3).padStart(7)} ${st.planMs.toFixed(3).padStart(7)} ${st.blocks.toFixed(1).padStart(7)} ${st.rows.toFixed(1).padStart(6)}  ${st.toplevel ? "" : "(nested) "}${isEngineStatement(st) ? "[engine] " : ""}${st.query}`,
+    );
+  }
+  return lines;
 }
 
 /** App (or floor) + engine + PostgreSQL CPU per order, ms; "n/a" without PostgreSQL's (--database-url). */

@@ -23,10 +23,12 @@ export async function benchDatabaseServer(given?: string): Promise<{
     dir: path.join(folder, "postgres"),
     password: randomBytes(12).toString("hex"),
     logger: createLogger({ level: "warn" }),
-    // Per-statement execution and planning time (bench:orders prints the app database's largest).
+    // Per-statement execution and planning time (bench:orders prints the app database's largest),
+    // statements run by triggers and functions included (marked nested: their time is their caller's).
     settings: [
       "shared_preload_libraries=pg_stat_statements",
       "pg_stat_statements.track_planning=on",
+      "pg_stat_statements.track=all",
       "pg_stat_statements.max=5000",
     ],
   });
