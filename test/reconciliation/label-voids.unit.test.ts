@@ -1,6 +1,6 @@
 import type { Database } from "../../src/db/client";
 import { labelVoidsOfDay, type LabelVoid } from "../../src/reconciliation/label-voids";
-import { shopDay } from "../../src/reconciliation/shop-day";
+import type { ShopDay } from "../../src/reconciliation/shop-day";
 
 /**
  * The labels a day handed back, whichever path did it (src/reconciliation/label-voids.ts), read from
@@ -88,7 +88,14 @@ function inMemory(rows: { timeline: TimelineRow[]; shipments?: ShipmentRow[]; re
   return Object.assign(db, { rowsRead });
 }
 
-const day = shopDay("2026-12-05", "UTC");
+// The day as shop-day.ts makes it, written out: building it here at load time would make a mutant
+// of shop-day.ts break this file's loading rather than fail a test of its own.
+const day: ShopDay = {
+  date: "2026-12-05",
+  timeZone: "UTC",
+  start: new Date("2026-12-05T00:00:00Z"),
+  end: new Date("2026-12-06T00:00:00Z"),
+};
 const at = (time: string) => new Date(`2026-12-05T${time}Z`);
 const entry = (orderId: string, kind: string, detail: unknown, createdAt = at("12:00:00")): TimelineRow => ({
   orderId,
