@@ -493,6 +493,7 @@ export async function createServices(options: {
     alertBacklog: () => alertOutbox.backlog(),
     alertBannerAfterMs: durationMs(config.ALERT_BANNER_AFTER),
     reconciliation,
+    webhooks: webhooks.endpoints,
     returns: returns.actions,
     openCheckoutUrl: checkoutPayUrl(stripe),
     addresses: createAddressCorrections({
