@@ -172,6 +172,7 @@ export async function createServices(options: {
     returns,
     reconciliation,
     alertOutbox,
+    webhooks,
     adminTokenFile: endpoints.adminTokenFile,
   });
 

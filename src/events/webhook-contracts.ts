@@ -8,17 +8,22 @@ import { z } from "zod";
  * listens to it, and it carries no data but the delivery's id.
  */
 export const webhookDeliveryRequested = eventType("shop/webhook.delivery-requested", {
-  schema: z.object({ deliveryId: z.uuid(), resend: z.number().int().positive().optional() }),
+  schema: z.object({
+    deliveryId: z.uuid(),
+    /** The endpoint: deliver-webhook's concurrency key (a burst of events is a few POSTs at a time). */
+    endpointId: z.uuid(),
+    resend: z.number().int().positive().optional(),
+  }),
 });
 
-export const webhookDeliveryEvent = (deliveryId: string) => ({
+export const webhookDeliveryEvent = (deliveryId: string, endpointId: string) => ({
   id: `webhook-delivery-${deliveryId}`,
   name: webhookDeliveryRequested.name,
-  data: { deliveryId },
+  data: { deliveryId, endpointId },
 });
 
-export const webhookResendEvent = (deliveryId: string, resend: number) => ({
+export const webhookResendEvent = (deliveryId: string, endpointId: string, resend: number) => ({
   id: `webhook-resend-${deliveryId}-${resend}`,
   name: webhookDeliveryRequested.name,
-  data: { deliveryId, resend },
+  data: { deliveryId, endpointId, resend },
 });

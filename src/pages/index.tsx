@@ -10,6 +10,7 @@ import type { OrderActions } from "../orders/order-actions";
 import type { OrderQueries } from "../orders/order-queries";
 import type { Reviews } from "../orders/review-order";
 import type { Reconciliation } from "../reconciliation";
+import type { WebhookEndpoints } from "../webhooks/endpoints";
 import type { ReturnActions } from "../returns/returns";
 import type { ParcelTracking } from "../shipping/parcel-tracking";
 import { apiReferencePage } from "./api-reference";
@@ -45,6 +46,8 @@ export interface PagesDeps {
   /** CSV export and import in the console (the admin API's). */
   catalogCsv?: CatalogCsv;
   reconciliation?: Reconciliation;
+  /** Webhook endpoints and their delivery log (/ops/webhooks). */
+  webhooks?: WebhookEndpoints;
   openCheckoutUrl?: (checkoutSessionId: string) => Promise<string | undefined>;
   alertBacklog?: OpsConsoleDeps["alertBacklog"];
   alertBannerAfterMs?: number;
@@ -145,6 +148,7 @@ export function pagesRouter(deps: PagesDeps): Router {
       ...(deps.catalogCsv ? { catalogCsv: deps.catalogCsv } : {}),
       ...(deps.reconciliation ? { reconciliation: deps.reconciliation } : {}),
       ...(deps.returns ? { returns: deps.returns } : {}),
+      ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
       logger: deps.logger,
     }),
   );

@@ -39,6 +39,8 @@ export function createPagesModule(shared: {
   adminTokenFile: string | undefined;
   reconciliation: NonNullable<PagesDeps["reconciliation"]>;
   alertOutbox: { backlog: NonNullable<PagesDeps["alertBacklog"]> };
+  /** Webhook endpoints and their delivery log, for /ops/webhooks (src/webhooks/module.ts). */
+  webhooks: { endpoints: NonNullable<PagesDeps["webhooks"]> };
 }) {
   const { config, runUrlTemplate, orders, notifications, adminToken } = shared;
   // INNGEST_DEV=1 means the dev server at its default address, never Inngest Cloud.
@@ -59,6 +61,7 @@ export function createPagesModule(shared: {
     adminToken,
     ...(shared.adminTokenFile ? { adminTokenFile: shared.adminTokenFile } : {}),
     reconciliation: shared.reconciliation,
+    webhooks: shared.webhooks.endpoints,
     alertBacklog: () => shared.alertOutbox.backlog(),
     actions: orders.actions,
     queries: orders.queries,

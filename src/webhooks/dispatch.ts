@@ -13,9 +13,12 @@ export async function webhookDeliveryEvents(
   eventIds: string[],
 ): Promise<{ id: string; name: string; data: object; ts: number }[]> {
   if (eventIds.length === 0) return [];
-  const { rows } = await client.query<{ id: string; created_at: Date }>(
-    `SELECT id, created_at FROM webhook_deliveries WHERE event_id = ANY($1) AND status = 'pending' ORDER BY created_at, id`,
+  const { rows } = await client.query<{ id: string; endpoint_id: string; created_at: Date }>(
+    `SELECT id, endpoint_id, created_at FROM webhook_deliveries WHERE event_id = ANY($1) AND status = 'pending' ORDER BY created_at, id`,
     [eventIds],
   );
-  return rows.map((row) => ({ ...webhookDeliveryEvent(row.id), ts: row.created_at.getTime() }));
+  return rows.map((row) => ({
+    ...webhookDeliveryEvent(row.id, row.endpoint_id),
+    ts: row.created_at.getTime(),
+  }));
 }

@@ -144,7 +144,7 @@ export function createWebhookEndpoints(deps: {
   db: Database;
   settings: EndpointSettings;
   /** Starts one more attempt of a delivery ("send again"); resolves once Inngest took it. */
-  requestResend: (deliveryId: string, resend: number) => Promise<void>;
+  requestResend: (deliveryId: string, endpointId: string, resend: number) => Promise<void>;
 }) {
   const { db, settings } = deps;
 
@@ -303,7 +303,7 @@ export function createWebhookEndpoints(deps: {
         data: { resends: { increment: 1 } },
         select: { resends: true },
       });
-      await deps.requestResend(delivery.id, resends);
+      await deps.requestResend(delivery.id, delivery.endpointId, resends);
       return { deliveryId: delivery.id, webhookId: delivery.id, resend: resends };
     },
   };

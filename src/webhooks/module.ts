@@ -40,9 +40,9 @@ export function createWebhooksModule(shared: {
       secretOverlapMs: durationMs(config.WEBHOOK_SECRET_OVERLAP),
       ...resolve,
     },
-    async requestResend(deliveryId, resend) {
+    async requestResend(deliveryId, endpointId, resend) {
       try {
-        await shared.inngest.send(webhookResendEvent(deliveryId, resend));
+        await shared.inngest.send(webhookResendEvent(deliveryId, endpointId, resend));
       } catch (error) {
         throw inngestUnavailable("the webhook's send-again", error);
       }

@@ -171,10 +171,26 @@ describe("signed outbound webhooks", () => {
     expect(checkout.status).toBe(201);
     const placed = (await checkout.json()) as { orderId: string; checkoutSessionId: string };
     orderId = placed.orderId;
-    const completed = await h.sandbox.completeCheckoutSession(placed.checkoutSessionId, "authorized");
-    // Stripe delivers the checkout's webhooks three times in all.
-    for (const event of completed.events)
-      for (let i = 0; i < 2; i++) expect((await h.sandbox.redeliver(event.id)).status).toBe(200);
+    // The first run fails for good after the capture (the parcel cannot be recorded); re-driven below.
+    await h.db.$executeRawUnsafe(
+      `CREATE FUNCTION wh_refuse_shipment() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'database unavailable'; END $$`,
+    );
+    await h.db.$executeRawUnsafe(
+      `CREATE TRIGGER wh_refuse_shipment BEFORE INSERT ON shipments FOR EACH ROW EXECUTE FUNCTION wh_refuse_shipment()`,
+    );
+    try {
+      const completed = await h.sandbox.completeCheckoutSession(placed.checkoutSessionId, "authorized");
+      // Stripe delivers the checkout's webhooks three times in all.
+      for (const event of completed.events)
+        for (let i = 0; i < 2; i++) expect((await h.sandbox.redeliver(event.id)).status).toBe(200);
+      await h.settle(20);
+    } finally {
+      await h.db.$executeRawUnsafe(`DROP TRIGGER wh_refuse_shipment ON shipments`);
+      await h.db.$executeRawUnsafe(`DROP FUNCTION wh_refuse_shipment()`);
+    }
+    expect((await h.order(orderId)).payment?.status).toBe("captured");
+    await publishAndRun();
+    expect((await api("POST", `/api/orders/${orderId}/redrive`)).status).toBe(202);
     await runUntil("the order shipped", async () => (await h.order(orderId)).status === "shipped");
 
     const refund = await api("POST", `/api/orders/${orderId}/refund`, { amount: 700 });
@@ -217,15 +233,17 @@ describe("signed outbound webhooks", () => {
     const verified = receiver.verified(all.secret);
     // Every request verified: none unsigned, none signed otherwise.
     expect(verified).toHaveLength(receiver.receipts.length);
-    expect(counts(verified)).toEqual({
+    const expected = {
       "shop/order.paid.v1": 1,
+      "shop/order.failed.v1": 1,
       "shop/order.shipped.v1": 1,
       "shop/order.refunded.v1": 2,
       "shop/order.delivered.v1": 1,
       "shop/return.requested.v1": 1,
       "shop/return.received.v1": 1,
       "shop/return.refunded.v1": 1,
-    });
+    };
+    expect(counts(verified)).toEqual(expected);
     expect(new Set(verified.map((m) => m.webhookId)).size).toBe(verified.length);
     expect(counts(only.verified(shippedOnly.secret))).toEqual({ "shop/order.shipped.v1": 1 });
     expect(only.receipts).toHaveLength(1);
@@ -233,6 +251,14 @@ describe("signed outbound webhooks", () => {
     const log = await deliveriesOf(all.id);
     expect(log.every((d) => d.status === "delivered" && d.attempts === 1)).toBe(true);
     expect(log.map((d) => d.webhookId).sort()).toEqual(verified.map((m) => m.webhookId).sort());
+
+    // A crash after Inngest took a batch and before the outbox marked it sent: the batch goes again,
+    // with the same event ids; no delivery is doubled.
+    await h.db.lifecycleOutboxEntry.updateMany({ where: { orderId }, data: { sentAt: null } });
+    await publishAndRun();
+    expect(await h.db.lifecycleOutboxEntry.count({ where: { orderId, sentAt: null } })).toBe(0);
+    expect(counts(receiver.verified(all.secret))).toEqual(expected);
+    expect(receiver.receipts).toHaveLength(verified.length);
   });
 
   let failing: { id: string; secret: string };

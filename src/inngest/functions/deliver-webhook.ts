@@ -22,6 +22,9 @@ export function createDeliverWebhook(inngest: Inngest, deps: WebhookWorkflowDepe
       id: deliverWebhookFunctionId,
       name: "Deliver a signed webhook",
       triggers: [webhookDeliveryRequested],
+      // A burst of events to one endpoint is a few POSTs at a time, not hundreds; a sleeping
+      // delivery holds no slot. Endpoints do not wait for each other.
+      concurrency: [{ limit: 5, key: "event.data.endpointId" }],
       retries: 5,
     },
     async ({ event, step }) => {

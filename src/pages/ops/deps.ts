@@ -6,6 +6,7 @@ import type { OrderActions } from "../../orders/order-actions";
 import type { OrderQueries } from "../../orders/order-queries";
 import type { Reconciliation } from "../../reconciliation";
 import type { ReturnActions } from "../../returns/returns";
+import type { WebhookEndpoints } from "../../webhooks/endpoints";
 import type { RunSource } from "./runs";
 import type { OpsSessions } from "./session";
 
@@ -27,6 +28,8 @@ export interface OpsConsoleDeps {
   reconciliation?: Reconciliation;
   /** Returns after delivery (/ops/orders/:id/returns): the admin API's return use cases. */
   returns?: ReturnActions;
+  /** Webhook endpoints and their delivery log (/ops/webhooks): the admin API's use cases. */
+  webhooks?: WebhookEndpoints;
   logger: Logger;
   /** Ops alerts not yet delivered to Slack: past `alertBannerAfterMs` of failing, every page says so. */
   alertBacklog?: () => Promise<{ undelivered: number; oldestFailingAt?: Date }>;

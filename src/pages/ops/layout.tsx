@@ -10,6 +10,7 @@ function Nav(props: { csrf: string }) {
       <a href="/ops/products">Products</a>
       <a href="/ops/returns">Returns</a>
       <a href="/ops/reconciliation">Reconciliation</a>
+      <a href="/ops/webhooks">Webhooks</a>
       <form method="post" action="/ops/logout" class="inline">
         <input type="hidden" name="_csrf" value={props.csrf} />
         <button class="secondary" type="submit">

@@ -9,6 +9,7 @@ import { productPages } from "./products-page";
 import { reconciliationPage } from "./reconciliation-page";
 import { returnsPage } from "./returns-page";
 import { runPage } from "./run-page";
+import { webhooksPage } from "./webhooks-page";
 
 export type { OpsConsoleDeps } from "./deps";
 
@@ -33,6 +34,7 @@ export function opsConsole(deps: OpsConsoleDeps): Router {
   if (deps.catalog) router.use(productPages(deps, deps.catalog));
   router.use(reconciliationPage(deps));
   if (deps.returns) router.use(returnsPage(deps, deps.returns));
+  if (deps.webhooks) router.use(webhooksPage(deps, deps.webhooks));
   return router;
 }
 
