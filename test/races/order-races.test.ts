@@ -402,7 +402,7 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     );
   });
 
-  it("a shipped order's re-ship raced against the same actions: the same invariants", async () => {
+  it("a shipped order's re-ship raced against a cancel, a hold and the other actions: the same invariants", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.scheduler(),
