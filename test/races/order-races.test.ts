@@ -180,6 +180,28 @@ describe("ops actions and outside events raced against the workflow's steps", ()
   });
 
   /**
+   * The re-ship scenario's own weights: its race is the re-ship's label purchase against what
+   * ends or stops the order (a cancel, a hold), so those come more often, and anchored mostly
+   * while that label is on the wire (a shipped order's capture never comes: no `capture`). With
+   * the fulfilment's weights, a re-ship whose post-purchase hand-back was removed was caught in
+   * 2 of 3 default runs of the suite; with these, in every one tried (docs/testing-and-benchmarks.md).
+   */
+  const reshipActionArb: fc.Arbitrary<Action> = fc.record({
+    kind: fc.oneof(
+      { arbitrary: fc.constant<ActionKind>("cancel"), weight: 5 },
+      { arbitrary: fc.constantFrom<ActionKind>("hold", "reship"), weight: 2 },
+      {
+        arbitrary: fc.constantFrom<ActionKind>("release", "refund", "redrive", "dashboard-refund", "dispute"),
+        weight: 3,
+      },
+    ),
+    at: fc.oneof(
+      { arbitrary: fc.constant<Anchor>("buy"), weight: 3 },
+      { arbitrary: fc.constantFrom<Anchor>("at-once", "rest"), weight: 2 },
+    ),
+  });
+
+  /**
    * How far the return got before the race: nothing asked yet (the request is raced), asked (the
    * approval is), or approved by a raced approval whose label purchase is held on the wire.
    */
@@ -380,10 +402,12 @@ describe("ops actions and outside events raced against the workflow's steps", ()
     );
   });
 
-  it("a shipped order's re-ship raced against the same actions: the same invariants", async () => {
+  it("a shipped order's re-ship raced against a cancel, a hold and the other actions: the same invariants", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), actionsArb, (s, actions) =>
-        race(s, [{ kind: "reship", at: "at-once" }, ...actions], "reship"),
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.array(reshipActionArb, { minLength: 1, maxLength: 3 }),
+        (s, actions) => race(s, [{ kind: "reship", at: "at-once" }, ...actions], "reship"),
       ),
       {
         numRuns: runs,

@@ -210,7 +210,7 @@ export function createFulfillOrder(inngest: Inngest, deps: WorkflowDependencies)
 
       const shipment = await saga.run(createShipment, shipping, address);
       if (!shipment.shipped) {
-        // Held after the last look (decision 0170): nothing bought; ops release and re-drive.
+        // Held after the last look (decision 0170): nothing bought; the release re-drives (0201).
         if (shipment.stopped === "held") return { orderId, stopped: "held" as const };
         return stop(shipment.stopped);
       }
