@@ -553,7 +553,8 @@ export function createEmailSender(deps: {
         currency: found.orderCurrency,
         total: found.orderTotal,
         lines: found.orderLines,
-        moneyBreakdown: found.orderMoney,
+        // Only an order with a recorded breakdown carries one (the rest render as they always did).
+        ...(found.orderMoney ? { moneyBreakdown: found.orderMoney } : {}),
       };
       const send = (row: LeasedRow) =>
         attempt(row, row.subject === null ? request.render(order) : undefined, request.entry, request.move);
