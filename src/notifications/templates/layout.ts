@@ -23,11 +23,14 @@ export function orderLinesText(order: OrderSummary): string {
 
 /**
  * Subtotal, shipping, discount and tax as Stripe charged them, for an order that recorded its
- * breakdown (none otherwise: the lines make the total). A zero discount or tax is not shown.
+ * breakdown and something beyond its lines (none otherwise: the lines make the total). A zero
+ * discount or tax is not shown.
  */
 export function moneyRows(order: OrderSummary): [string, string][] {
   const money = order.money;
-  if (!money) return [];
+  // Nothing but the lines (no shipping option, discount or tax): shown as it always was.
+  if (!money || (money.shipping === 0 && !money.shippingName && money.discount === 0 && money.tax === 0))
+    return [];
   const rows: [string, string][] = [["Subtotal", formatMoney(money.subtotal, order.currency)]];
   if (money.shipping > 0 || money.shippingName)
     rows.push([
