@@ -35,6 +35,8 @@ export interface OrderForEmail {
   currency: string;
   total: number;
   lines: OrderLineJson[];
+  /** Stripe's money breakdown (orders.money_breakdown), when recorded: the e-mails show it. */
+  moneyBreakdown?: unknown;
 }
 
 /**
@@ -210,7 +212,7 @@ export const sendStatement = `INSERT INTO email_messages AS m (id, idempotency_k
  * row: the order does not exist, and nothing is claimed).
  */
 export const sendToOrderStatement = `WITH o AS (
-           SELECT o.id, o.email, o.currency, o.total, ${orderLinesJsonSql("o")} AS lines
+           SELECT o.id, o.email, o.currency, o.total, o.money_breakdown, ${orderLinesJsonSql("o")} AS lines
            FROM orders o WHERE o.id = $3::uuid
          ), claimed AS (
            INSERT INTO email_messages AS m (id, idempotency_key, order_id, template, recipient, status,
@@ -222,7 +224,7 @@ export const sendToOrderStatement = `WITH o AS (
            RETURNING ${leasedColumns}
          )
          SELECT o.id AS "orderId", o.email AS "orderEmail", o.currency AS "orderCurrency",
-                o.total AS "orderTotal", o.lines AS "orderLines", c.*
+                o.total AS "orderTotal", o.money_breakdown AS "orderMoney", o.lines AS "orderLines", c.*
          FROM o LEFT JOIN claimed c ON true`;
 
 /** A row of sendToOrderStatement: the order, and the leased e-mail's columns (null: not leased). */
@@ -231,6 +233,7 @@ export type SendToOrderRow = {
   orderEmail: string;
   orderCurrency: string;
   orderTotal: number;
+  orderMoney: unknown;
   orderLines: OrderLineJson[];
 } & ({ [K in keyof LeasedRow]: LeasedRow[K] } | { [K in keyof LeasedRow]: null });
 
@@ -550,6 +553,8 @@ export function createEmailSender(deps: {
         currency: found.orderCurrency,
         total: found.orderTotal,
         lines: found.orderLines,
+        // Only an order with a recorded breakdown carries one (the rest render as they always did).
+        ...(found.orderMoney ? { moneyBreakdown: found.orderMoney } : {}),
       };
       const send = (row: LeasedRow) =>
         attempt(row, row.subject === null ? request.render(order) : undefined, request.entry, request.move);

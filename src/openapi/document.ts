@@ -240,7 +240,8 @@ function buildDocument(): JsonSchema {
     "/api/orders/{id}": {
       get: {
         ...admin,
-        summary: "An order with its lines, payment, shipment, e-mails and timeline",
+        summary:
+          "An order with its lines, its money as Stripe charged it (`money`: subtotal, shipping, discount, tax, total, the chosen shipping rate and per line; null for an order without a recorded breakdown), payment, shipment, e-mails and timeline",
         tags: ["orders"],
         parameters: [uuidParameter("id")],
         responses: { "200": json(anyObject, "The order"), ...errors([...adminErrors, "order_not_found"]) },

@@ -1,5 +1,6 @@
 import type { Database } from "../db/client";
 import type { Shipment } from "../generated/prisma/client";
+import { storedBreakdown } from "../payments/money-breakdown";
 
 /** The admin view of one order: everything that happened to it, in one read. */
 export async function findOrderDetails(db: Database, orderId: string) {
@@ -25,6 +26,9 @@ export async function findOrderDetails(db: Database, orderId: string) {
     status: order.status,
     currency: order.currency,
     total: order.total,
+    // Stripe's breakdown as recorded at intake (subtotal, shipping, discount, tax, per line); null
+    // for an order without one (its lines make its total).
+    money: storedBreakdown(order.moneyBreakdown),
     checkoutSessionId: order.checkoutSessionId,
     paymentIntentId: order.paymentIntentId,
     attentionReason: order.attentionReason,

@@ -60,7 +60,7 @@ function skuOf(item: Stripe.LineItem): string | null {
  * The breakdown of a Checkout Session retrieved with `breakdownExpansions` (and every line item:
  * `lineItems` when the session's own list has more pages). Null when the session lacks a figure
  * (an older test double, a session retrieved without the expansions): the caller then records
- * nothing, and the order keeps the zeros of `plainBreakdown`.
+ * nothing, and the order keeps its lines at their prices (no shipping, discount or tax).
  */
 export function breakdownOf(
   session: Stripe.Checkout.Session,
@@ -124,36 +124,6 @@ export function breakdownProblems(money: MoneyBreakdown): string[] {
       `line items' and shipping's amount_total add up to ${paid}, not amount_total ${money.total}`,
     );
   return problems;
-}
-
-/**
- * An order without a recorded breakdown (placed before it was recorded, or paid with nothing but
- * its lines): its lines at their prices, no shipping, discount or tax. The same figures every rule
- * below used before, so such orders behave exactly as they did.
- */
-export function plainBreakdown(
-  lines: readonly { sku: string; unitPrice: number; quantity: number }[],
-  currency: string,
-): MoneyBreakdown {
-  const money = lines.map((line) => ({
-    sku: line.sku,
-    quantity: line.quantity,
-    amountSubtotal: line.unitPrice * line.quantity,
-    amountDiscount: 0,
-    amountTax: 0,
-    amountTotal: line.unitPrice * line.quantity,
-  }));
-  const subtotal = money.reduce((sum, line) => sum + line.amountSubtotal, 0);
-  return {
-    currency: currency.toLowerCase(),
-    subtotal,
-    shipping: 0,
-    discount: 0,
-    tax: 0,
-    total: subtotal,
-    shippingRate: null,
-    lines: money,
-  };
 }
 
 /** Reads orders.money_breakdown (JSON) back; null for an order that has none. */

@@ -5,6 +5,12 @@ import type { Alerter } from "../alerts";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import type { Logger } from "../logger";
+import {
+  breakdownOf,
+  storedBreakdown,
+  type LineMoney,
+  type MoneyBreakdown,
+} from "../payments/money-breakdown";
 import type { CarrierLedger, CarrierShipment } from "./carrier-ledger";
 import { labelVoidsOfDay, type LabelVoid } from "./label-voids";
 import { dateIn, shopDay, type ShopDay } from "./shop-day";
@@ -12,6 +18,26 @@ import type { StripeLedger } from "./stripe-ledger";
 
 /** Who ran a reconciliation: recorded on its report. */
 export type ReconciliationActor = "cron" | "admin-api" | "ops-console" | "cli";
+
+const components = ["subtotal", "shipping", "discount", "tax", "total"] as const;
+
+function pickComponents(money: MoneyBreakdown) {
+  return Object.fromEntries(components.map((name) => [name, money[name]]));
+}
+
+/** The components (and lines, by SKU) in which two breakdowns differ. */
+function breakdownDifferences(ours: MoneyBreakdown, theirs: MoneyBreakdown): string[] {
+  const differing: string[] = components.filter((name) => ours[name] !== theirs[name]);
+  const key = (line: LineMoney) =>
+    [line.quantity, line.amountSubtotal, line.amountDiscount, line.amountTax, line.amountTotal].join("/");
+  const lines = new Set([...ours.lines, ...theirs.lines].map((line) => line.sku));
+  for (const sku of [...lines].sort()) {
+    const a = ours.lines.find((line) => line.sku === sku);
+    const b = theirs.lines.find((line) => line.sku === sku);
+    if (!a || !b || key(a) !== key(b)) differing.push(`line ${sku}`);
+  }
+  return differing;
+}
 
 export const mismatchKinds = [
   // A captured charge at Stripe that no order of ours knows.
@@ -38,6 +64,9 @@ export const mismatchKinds = [
   "dispute_not_at_stripe",
   // A product whose stock on hand is not the sum of its stock movements (changed without its row).
   "stock_ledger_differs",
+  // The money breakdown the intake recorded (subtotal, shipping, discount, tax, total, a line's
+  // amounts) is not what Stripe's Checkout Session says (issue 39).
+  "breakdown_differs",
 ] as const;
 export type MismatchKind = (typeof mismatchKinds)[number];
 
@@ -129,6 +158,8 @@ interface OrderRef {
   id: string;
   status: string;
   currency: string;
+  checkoutSessionId?: string | null;
+  moneyBreakdown?: unknown;
 }
 
 interface PaymentRef {
@@ -167,7 +198,14 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
     }),
     db.order.findMany({
       where: { paymentIntentId: { in: intentIds } },
-      select: { id: true, status: true, currency: true, paymentIntentId: true },
+      select: {
+        id: true,
+        status: true,
+        currency: true,
+        paymentIntentId: true,
+        checkoutSessionId: true,
+        moneyBreakdown: true,
+      },
     }),
     db.refund.findMany({
       where: { providerId: { in: refundIds } },
@@ -251,6 +289,30 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
   const logger = deps.logger.child({ component: "reconciliation" });
   const now = deps.now ?? (() => new Date());
 
+  /**
+   * Each component of the breakdown the intake recorded, against the order's Checkout Session at
+   * Stripe now: one `breakdown_differs` naming every component that differs. Orders without a
+   * recorded breakdown, and ledgers that cannot read sessions, are not compared.
+   */
+  async function compareBreakdown(order: OrderRef, reference: string, found: Mismatch[]): Promise<void> {
+    const ours = storedBreakdown(order.moneyBreakdown);
+    if (!ours || !order.checkoutSessionId || !deps.stripe.checkoutSession) return;
+    const session = await deps.stripe.checkoutSession(order.checkoutSessionId);
+    const theirs = session ? breakdownOf(session) : null;
+    const differing = theirs ? breakdownDifferences(ours, theirs) : ["the session"];
+    if (differing.length === 0) return;
+    found.push({
+      kind: "breakdown_differs",
+      orderId: order.id,
+      reference,
+      ours: { checkoutSession: order.checkoutSessionId, ...pickComponents(ours) },
+      theirs: theirs ? pickComponents(theirs) : null,
+      detail: theirs
+        ? `The recorded ${differing.join(", ")} differ from Stripe's Checkout Session ${order.checkoutSessionId}`
+        : `Stripe has no Checkout Session ${order.checkoutSessionId} for the recorded breakdown`,
+    });
+  }
+
   async function reconcileStripe(day: ShopDay, found: Mismatch[]) {
     const totals: Record<string, CurrencyTotals> = {};
     const seenRefunds = new Set<string>();
@@ -328,6 +390,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
                 detail: `We recorded ${payment.amountCaptured} ${payment.currency.toLowerCase()} captured, Stripe ${charge.amount_captured} ${charge.currency}`,
               });
             }
+            await compareBreakdown(order, charge.id, found);
           }
         } else if (source.object === "refund") {
           sum.stripe.refunds += transaction.amount;

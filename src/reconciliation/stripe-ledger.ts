@@ -1,4 +1,5 @@
 import type Stripe from "stripe";
+import { breakdownExpansions } from "../payments/money-breakdown";
 import type { ShopDay } from "./shop-day";
 
 /** What the reconciliation reads from Stripe: the day's ledger, page by page, and open disputes. */
@@ -14,6 +15,12 @@ export interface StripeLedger {
   dispute(id: string): Promise<Stripe.Dispute | null>;
   /** Disputes created before `until` and within Stripe's dispute window, that are still open. */
   openDisputes(until: Date): AsyncIterable<Stripe.Dispute>;
+  /**
+   * An order's Checkout Session with its money breakdown expanded (line items with their products,
+   * the chosen shipping rate), to compare each component with what the intake recorded. Null:
+   * Stripe has none. Unset: the components are not compared.
+   */
+  checkoutSession?(id: string): Promise<Stripe.Checkout.Session | null>;
 }
 
 const pageSize = 100;
@@ -55,6 +62,14 @@ export function createStripeLedger(stripe: Stripe): StripeLedger {
     async dispute(id) {
       try {
         return await stripe.disputes.retrieve(id);
+      } catch (error) {
+        if ((error as { code?: string }).code === "resource_missing") return null;
+        throw error;
+      }
+    },
+    async checkoutSession(id) {
+      try {
+        return await stripe.checkout.sessions.retrieve(id, { expand: [...breakdownExpansions] });
       } catch (error) {
         if ((error as { code?: string }).code === "resource_missing") return null;
         throw error;

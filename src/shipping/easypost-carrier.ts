@@ -185,6 +185,21 @@ function chosenOf(chosen: ChosenService, booking: CarrierBooking): ChosenService
   return { ...chosen, matched };
 }
 
+/**
+ * An outbound parcel's booking; for an order whose customer chose a shipping option, with that
+ * option beside the label's service and cost (create-shipment records the two side by side).
+ */
+function withChosen(shipment: Shipment, chosen: ChosenService | null | undefined): CarrierBooking {
+  const booking = bookingOfShipment(shipment);
+  if (!chosen) return booking;
+  const rate = shipment.selected_rate?.rate;
+  return {
+    ...booking,
+    labelAmount: rate ? Math.round(Number(rate) * 100) : null,
+    chosen: chosenOf(chosen, booking),
+  };
+}
+
 /** A bought Shipment as we record it (outbound parcel, return label or exchange alike). */
 export function bookingOfShipment(shipment: Shipment): CarrierBooking {
   if (!shipment.postage_label || !shipment.tracking_code) {
@@ -193,7 +208,6 @@ export function bookingOfShipment(shipment: Shipment): CarrierBooking {
   return {
     carrier: shipment.selected_rate?.carrier ?? easyPostCarrierName,
     service: shipment.selected_rate?.service ?? null,
-    labelAmount: shipment.selected_rate?.rate ? Math.round(Number(shipment.selected_rate.rate) * 100) : null,
     trackingNumber: shipment.tracking_code,
     trackingUrl:
       shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
@@ -269,10 +283,7 @@ export function createEasyPostCarrier(options: {
       const client = await options.client();
       const reference = easyPostReference(request.orderId, request.parcel);
       let shipment = await shipmentToBuy(client, shipmentIds, reference);
-      if (shipment?.postage_label) {
-        const bought = bookingOfShipment(shipment);
-        return request.chosen ? { ...bought, chosen: chosenOf(request.chosen, bought) } : bought;
-      }
+      if (shipment?.postage_label) return withChosen(shipment, request.chosen);
       if (!shipment) {
         if (!request.address) {
           throw new ShippingUnavailableError(`order ${request.orderId} has no shipping address`);
@@ -295,10 +306,10 @@ export function createEasyPostCarrier(options: {
         });
       }
       shipment = await claimShipment(client, shipmentIds, reference, shipment);
-      const booking = bookingOfShipment(
+      return withChosen(
         shipment.postage_label ? shipment : await buy(client, shipment, request.chosen),
+        request.chosen,
       );
-      return request.chosen ? { ...booking, chosen: chosenOf(request.chosen, booking) } : booking;
     },
 
     /**

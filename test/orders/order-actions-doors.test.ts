@@ -29,6 +29,7 @@ const details: OrderDetails = {
   status: "authorized",
   currency: "usd",
   total: 2500,
+  money: null,
   checkoutSessionId: "cs_doors",
   paymentIntentId: "pi_doors",
   attentionReason: null,

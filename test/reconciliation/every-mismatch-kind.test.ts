@@ -35,12 +35,58 @@ describe("the reconciliation reports every kind of mismatch", () => {
   const carrierShipments: CarrierShipment[] = [];
   const carrierByLookup = new Map<string, CarrierShipment>();
   const stockMismatches: { sku: string; stockOnHand: number; ledgerSum: number }[] = [];
+  const stripeSessions = new Map<string, Stripe.Checkout.Session>();
+  /** A Checkout Session of one REC-1 line, expanded as the ledger reads it, with `tax` on the line. */
+  const sessionAt = (id: string, tax: number) =>
+    stripeSessions.set(id, {
+      id,
+      currency: "usd",
+      amount_subtotal: 5000,
+      amount_total: 5000 + tax,
+      total_details: { amount_discount: 0, amount_shipping: 0, amount_tax: tax },
+      shipping_cost: null,
+      line_items: {
+        object: "list",
+        has_more: false,
+        data: [
+          {
+            quantity: 5,
+            amount_subtotal: 5000,
+            amount_discount: 0,
+            amount_tax: tax,
+            amount_total: 5000 + tax,
+            price: { product: { id: "prod_rec", metadata: { sku: "REC-1" } } },
+          },
+        ],
+      },
+    } as unknown as Stripe.Checkout.Session);
+  /** The breakdown the intake recorded for such a session. */
+  const recordedAt = (tax: number) => ({
+    currency: "usd",
+    subtotal: 5000,
+    shipping: 0,
+    discount: 0,
+    tax,
+    total: 5000 + tax,
+    shippingRate: null,
+    lines: [
+      {
+        sku: "REC-1",
+        quantity: 5,
+        amountSubtotal: 5000,
+        amountDiscount: 0,
+        amountTax: tax,
+        amountTotal: 5000 + tax,
+      },
+    ],
+  });
 
   const stripe: StripeLedger = {
     async *transactionPages() {
       yield transactions;
     },
     refund: async (id) => stripeRefunds.get(id) ?? null,
+    checkoutSession: async (id) => stripeSessions.get(id) ?? null,
     dispute: async (id) => stripeDisputes.get(id) ?? null,
     async *openDisputes() {
       yield* openDisputes;
@@ -371,6 +417,23 @@ describe("the reconciliation reports every kind of mismatch", () => {
     // stock_ledger_differs.
     stockMismatches.push({ sku: "REC-1", stockOnHand: 12, ledgerSum: 10 });
     plant("stock_ledger_differs", "REC-1");
+
+    // breakdown_differs: we recorded 400 of tax, Stripe's session says 410; the twin agrees.
+    const taxed = await order({ intent: "pi_taxed", captured: 5400 });
+    await database.db.order.update({
+      where: { id: taxed },
+      data: { checkoutSessionId: "cs_taxed", moneyBreakdown: recordedAt(400) },
+    });
+    sessionAt("cs_taxed", 410);
+    charge("pi_taxed", 5400);
+    plant("breakdown_differs", "ch_pi_taxed");
+    const agreed = await order({ intent: "pi_taxed_twin", captured: 5400 });
+    await database.db.order.update({
+      where: { id: agreed },
+      data: { checkoutSessionId: "cs_taxed_twin", moneyBreakdown: recordedAt(400) },
+    });
+    sessionAt("cs_taxed_twin", 400);
+    charge("pi_taxed_twin", 5400);
   });
 
   it("plants a case of every kind there is", () => {

@@ -1,7 +1,7 @@
 import type Stripe from "stripe";
 import { storedBreakdown, type MoneyBreakdown } from "../../src/payments/money-breakdown";
 import { defined } from "../support/defined";
-import { WorkflowHarness } from "../support/workflow-harness";
+import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(120_000);
 
@@ -106,6 +106,42 @@ describe("the money breakdown after payment: returns and partial fulfilment", ()
         difference: 1500 - labelCost,
       },
     ]);
+
+    // The shipped e-mail (the order's confirmation), the customer's page and the console show it.
+    const usd = (cents: number) => `$${(cents / 100).toFixed(2)}`;
+    const shownRows = [
+      `Subtotal: ${usd(breakdown.subtotal)}`,
+      `Shipping (Express): ${usd(breakdown.shipping)}`,
+      `Discount: −${usd(breakdown.discount)}`,
+      `Tax: ${usd(breakdown.tax)}`,
+      `Total: ${usd(breakdown.total)}`,
+    ];
+    const reference = orderId.replace(/-/g, "").slice(0, 8).toUpperCase();
+    const [mail] = h.mailsTo(new RegExp(`order ${reference} is on its way`));
+    for (const row of shownRows) expect(mail?.text).toContain(row);
+    const sig = h.services.links.sign("order", orderId);
+    const page = await (await fetch(`${h.appUrl}/orders/${orderId}?sig=${sig}`)).text();
+    const login = await fetch(`${h.appUrl}/ops/login`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: adminToken }).toString(),
+      redirect: "manual",
+    });
+    const cookie = String(login.headers.get("set-cookie")).split(";")[0] ?? "";
+    const console = await fetch(`${h.appUrl}/ops/orders/${orderId}`, { headers: { cookie } });
+    expect(console.status).toBe(200);
+    const consolePage = await console.text();
+    for (const html of [page, consolePage]) {
+      for (const [label, amount] of [
+        ["Subtotal", usd(breakdown.subtotal)],
+        ["Shipping (Express)", usd(breakdown.shipping)],
+        ["Discount", `−${usd(breakdown.discount)}`],
+        ["Tax", usd(breakdown.tax)],
+      ]) {
+        expect(html).toContain(`data-money="${label}"`);
+        expect(html).toContain(amount);
+      }
+    }
 
     const first = await askReturn(orderId, "MB-MUG", 2);
     const twoMugs = Math.floor((mugs.amountTotal * 2) / 3);

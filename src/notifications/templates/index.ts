@@ -33,8 +33,14 @@ export {
 } from "./delivery-exception";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";
-export { orderReference } from "./layout";
-export { toOrderSummary, type EmailContent, type OrderLineSummary, type OrderSummary } from "./types";
+export { moneyRows, orderReference } from "./layout";
+export {
+  moneySummaryOf,
+  toOrderSummary,
+  type EmailContent,
+  type OrderLineSummary,
+  type OrderSummary,
+} from "./types";
 
 /** Every customer e-mail, by the name recorded in email_messages.template. */
 export const emailTemplates = {

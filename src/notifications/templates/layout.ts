@@ -12,9 +12,34 @@ export function orderLinesText(order: OrderSummary): string {
     (line) =>
       `  ${line.quantity} × ${line.name}  ${formatMoney(line.unitPrice * line.quantity, order.currency)}`,
   );
-  return [...lines, `  Total: ${formatMoney(order.total, order.currency)}`, ...orderLinkText(order)].join(
-    "\n",
-  );
+  const money = moneyRows(order).map(([label, amount]) => `  ${label}: ${amount}`);
+  return [
+    ...lines,
+    ...money,
+    `  Total: ${formatMoney(order.total, order.currency)}`,
+    ...orderLinkText(order),
+  ].join("\n");
+}
+
+/**
+ * Subtotal, shipping, discount and tax as Stripe charged them, for an order that recorded its
+ * breakdown and something beyond its lines (none otherwise: the lines make the total). A zero
+ * discount or tax is not shown.
+ */
+export function moneyRows(order: OrderSummary): [string, string][] {
+  const money = order.money;
+  // Nothing but the lines (no shipping option, discount or tax): shown as it always was.
+  if (!money || (money.shipping === 0 && !money.shippingName && money.discount === 0 && money.tax === 0))
+    return [];
+  const rows: [string, string][] = [["Subtotal", formatMoney(money.subtotal, order.currency)]];
+  if (money.shipping > 0 || money.shippingName)
+    rows.push([
+      money.shippingName ? `Shipping (${money.shippingName})` : "Shipping",
+      formatMoney(money.shipping, order.currency),
+    ]);
+  if (money.discount > 0) rows.push(["Discount", `−${formatMoney(money.discount, order.currency)}`]);
+  if (money.tax > 0) rows.push(["Tax", formatMoney(money.tax, order.currency)]);
+  return rows;
 }
 
 /** "View your order" with the order page's signed link, when the summary carries one. */
@@ -34,8 +59,15 @@ export function orderLinesHtml(order: OrderSummary): SafeHtml {
         <td style="text-align:right">${formatMoney(line.unitPrice * line.quantity, order.currency)}</td>
       </tr>`,
   );
+  const money = moneyRows(order).map(
+    ([label, amount]) =>
+      html`<tr>
+        <td>${label}</td>
+        <td style="text-align:right">${amount}</td>
+      </tr>`,
+  );
   return html`<table role="presentation" cellpadding="4" style="border-collapse:collapse">
-      ${rows}
+      ${rows} ${money}
       <tr>
         <td><strong>Total</strong></td>
         <td style="text-align:right"><strong>${formatMoney(order.total, order.currency)}</strong></td>

@@ -81,6 +81,7 @@ export function checkoutFactsOf(
   if (typeof intent === "string") {
     throw new Error(`Checkout Session ${session.id} was retrieved without expand: ["payment_intent"]`);
   }
+  const money = breakdownOf(session, lineItems ?? session.line_items?.data);
   return {
     id: session.id,
     status: session.status,
@@ -88,9 +89,10 @@ export function checkoutFactsOf(
     clientReferenceId: session.client_reference_id,
     metadataOrderId: session.metadata?.orderId ?? null,
     amountTotal: session.amount_total,
-    amountSubtotal: session.amount_subtotal,
+    // Only when Stripe gave them: a session without line items reads as it always did.
+    ...(typeof session.amount_subtotal === "number" ? { amountSubtotal: session.amount_subtotal } : {}),
     currency: session.currency,
-    money: breakdownOf(session, lineItems ?? session.line_items?.data),
+    ...(money ? { money } : {}),
     paymentIntent:
       intent === null
         ? null

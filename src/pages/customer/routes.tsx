@@ -1,6 +1,6 @@
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { formatMoney, orderReference } from "../../notifications/templates";
+import { formatMoney, moneyRows, orderReference, toOrderSummary } from "../../notifications/templates";
 import type { AddressCorrections, PendingCorrection } from "../../orders/correct-address";
 import { isAppError } from "../../errors";
 import type { OrderQueries } from "../../orders/order-queries";
@@ -97,6 +97,13 @@ function Items(props: { order: CustomerOrder }) {
             </td>
             <td class="num">{line.quantity}</td>
             <td class="num">{formatMoney(line.unitPrice * line.quantity, order.currency)}</td>
+          </tr>
+        ))}
+        {moneyRows(toOrderSummary(order)).map(([label, amount]) => (
+          <tr key={label} data-money={label}>
+            <td>{label}</td>
+            <td />
+            <td class="num">{amount}</td>
           </tr>
         ))}
         <tr>

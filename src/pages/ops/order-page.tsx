@@ -1,7 +1,7 @@
 import { holdReasonLabels, type HoldReason } from "../../orders/hold-order";
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
-import { formatMoney, orderReference } from "../../notifications/templates";
+import { formatMoney, moneyRows, moneySummaryOf, orderReference } from "../../notifications/templates";
 import type { OrderDetails } from "../../orders/order-details";
 import { decide, factsOfDetails, type OrderAction } from "../../shared/order-model";
 import { formatTime, sendPage } from "../layout";
@@ -126,6 +126,14 @@ function OrderPage(props: {
                 <td class="num">{money(line.unitPrice * line.quantity)}</td>
               </tr>
             ))}
+            {moneyRows({ ...order, orderId: order.id, money: moneySummaryOf(order.money) }).map(
+              ([label, amount]) => (
+                <tr key={label} data-money={label}>
+                  <td>{label}</td>
+                  <td class="num">{amount}</td>
+                </tr>
+              ),
+            )}
             <tr>
               <td>
                 <strong>Total</strong>
