@@ -89,6 +89,7 @@ describe("review requests, the carrier webhook and the registered configuration"
       "shop-cleanup-cancelled-return",
       "shop-deliver-alert-group",
       "shop-deliver-ops-alerts",
+      "shop-deliver-webhook",
       "shop-drain-email-outbox",
       "shop-fulfill-order",
       "shop-fulfill-order-failure",
@@ -124,6 +125,11 @@ describe("review requests, the carrier webhook and the registered configuration"
     expect(byId["shop-cleanup-cancelled-return"]?.triggers).toEqual([
       { event: "inngest/function.cancelled", expression: "event.data.function_id == 'shop-process-return'" },
     ]);
+
+    // One run per webhook delivery (docs/webhooks.md): endpoints do not wait for each other.
+    const deliverWebhook = byId["shop-deliver-webhook"] as Record<string, unknown>;
+    expect(deliverWebhook.triggers).toEqual([{ event: "shop/webhook.delivery-requested" }]);
+    expect(deliverWebhook.concurrency).toEqual([{ limit: 5, key: "event.data.endpointId" }]);
 
     const failure = byId["shop-fulfill-order-failure"] as Record<string, unknown>;
     expect(failure.triggers).toEqual([
