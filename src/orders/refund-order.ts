@@ -200,6 +200,27 @@ export function createRefunds(deps: RefundOrderDeps) {
             "refund refused by Stripe",
           );
         }
+        if (stripeError.code && alreadyBackCodes.includes(stripeError.code)) {
+          // The money is already back at Stripe (the Dashboard, its webhook not yet here): the
+          // records catch up with Stripe's total now, so the next request is refused by us.
+          const atStripe = await refundedAtStripe(orderId, paymentIntentId);
+          const landed = await catchUpWithStripe(orderId, atStripe);
+          throw new AppError(
+            "refund_exceeds_captured",
+            `Stripe refused the refund: ${landed.refunded} of ${landed.captured} is already refunded at Stripe (${stripeError.message ?? stripeError.code})`,
+            {
+              cause: error,
+              details: {
+                requested: refund.amount,
+                captured: landed.captured,
+                refunded: landed.refunded,
+                refundable: Math.max(landed.captured - landed.refunded, 0),
+                refusedByStripe: stripeError.code,
+                refundedAtStripe: atStripe,
+              },
+            },
+          );
+        }
         if (stripeError.code === "charge_disputed") {
           throw new AppError("charge_disputed", `Stripe refused the refund: ${stripeError.message ?? ""}`, {
             cause: error,
@@ -277,6 +298,43 @@ export function createRefunds(deps: RefundOrderDeps) {
     await notify(orderId, refund);
     logger.info({ orderId, refundId: refund.id, amount: refund.amount, providerId }, "refund issued");
     return providerId;
+  }
+
+  /**
+   * The payment row brought up to what Stripe says is refunded (never lowered, never past the
+   * capture: refundLanding), under the payment row's lock; the charge.refunded webhook, when it
+   * comes, records the Dashboard's refund rows themselves.
+   */
+  async function catchUpWithStripe(
+    orderId: string,
+    atStripe: number | null,
+  ): Promise<{ captured: number; refunded: number }> {
+    return db.$transaction(async (tx) => {
+      const locked = await tx.$queryRaw<{ amount_captured: number; amount_refunded: number }[]>`
+        SELECT amount_captured, amount_refunded FROM payments WHERE order_id = ${orderId}::uuid FOR UPDATE`;
+      const captured = locked[0]?.amount_captured ?? 0;
+      const recorded = locked[0]?.amount_refunded ?? 0;
+      const sum = await tx.refund.aggregate({
+        where: { orderId, status: "succeeded" },
+        _sum: { amount: true },
+      });
+      const { refunded } = refundLanding({
+        captured,
+        succeededRows: sum._sum.amount ?? 0,
+        recorded,
+        atStripe,
+      });
+      if (locked[0] && refunded > recorded) {
+        await tx.payment.update({
+          where: { orderId },
+          data: {
+            amountRefunded: refunded,
+            ...(refunded >= captured ? { status: "refunded" as const } : {}),
+          },
+        });
+      }
+      return { captured, refunded };
+    });
   }
 
   /** Stripe's own total refunded of the capture; null (the records decide) if it cannot be read. */
@@ -454,6 +512,12 @@ export function createRefunds(deps: RefundOrderDeps) {
     },
   };
 }
+
+/**
+ * Stripe's refusals because the money is already back: `charge_already_refunded` (all of it) and
+ * `amount_too_large` (more than is left), both 400 invalid_request_error.
+ */
+export const alreadyBackCodes: readonly string[] = ["charge_already_refunded", "amount_too_large"];
 
 /** One alert per order for money refunded beyond its capture. */
 export const overRefundAlertKey = (orderId: string) => `refund-over-captured-${orderId}`;
