@@ -26,6 +26,13 @@ export interface RefundRequest {
   refundId?: string;
   /** False: a full refund does not hand the outbound label back (the parcel was delivered and returned). */
   handBackLabel?: boolean;
+  /**
+   * True (a return's refund): when Stripe refuses because the money is already back (a Dashboard
+   * refund whose webhook has not come), the payment's refunded total is brought up to Stripe's
+   * before the refusal is answered, since the caller settles on it. Unset (ops): a refused
+   * request writes nothing (decision 0170).
+   */
+  catchUpOnRefusal?: boolean;
 }
 
 export interface RefundOutcome {
@@ -62,6 +69,8 @@ interface PendingRefund {
   reason: string | null;
   /** Who asked; unknown for a request a crash left pending (settled by the next one). */
   by?: string;
+  /** The request's catchUpOnRefusal; a pending row settled by a later request has none. */
+  catchUpOnRefusal?: boolean;
 }
 
 /**
@@ -147,7 +156,14 @@ export function createRefunds(deps: RefundOrderDeps) {
           reason: request.reason ?? null,
         },
       });
-      return { id: row.id, amount, currency, reason: row.reason, by: request.by };
+      return {
+        id: row.id,
+        amount,
+        currency,
+        reason: row.reason,
+        by: request.by,
+        catchUpOnRefusal: request.catchUpOnRefusal,
+      };
     });
   }
 
@@ -201,22 +217,20 @@ export function createRefunds(deps: RefundOrderDeps) {
           );
         }
         if (stripeError.code && alreadyBackCodes.includes(stripeError.code)) {
-          // The money is already back at Stripe (the Dashboard, its webhook not yet here): the
-          // records catch up with Stripe's total now, so the next request is refused by us.
+          // The money is already back at Stripe (the Dashboard, its webhook not yet here). A
+          // return settles on this answer, so its records first catch up with Stripe's total.
           const atStripe = await refundedAtStripe(orderId, paymentIntentId);
-          const landed = await catchUpWithStripe(orderId, atStripe);
+          const landed = refund.catchUpOnRefusal ? await catchUpWithStripe(orderId, atStripe) : null;
           throw new AppError(
-            "refund_exceeds_captured",
-            `Stripe refused the refund: ${landed.refunded} of ${landed.captured} is already refunded at Stripe (${stripeError.message ?? stripeError.code})`,
+            "order_not_refundable",
+            `Stripe refused the refund: the payment is already refunded at Stripe (${stripeError.message ?? stripeError.code})`,
             {
               cause: error,
               details: {
                 requested: refund.amount,
-                captured: landed.captured,
-                refunded: landed.refunded,
-                refundable: Math.max(landed.captured - landed.refunded, 0),
                 refusedByStripe: stripeError.code,
                 refundedAtStripe: atStripe,
+                ...(landed ? { captured: landed.captured, refunded: landed.refunded } : {}),
               },
             },
           );
@@ -470,6 +484,7 @@ export function createRefunds(deps: RefundOrderDeps) {
           currency: earlier.currency,
           reason: earlier.reason,
           by: request.by,
+          catchUpOnRefusal: request.catchUpOnRefusal,
         }
       : await recordRequest(await askModel(request));
     const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));

@@ -131,7 +131,7 @@ describe("the return refund's alerts", () => {
 
   const refusedAtStripe = (code: string) => () =>
     Promise.reject(
-      new AppError("refund_exceeds_captured", "already refunded at Stripe", {
+      new AppError("order_not_refundable", "already refunded at Stripe", {
         details: {
           refusedByStripe: code,
           refundedAtStripe: 5000,

@@ -30,7 +30,7 @@ interface RefusedByStripe {
 
 /** refund-order's answer when Stripe itself refused because the money is already refunded. */
 function refusedByStripe(error: unknown): RefusedByStripe | null {
-  if (!isAppError(error) || error.code !== "refund_exceeds_captured") return null;
+  if (!isAppError(error) || error.code !== "order_not_refundable") return null;
   const details = error.details as Partial<RefusedByStripe> | undefined;
   return details?.refusedByStripe ? (details as RefusedByStripe) : null;
 }
@@ -58,6 +58,8 @@ export async function refundReturnWork(
       reason: `return ${returnId}`,
       by: "process-return",
       handBackLabel: false,
+      // Stripe's "already refunded" settles this return: the payment's total follows Stripe's.
+      catchUpOnRefusal: true,
     });
   const withhold = async (disputes: string[]) => {
     // The payment is charged back: the cardholder gets the money through the dispute, so the
