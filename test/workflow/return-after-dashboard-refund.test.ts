@@ -117,4 +117,41 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
     expect(told).toHaveLength(1);
     expect(told[0]).toContain(returnId);
   });
+
+  it("refunded in part at the Dashboard, the return asking more than is left: Stripe's amount_too_large settles it alike", async () => {
+    const { orderId, paymentIntentId } = await deliveredOrder("cus_dash_part");
+    const dashboard = await h.services.stripe.refunds.create({
+      payment_intent: paymentIntentId,
+      amount: 5000,
+    });
+    expect((await h.order(orderId)).payment?.amountRefunded).toBe(0);
+
+    const returnId = await returnDelivered(orderId);
+
+    const done = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(done.status).toBe("closed");
+    expect(done.refundAmount).toBe(0);
+    expect((await refundsAtStripe(paymentIntentId)).map((refund) => refund.id)).toEqual([dashboard.id]);
+    const order = await h.order(orderId);
+    // Up to Stripe's 5000, not past it: 1000 of the capture is still ours to refund.
+    expect(order.payment?.amountRefunded).toBe(5000);
+    expect(order.payment?.status).not.toBe("refunded");
+    const atStripe = order.timeline.filter((entry) => entry.kind === "return-refunded-at-stripe");
+    expect(atStripe.map((entry) => entry.detail)).toEqual([
+      expect.objectContaining({
+        returnId,
+        due: 4000,
+        refundedAtStripe: 5000,
+        stripeCode: "amount_too_large",
+      }),
+    ]);
+    expect((await h.runsOfFunction("process-return")).map((run) => run.status)).toEqual([
+      "Completed",
+      "Completed",
+    ]);
+    await h.settle(1);
+    expect(alertsAbout(/already refunded at Stripe/).filter((body) => body.includes(returnId))).toHaveLength(
+      1,
+    );
+  });
 });
