@@ -26,6 +26,13 @@ export interface RefundRequest {
   refundId?: string;
   /** False: a full refund does not hand the outbound label back (the parcel was delivered and returned). */
   handBackLabel?: boolean;
+  /**
+   * True (a return's refund): when Stripe refuses because the money is already back (a Dashboard
+   * refund whose webhook has not come), the payment's refunded total is brought up to Stripe's
+   * before the refusal is answered, since the caller settles on it. Unset (ops): a refused
+   * request writes nothing (decision 0170).
+   */
+  catchUpOnRefusal?: boolean;
 }
 
 export interface RefundOutcome {
@@ -62,6 +69,8 @@ interface PendingRefund {
   reason: string | null;
   /** Who asked; unknown for a request a crash left pending (settled by the next one). */
   by?: string;
+  /** The request's catchUpOnRefusal; a pending row settled by a later request has none. */
+  catchUpOnRefusal?: boolean;
 }
 
 /**
@@ -147,7 +156,14 @@ export function createRefunds(deps: RefundOrderDeps) {
           reason: request.reason ?? null,
         },
       });
-      return { id: row.id, amount, currency, reason: row.reason, by: request.by };
+      return {
+        id: row.id,
+        amount,
+        currency,
+        reason: row.reason,
+        by: request.by,
+        catchUpOnRefusal: request.catchUpOnRefusal,
+      };
     });
   }
 
@@ -198,6 +214,25 @@ export function createRefunds(deps: RefundOrderDeps) {
           logger.warn(
             { orderId, refundId: refund.id, error: stripeError.message },
             "refund refused by Stripe",
+          );
+        }
+        if (stripeError.code && alreadyBackCodes.includes(stripeError.code)) {
+          // The money is already back at Stripe (the Dashboard, its webhook not yet here). A
+          // return settles on this answer, so its records first catch up with Stripe's total.
+          const atStripe = await refundedAtStripe(orderId, paymentIntentId);
+          const landed = refund.catchUpOnRefusal ? await catchUpWithStripe(orderId, atStripe) : null;
+          throw new AppError(
+            "order_not_refundable",
+            `Stripe refused the refund: the payment is already refunded at Stripe (${stripeError.message ?? stripeError.code})`,
+            {
+              cause: error,
+              details: {
+                requested: refund.amount,
+                refusedByStripe: stripeError.code,
+                refundedAtStripe: atStripe,
+                ...(landed ? { captured: landed.captured, refunded: landed.refunded } : {}),
+              },
+            },
           );
         }
         if (stripeError.code === "charge_disputed") {
@@ -277,6 +312,43 @@ export function createRefunds(deps: RefundOrderDeps) {
     await notify(orderId, refund);
     logger.info({ orderId, refundId: refund.id, amount: refund.amount, providerId }, "refund issued");
     return providerId;
+  }
+
+  /**
+   * The payment row brought up to what Stripe says is refunded (never lowered, never past the
+   * capture: refundLanding), under the payment row's lock; the charge.refunded webhook, when it
+   * comes, records the Dashboard's refund rows themselves.
+   */
+  async function catchUpWithStripe(
+    orderId: string,
+    atStripe: number | null,
+  ): Promise<{ captured: number; refunded: number }> {
+    return db.$transaction(async (tx) => {
+      const locked = await tx.$queryRaw<{ amount_captured: number; amount_refunded: number }[]>`
+        SELECT amount_captured, amount_refunded FROM payments WHERE order_id = ${orderId}::uuid FOR UPDATE`;
+      const captured = locked[0]?.amount_captured ?? 0;
+      const recorded = locked[0]?.amount_refunded ?? 0;
+      const sum = await tx.refund.aggregate({
+        where: { orderId, status: "succeeded" },
+        _sum: { amount: true },
+      });
+      const { refunded } = refundLanding({
+        captured,
+        succeededRows: sum._sum.amount ?? 0,
+        recorded,
+        atStripe,
+      });
+      if (locked[0] && refunded > recorded) {
+        await tx.payment.update({
+          where: { orderId },
+          data: {
+            amountRefunded: refunded,
+            ...(refunded >= captured ? { status: "refunded" as const } : {}),
+          },
+        });
+      }
+      return { captured, refunded };
+    });
   }
 
   /** Stripe's own total refunded of the capture; null (the records decide) if it cannot be read. */
@@ -412,6 +484,7 @@ export function createRefunds(deps: RefundOrderDeps) {
           currency: earlier.currency,
           reason: earlier.reason,
           by: request.by,
+          catchUpOnRefusal: request.catchUpOnRefusal,
         }
       : await recordRequest(await askModel(request));
     const providerId = earlier?.providerId ?? (await settle(orderId, order.paymentIntentId, refund));
@@ -454,6 +527,12 @@ export function createRefunds(deps: RefundOrderDeps) {
     },
   };
 }
+
+/**
+ * Stripe's refusals because the money is already back: `charge_already_refunded` (all of it) and
+ * `amount_too_large` (more than is left), both 400 invalid_request_error.
+ */
+export const alreadyBackCodes: readonly string[] = ["charge_already_refunded", "amount_too_large"];
 
 /** One alert per order for money refunded beyond its capture. */
 export const overRefundAlertKey = (orderId: string) => `refund-over-captured-${orderId}`;

@@ -98,6 +98,8 @@ export const timelineKinds = [
   "return-refunded",
   // A charged-back payment: the return's refund is left to the dispute.
   "return-refund-withheld",
+  // Stripe refused the return's refund: the payment was already refunded there (the Dashboard).
+  "return-refunded-at-stripe",
   // recover-stalled-returns started the run of a return whose event was lost (a crash).
   "return-run-recovered",
   "return-restocked",

@@ -128,4 +128,55 @@ describe("the return refund's alerts", () => {
       { returnId, due: 5000, fee: 0, disputes: ["dp_1"] },
     ]);
   });
+
+  const refusedAtStripe = (code: string) => () =>
+    Promise.reject(
+      new AppError("order_not_refundable", "already refunded at Stripe", {
+        details: {
+          refusedByStripe: code,
+          refundedAtStripe: 5000,
+          refunded: 5000,
+          captured: 5000,
+          refundable: 0,
+        },
+      }),
+    );
+
+  it("refused by Stripe as already refunded (the Dashboard), the step retried: settled at 0, one timeline entry, one alert key", async () => {
+    const { orderId, returnId } = await receivedReturn();
+    const before = alerts.length;
+    answers = [refusedAtStripe("charge_already_refunded"), refusedAtStripe("charge_already_refunded")];
+    const first = await work().refund(returnId, "run-3");
+    expect(await work().refund(returnId, "run-3")).toEqual(first);
+    expect(first).toEqual({ amount: 0, fee: 0, refundId: null });
+    const row = await database.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(row.refundAmount).toBe(0);
+    expect(row.refundedAt).not.toBeNull();
+    const entries = await database.db.orderTimelineEntry.findMany({
+      where: { orderId, kind: "return-refunded-at-stripe" },
+    });
+    expect(entries.map((entry) => entry.detail)).toEqual([
+      {
+        returnId,
+        due: 5000,
+        fee: 0,
+        refundedAtStripe: 5000,
+        captured: 5000,
+        stripeCode: "charge_already_refunded",
+      },
+    ]);
+    const told = alerts.slice(before);
+    expect(new Set(told.map((alert) => alert.key))).toEqual(
+      new Set([`return-refunded-at-stripe-${returnId}`]),
+    );
+  });
+
+  it("what the records left, refused by Stripe as too large: settled at Stripe's answer, never asked a third time", async () => {
+    const { orderId, returnId } = await receivedReturn();
+    answers = [exceeds(1500), refusedAtStripe("amount_too_large")];
+    expect(await work().refund(returnId, "run-4")).toEqual({ amount: 0, fee: 0, refundId: null });
+    expect(answers).toHaveLength(0);
+    const kinds = await database.db.orderTimelineEntry.findMany({ where: { orderId } });
+    expect(kinds.map((entry) => entry.kind)).toEqual(["return-refunded-at-stripe"]);
+  });
 });

@@ -18,6 +18,23 @@ export const refundReturn = createStep({
     }),
 });
 
+/** One alert per return whose refund Stripe refused because the money was already back. */
+export const refundedAtStripeAlertKey = (returnId: string) => `return-refunded-at-stripe-${returnId}`;
+
+interface RefusedByStripe {
+  refusedByStripe: string;
+  refundedAtStripe?: number | null;
+  refunded?: number;
+  captured?: number;
+}
+
+/** refund-order's answer when Stripe itself refused because the money is already refunded. */
+function refusedByStripe(error: unknown): RefusedByStripe | null {
+  if (!isAppError(error) || error.code !== "order_not_refundable") return null;
+  const details = error.details as Partial<RefusedByStripe> | undefined;
+  return details?.refusedByStripe ? (details as RefusedByStripe) : null;
+}
+
 /** The returned lines less the restocking fee, refunded once (the refund row's id is the return's). */
 export async function refundReturnWork(
   returns: WorkContext,
@@ -41,6 +58,8 @@ export async function refundReturnWork(
       reason: `return ${returnId}`,
       by: "process-return",
       handBackLabel: false,
+      // Stripe's "already refunded" settles this return: the payment's total follows Stripe's.
+      catchUpOnRefusal: true,
     });
   const withhold = async (disputes: string[]) => {
     // The payment is charged back: the cardholder gets the money through the dispute, so the
@@ -54,12 +73,48 @@ export async function refundReturnWork(
     );
     return { amount: 0, fee: refund.fee, refundId: null, withheld: true };
   };
+  const backAtStripe = async (details: RefusedByStripe) => {
+    // Stripe refused because the money is already back (a Dashboard refund whose webhook has not
+    // reached us): nothing more is refunded by us and the return settles on that; refund-order
+    // brought the payment's total up to Stripe's. A retry meets the same refusal (the same key),
+    // and ops hear once per return.
+    await records.recordRefund(returnId, 0, refund.fee);
+    await timeline.record(
+      row.order_id,
+      "return-refunded-at-stripe",
+      {
+        returnId,
+        due: refund.amount,
+        fee: refund.fee,
+        refundedAtStripe: details.refundedAtStripe ?? details.refunded ?? null,
+        captured: details.captured ?? null,
+        stripeCode: details.refusedByStripe,
+      },
+      runId,
+    );
+    await deps.alerts.notify({
+      key: refundedAtStripeAlertKey(returnId),
+      title: "Return not refunded: the payment was already refunded at Stripe",
+      fields: {
+        orderId: row.order_id,
+        returnId,
+        due: refund.amount,
+        refundedAtStripe: details.refundedAtStripe ?? details.refunded ?? "unknown",
+        captured: details.captured ?? "unknown",
+        action:
+          "The money went back outside this service (the Stripe Dashboard): check the customer got what the return is owed, settle any difference by hand",
+      },
+    });
+    return { amount: 0, fee: refund.fee, refundId: null };
+  };
   let outcome;
   try {
     outcome = await ask(refund.amount);
   } catch (error) {
     if (isAppError(error) && error.code === "charge_disputed")
       return withhold((error.details as { disputes?: string[] } | undefined)?.disputes ?? []);
+    const refused = refusedByStripe(error);
+    if (refused) return backAtStripe(refused);
     // Refunded by hand already (in part or in full): what is left is refunded, ops are told;
     // a retry of this step could never refund more.
     if (!isAppError(error) || error.code !== "refund_exceeds_captured") throw error;
@@ -90,6 +145,8 @@ export async function refundReturnWork(
     } catch (again) {
       if (isAppError(again) && again.code === "charge_disputed")
         return withhold((again.details as { disputes?: string[] } | undefined)?.disputes ?? []);
+      const refusedAgain = refusedByStripe(again);
+      if (refusedAgain) return backAtStripe(refusedAgain);
       throw again;
     }
   }
