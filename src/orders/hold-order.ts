@@ -3,7 +3,8 @@ import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
 import { holdReleasedEvent, orderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
-import type { Timeline } from "../timeline/timeline";
+import { recordInTransaction } from "../timeline/in-transaction";
+import { timelineKindSql } from "../timeline/kinds";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
@@ -49,12 +50,8 @@ export const holdableStatuses: readonly OrderStatus[] = modelHoldableStatuses;
  * holds an undeliverable order, and anything else that must stop a parcel (a dispute, a Radar
  * review) calls placeHold(orderId, reason) and releaseHold(orderId) the same way.
  */
-export function createHolds(deps: {
-  db: Database;
-  timeline: Pick<Timeline, "record">;
-  publisher: EventPublisher;
-}) {
-  const { db, timeline, publisher } = deps;
+export function createHolds(deps: { db: Database; publisher: EventPublisher }) {
+  const { db, publisher } = deps;
   const sql = sqlPool(db);
 
   const redrive = createOrderRedrive(db);
@@ -104,37 +101,48 @@ export function createHolds(deps: {
     options: { note?: string; by?: string } = {},
   ): Promise<Hold | null> {
     const since = new Date();
-    const placed = await db.order.updateMany({
-      where: {
-        id: orderId,
-        status: { in: [...holdableStatuses] },
-        // Being cancelled: nothing left to hold (the order model's hold rule).
-        cancelRequestedAt: null,
-        shipments: { none: {} },
-        AND: [
-          {
-            OR: [
-              { holdReason: null },
-              ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
-            ],
-          },
-          // A label being bought: the hold would not hold (decision 0170); holdOrder waits.
-          {
-            OR: [
-              { labelPurchaseStartedAt: null },
-              { labelPurchaseStartedAt: { lt: new Date(since.getTime() - labelPurchaseLeaseMs) } },
-            ],
-          },
-        ],
-      },
-      data: { holdReason: reason, holdNote: options.note ?? null, heldAt: since, heldBy: options.by ?? null },
+    // The hold and its entry commit together: the entry is the lifecycle event's source
+    // (shop/order.fulfilment-held.v1, decision 0196), so a crash between them cannot lose it.
+    const placed = await db.$transaction(async (tx) => {
+      const updated = await tx.order.updateMany({
+        where: {
+          id: orderId,
+          status: { in: [...holdableStatuses] },
+          // Being cancelled: nothing left to hold (the order model's hold rule).
+          cancelRequestedAt: null,
+          shipments: { none: {} },
+          AND: [
+            {
+              OR: [
+                { holdReason: null },
+                ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
+              ],
+            },
+            // A label being bought: the hold would not hold (decision 0170); holdOrder waits.
+            {
+              OR: [
+                { labelPurchaseStartedAt: null },
+                { labelPurchaseStartedAt: { lt: new Date(since.getTime() - labelPurchaseLeaseMs) } },
+              ],
+            },
+          ],
+        },
+        data: {
+          holdReason: reason,
+          holdNote: options.note ?? null,
+          heldAt: since,
+          heldBy: options.by ?? null,
+        },
+      });
+      if (updated.count > 0)
+        await recordInTransaction(tx, orderId, "hold-placed", {
+          reason,
+          ...(options.note ? { note: options.note } : {}),
+          ...(options.by ? { by: options.by } : {}),
+        });
+      return updated.count;
     });
-    if (placed.count === 0) return null;
-    await timeline.record(orderId, "hold-placed", {
-      reason,
-      ...(options.note ? { note: options.note } : {}),
-      ...(options.by ? { by: options.by } : {}),
-    });
+    if (placed === 0) return null;
     return { reason, note: options.note ?? null, since, by: options.by ?? null, holdId: holdIdOf(since) };
   }
 
@@ -151,23 +159,36 @@ export function createHolds(deps: {
     // Conditional on the hold read: a hold placed again meanwhile is not released by this call.
     // Under the row lock, it takes the mark of a run this hold stopped at its label purchase
     // (beginLabelPurchase sets it in the same lock): one release, one resumption (decision 0201).
+    // Its `hold-released` entry in the same statement: the entry is the lifecycle event's source
+    // (shop/order.fulfilment-released.v1, decision 0196), written only when the hold ended.
     const { rows } = await sql.query<{ run_stopped: boolean }>(
-      `WITH old AS (SELECT hold_stopped_run_at FROM orders WHERE id = $1::uuid FOR UPDATE)
-       UPDATE orders o
-       SET hold_reason = NULL, hold_note = NULL, held_at = NULL, held_by = NULL,
-           hold_stopped_run_at = NULL, updated_at = now()
-       FROM old
-       WHERE o.id = $1::uuid AND o.held_at = $2::timestamptz AND o.hold_reason = $3
-       RETURNING old.hold_stopped_run_at IS NOT NULL AS run_stopped`,
-      [orderId, held.since.toISOString(), held.reason],
+      `WITH old AS (SELECT hold_stopped_run_at FROM orders WHERE id = $1::uuid FOR UPDATE),
+       released AS (
+         UPDATE orders o
+         SET hold_reason = NULL, hold_note = NULL, held_at = NULL, held_by = NULL,
+             hold_stopped_run_at = NULL, updated_at = now()
+         FROM old
+         WHERE o.id = $1::uuid AND o.held_at = $2::timestamptz AND o.hold_reason = $3
+         RETURNING o.id, old.hold_stopped_run_at IS NOT NULL AS run_stopped
+       ),
+       entry AS (
+         INSERT INTO order_timeline (order_id, kind, detail)
+         SELECT id, ${timelineKindSql("hold-released")}, $4::jsonb FROM released
+       )
+       SELECT run_stopped FROM released`,
+      [
+        orderId,
+        held.since.toISOString(),
+        held.reason,
+        JSON.stringify({
+          reason: held.reason,
+          heldSince: held.since.toISOString(),
+          ...(options.by ? { by: options.by } : {}),
+        }),
+      ],
     );
     const [released] = rows;
     if (!released) return null;
-    await timeline.record(orderId, "hold-released", {
-      reason: held.reason,
-      heldSince: held.since.toISOString(),
-      ...(options.by ? { by: options.by } : {}),
-    });
     await publisher.publish(holdReleasedEvent({ orderId, holdId: held.holdId }));
     if (released.run_stopped) await resumeStoppedRun(orderId, options.by ?? "workflow");
     return held;
