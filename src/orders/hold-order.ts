@@ -3,7 +3,6 @@ import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
 import { holdReleasedEvent, orderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
-import { recordInTransaction } from "../timeline/in-transaction";
 import { timelineKindSql } from "../timeline/kinds";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
@@ -42,6 +41,28 @@ export interface Hold {
 
 /** Orders a hold still makes sense for: paid, no label bought yet (the order model's list). */
 export const holdableStatuses: readonly OrderStatus[] = modelHoldableStatuses;
+
+/**
+ * placeHold's write: holds a holdable order (paid, not being cancelled, no label, no hold of its
+ * own: only a fulfilment-window hold is replaced), unless a label is being bought (its lease
+ * not yet run out: the hold would not hold, decision 0170; holdOrder waits), with its entry.
+ */
+const placeHoldStatement = `
+  WITH placed AS (
+    UPDATE orders o
+    SET hold_reason = $2::text, hold_note = $3, held_at = $4::timestamptz, held_by = $5, updated_at = now()
+    WHERE o.id = $1::uuid AND o.status = ANY($6::order_status[])
+      AND o.cancel_requested_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
+      AND (o.hold_reason IS NULL OR ($2::text <> 'fulfilment_window' AND o.hold_reason = 'fulfilment_window'))
+      AND (o.label_purchase_started_at IS NULL OR o.label_purchase_started_at < $7::timestamptz)
+    RETURNING o.id
+  ),
+  entry AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT id, ${timelineKindSql("hold-placed")}, $8::jsonb FROM placed
+  )
+  SELECT count(*)::int AS placed FROM placed`;
 
 /**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
@@ -101,47 +122,24 @@ export function createHolds(deps: { db: Database; publisher: EventPublisher }) {
     options: { note?: string; by?: string } = {},
   ): Promise<Hold | null> {
     const since = new Date();
-    // The hold and its entry commit together: the entry is the lifecycle event's source
-    // (shop/order.fulfilment-held.v1, decision 0196), so a crash between them cannot lose it.
-    const placed = await db.$transaction(async (tx) => {
-      const updated = await tx.order.updateMany({
-        where: {
-          id: orderId,
-          status: { in: [...holdableStatuses] },
-          // Being cancelled: nothing left to hold (the order model's hold rule).
-          cancelRequestedAt: null,
-          shipments: { none: {} },
-          AND: [
-            {
-              OR: [
-                { holdReason: null },
-                ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
-              ],
-            },
-            // A label being bought: the hold would not hold (decision 0170); holdOrder waits.
-            {
-              OR: [
-                { labelPurchaseStartedAt: null },
-                { labelPurchaseStartedAt: { lt: new Date(since.getTime() - labelPurchaseLeaseMs) } },
-              ],
-            },
-          ],
-        },
-        data: {
-          holdReason: reason,
-          holdNote: options.note ?? null,
-          heldAt: since,
-          heldBy: options.by ?? null,
-        },
-      });
-      if (updated.count > 0)
-        await recordInTransaction(tx, orderId, "hold-placed", {
-          reason,
-          ...(options.note ? { note: options.note } : {}),
-          ...(options.by ? { by: options.by } : {}),
-        });
-      return updated.count;
-    });
+    // One statement: the conditional UPDATE and, only when it held the order, its `hold-placed`
+    // entry, the lifecycle event's source (shop/order.fulfilment-held.v1, decision 0196), so the
+    // hold and its event commit together. Straight to pg like the release: one round trip.
+    const { rows } = await sql.query<{ placed: number }>(placeHoldStatement, [
+      orderId,
+      reason,
+      options.note ?? null,
+      since.toISOString(),
+      options.by ?? null,
+      [...holdableStatuses],
+      new Date(since.getTime() - labelPurchaseLeaseMs).toISOString(),
+      JSON.stringify({
+        reason,
+        ...(options.note ? { note: options.note } : {}),
+        ...(options.by ? { by: options.by } : {}),
+      }),
+    ]);
+    const placed = rows[0]?.placed ?? 0;
     if (placed === 0) return null;
     return { reason, note: options.note ?? null, since, by: options.by ?? null, holdId: holdIdOf(since) };
   }
