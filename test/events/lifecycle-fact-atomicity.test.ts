@@ -12,7 +12,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database";
  * state change or not at all. Two ways it could come apart: the entry's own write fails (here: a
  * trigger refuses it) after the change committed, and the process dies between the change and its
  * entry (here: the timeline module throws, as a crash would stop it; the holds write their entries
- * in the change's statement or transaction and have no timeline module to stop in any more).
+ * in the change's own statement and have no timeline module to stop in any more).
  */
 describe("a lifecycle fact and its state change commit together", () => {
   let database: TestDatabase;
