@@ -3,7 +3,7 @@ import { holdIdOf } from "../shared/hold-id";
 import { AppError } from "../errors";
 import { holdReleasedEvent, orderPlacedEvent } from "../events/contracts";
 import type { EventPublisher } from "../events/publisher";
-import type { Timeline } from "../timeline/timeline";
+import { timelineKindSql } from "../timeline/kinds";
 import type { Actor } from "./actor";
 import type { OrderStatus } from "./order-repository";
 import { labelPurchaseLeaseMs } from "./fulfilment-records";
@@ -43,18 +43,36 @@ export interface Hold {
 export const holdableStatuses: readonly OrderStatus[] = modelHoldableStatuses;
 
 /**
+ * placeHold's write: holds a holdable order (paid, not being cancelled, no label, no hold of its
+ * own: only a fulfilment-window hold is replaced), unless a label is being bought (its lease
+ * not yet run out: the hold would not hold, decision 0170; holdOrder waits), with its entry.
+ */
+const placeHoldStatement = `
+  WITH placed AS (
+    UPDATE orders o
+    SET hold_reason = $2::text, hold_note = $3, held_at = $4::timestamptz, held_by = $5, updated_at = now()
+    WHERE o.id = $1::uuid AND o.status = ANY($6::order_status[])
+      AND o.cancel_requested_at IS NULL
+      AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)
+      AND (o.hold_reason IS NULL OR ($2::text <> 'fulfilment_window' AND o.hold_reason = 'fulfilment_window'))
+      AND (o.label_purchase_started_at IS NULL OR o.label_purchase_started_at < $7::timestamptz)
+    RETURNING o.id
+  ),
+  entry AS (
+    INSERT INTO order_timeline (order_id, kind, detail)
+    SELECT id, ${timelineKindSql("hold-placed")}, $8::jsonb FROM placed
+  )
+  SELECT count(*)::int AS placed FROM placed`;
+
+/**
  * Fulfilment holds: while an order has one (`hold_reason`), its fulfilment run buys no label; it
  * waits, durably (step.waitForEvent on shop/order.hold-released), holding no concurrency slot. The
  * mechanism is shared: ops hold and release from the console and the admin API, the address check
  * holds an undeliverable order, and anything else that must stop a parcel (a dispute, a Radar
  * review) calls placeHold(orderId, reason) and releaseHold(orderId) the same way.
  */
-export function createHolds(deps: {
-  db: Database;
-  timeline: Pick<Timeline, "record">;
-  publisher: EventPublisher;
-}) {
-  const { db, timeline, publisher } = deps;
+export function createHolds(deps: { db: Database; publisher: EventPublisher }) {
+  const { db, publisher } = deps;
   const sql = sqlPool(db);
 
   const redrive = createOrderRedrive(db);
@@ -104,37 +122,25 @@ export function createHolds(deps: {
     options: { note?: string; by?: string } = {},
   ): Promise<Hold | null> {
     const since = new Date();
-    const placed = await db.order.updateMany({
-      where: {
-        id: orderId,
-        status: { in: [...holdableStatuses] },
-        // Being cancelled: nothing left to hold (the order model's hold rule).
-        cancelRequestedAt: null,
-        shipments: { none: {} },
-        AND: [
-          {
-            OR: [
-              { holdReason: null },
-              ...(reason === "fulfilment_window" ? [] : [{ holdReason: "fulfilment_window" }]),
-            ],
-          },
-          // A label being bought: the hold would not hold (decision 0170); holdOrder waits.
-          {
-            OR: [
-              { labelPurchaseStartedAt: null },
-              { labelPurchaseStartedAt: { lt: new Date(since.getTime() - labelPurchaseLeaseMs) } },
-            ],
-          },
-        ],
-      },
-      data: { holdReason: reason, holdNote: options.note ?? null, heldAt: since, heldBy: options.by ?? null },
-    });
-    if (placed.count === 0) return null;
-    await timeline.record(orderId, "hold-placed", {
+    // One statement: the conditional UPDATE and, only when it held the order, its `hold-placed`
+    // entry, the lifecycle event's source (shop/order.fulfilment-held.v1, decision 0196), so the
+    // hold and its event commit together. Straight to pg like the release: one round trip.
+    const { rows } = await sql.query<{ placed: number }>(placeHoldStatement, [
+      orderId,
       reason,
-      ...(options.note ? { note: options.note } : {}),
-      ...(options.by ? { by: options.by } : {}),
-    });
+      options.note ?? null,
+      since.toISOString(),
+      options.by ?? null,
+      [...holdableStatuses],
+      new Date(since.getTime() - labelPurchaseLeaseMs).toISOString(),
+      JSON.stringify({
+        reason,
+        ...(options.note ? { note: options.note } : {}),
+        ...(options.by ? { by: options.by } : {}),
+      }),
+    ]);
+    const placed = rows[0]?.placed ?? 0;
+    if (placed === 0) return null;
     return { reason, note: options.note ?? null, since, by: options.by ?? null, holdId: holdIdOf(since) };
   }
 
@@ -151,23 +157,36 @@ export function createHolds(deps: {
     // Conditional on the hold read: a hold placed again meanwhile is not released by this call.
     // Under the row lock, it takes the mark of a run this hold stopped at its label purchase
     // (beginLabelPurchase sets it in the same lock): one release, one resumption (decision 0201).
+    // Its `hold-released` entry in the same statement: the entry is the lifecycle event's source
+    // (shop/order.fulfilment-released.v1, decision 0196), written only when the hold ended.
     const { rows } = await sql.query<{ run_stopped: boolean }>(
-      `WITH old AS (SELECT hold_stopped_run_at FROM orders WHERE id = $1::uuid FOR UPDATE)
-       UPDATE orders o
-       SET hold_reason = NULL, hold_note = NULL, held_at = NULL, held_by = NULL,
-           hold_stopped_run_at = NULL, updated_at = now()
-       FROM old
-       WHERE o.id = $1::uuid AND o.held_at = $2::timestamptz AND o.hold_reason = $3
-       RETURNING old.hold_stopped_run_at IS NOT NULL AS run_stopped`,
-      [orderId, held.since.toISOString(), held.reason],
+      `WITH old AS (SELECT hold_stopped_run_at FROM orders WHERE id = $1::uuid FOR UPDATE),
+       released AS (
+         UPDATE orders o
+         SET hold_reason = NULL, hold_note = NULL, held_at = NULL, held_by = NULL,
+             hold_stopped_run_at = NULL, updated_at = now()
+         FROM old
+         WHERE o.id = $1::uuid AND o.held_at = $2::timestamptz AND o.hold_reason = $3
+         RETURNING o.id, old.hold_stopped_run_at IS NOT NULL AS run_stopped
+       ),
+       entry AS (
+         INSERT INTO order_timeline (order_id, kind, detail)
+         SELECT id, ${timelineKindSql("hold-released")}, $4::jsonb FROM released
+       )
+       SELECT run_stopped FROM released`,
+      [
+        orderId,
+        held.since.toISOString(),
+        held.reason,
+        JSON.stringify({
+          reason: held.reason,
+          heldSince: held.since.toISOString(),
+          ...(options.by ? { by: options.by } : {}),
+        }),
+      ],
     );
     const [released] = rows;
     if (!released) return null;
-    await timeline.record(orderId, "hold-released", {
-      reason: held.reason,
-      heldSince: held.since.toISOString(),
-      ...(options.by ? { by: options.by } : {}),
-    });
     await publisher.publish(holdReleasedEvent({ orderId, holdId: held.holdId }));
     if (released.run_stopped) await resumeStoppedRun(orderId, options.by ?? "workflow");
     return held;

@@ -60,7 +60,7 @@ export function createOrdersModule(shared: {
   const { sender, renderer, messages } = shared.notifications;
   const onTransition = (to: Parameters<Metrics["observeOrderTransition"]>[0]) =>
     metrics.observeOrderTransition(to);
-  const holds = createHolds({ db, timeline, publisher });
+  const holds = createHolds({ db, publisher });
   // The returns' side of the Stripe webhook (an exchange's difference paid on Checkout), set once
   // the returns are built; the webhook serves nothing before the app is built.
   const exchangePayments: { events?: ExchangeRouting | undefined } = {};

@@ -263,12 +263,14 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
       const row = await load(decision.returnId);
       // The return model first; a repeat it refuses (the carrier's, already received) is answered below.
       const moved = decideReturn("receive", factsOf(row)).allowed
-        ? await records.transition(
-            row.id,
-            [...returnActionFrom("receive", factsOf(row))],
-            "received",
-            decision,
-          )
+        ? await records.transition(row.id, [...returnActionFrom("receive", factsOf(row))], "received", {
+            ...decision,
+            // Written by the move's own statement: shop/return.received.v1 comes from this entry.
+            entry: {
+              kind: "return-received",
+              detail: { returnId: row.id, by: decision.by, condition: decision.condition },
+            },
+          })
         : null;
       if (!moved) {
         // Read again: the row read above may predate a copy of the same event that landed at
@@ -292,11 +294,6 @@ export function createReturnActions(deps: ReturnActionsDeps): ReturnActions {
         }
         return refuse(current, "receive");
       }
-      await timeline.record(row.order_id, "return-received", {
-        returnId: row.id,
-        by: decision.by,
-        condition: decision.condition,
-      });
       await publisher.publish(
         returnReceivedEvent({ returnId: row.id, orderId: row.order_id, condition: decision.condition }),
       );

@@ -11,7 +11,6 @@ import {
 } from "../../src/shared/order-model";
 import { createOrderRepository, type OrderStatus } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
-import { createTimeline } from "../../src/timeline/timeline";
 import { loadOrderFacts } from "../../src/orders/model-check";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 
@@ -159,7 +158,6 @@ describe("the order model and the SQL guards agree", () => {
   it("hold: placeHold's statement", async () => {
     const holds = createHolds({
       db: database.db,
-      timeline: createTimeline(database.db),
       publisher: { publish: async () => undefined },
     });
     const cases = combinations({

@@ -73,7 +73,6 @@ describe("POST /api/orders/:id/refund", () => {
           },
           holds: createHolds({
             db: database.db,
-            timeline: createTimeline(database.db),
             publisher: { publish: async () => undefined },
           }),
           sender,

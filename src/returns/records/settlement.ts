@@ -1,4 +1,4 @@
-import { timelineKindSql } from "../../timeline/kinds";
+import { timelineKindSql, type TimelineDetail, type TimelineKind } from "../../timeline/kinds";
 import { type ReturnActor, type ReturnCondition } from "../return-policy";
 import { type ReturnRow, type ReturnStatus } from "./rows";
 import type { RecordsContext } from "./context";
@@ -9,24 +9,47 @@ export function createSettlementRecords(ctx: RecordsContext) {
   return {
     /**
      * Moves a return from one of `from` to `to` in one conditional UPDATE; null when it was not in
-     * one of them (someone else moved it first, or it never was).
+     * one of them (someone else moved it first, or it never was). With `entry`, the order's
+     * timeline entry of the move is written by the same statement, only when it moved: an entry
+     * that feeds a lifecycle event (decision 0196) then commits with the move or not at all.
      */
     async transition(
       returnId: string,
       from: readonly ReturnStatus[],
       to: ReturnStatus,
-      fields: { condition?: ReturnCondition; by?: ReturnActor; note?: string | undefined } = {},
+      fields: {
+        condition?: ReturnCondition;
+        by?: ReturnActor;
+        note?: string | undefined;
+        entry?: { kind: TimelineKind; detail: TimelineDetail };
+      } = {},
     ): Promise<ReturnRow | null> {
       const { rows } = await sql.query<{ id: string }>(
-        `UPDATE returns SET status = $3::return_status, updated_at = now(),
-                condition = COALESCE($4, condition),
-                received_by = CASE WHEN $3 = 'received' THEN $5 ELSE received_by END,
-                received_at = CASE WHEN $3 = 'received' THEN now() ELSE received_at END,
-                decided_by = CASE WHEN $3 <> 'received' THEN COALESCE($5, decided_by) ELSE decided_by END,
-                decision_note = COALESCE($6, decision_note),
-                closed_at = CASE WHEN $3 IN ('closed', 'rejected', 'cancelled') THEN now() ELSE closed_at END
-         WHERE id = $1::uuid AND status = ANY($2::return_status[]) RETURNING id`,
-        [returnId, from, to, fields.condition ?? null, fields.by ?? null, fields.note ?? null],
+        `WITH moved AS (
+           UPDATE returns SET status = $3::return_status, updated_at = now(),
+                  condition = COALESCE($4, condition),
+                  received_by = CASE WHEN $3 = 'received' THEN $5 ELSE received_by END,
+                  received_at = CASE WHEN $3 = 'received' THEN now() ELSE received_at END,
+                  decided_by = CASE WHEN $3 <> 'received' THEN COALESCE($5, decided_by) ELSE decided_by END,
+                  decision_note = COALESCE($6, decision_note),
+                  closed_at = CASE WHEN $3 IN ('closed', 'rejected', 'cancelled') THEN now() ELSE closed_at END
+           WHERE id = $1::uuid AND status = ANY($2::return_status[]) RETURNING id, order_id
+         ),
+         entry AS (
+           INSERT INTO order_timeline (order_id, kind, detail)
+           SELECT order_id, $7::text, $8::jsonb FROM moved WHERE $7::text IS NOT NULL
+         )
+         SELECT id FROM moved`,
+        [
+          returnId,
+          from,
+          to,
+          fields.condition ?? null,
+          fields.by ?? null,
+          fields.note ?? null,
+          fields.entry?.kind ?? null,
+          fields.entry ? JSON.stringify(fields.entry.detail) : null,
+        ],
       );
       return rows[0] ? get(returnId) : null;
     },
