@@ -1,9 +1,4 @@
-import express from "express";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Inngest } from "inngest";
-import { serve } from "inngest/express";
-import { lifecycleEvents } from "../../src/events/lifecycle";
+import { startShopLifecycleApp } from "../support/shop-lifecycle-app";
 import { E2eHarness } from "./e2e-harness";
 
 jest.setTimeout(240_000);
@@ -17,44 +12,21 @@ jest.setTimeout(240_000);
  */
 describe("end to end: lifecycle events across SIGKILLs of the app", () => {
   let h: E2eHarness;
-  let shopServer: http.Server;
-  const received: { id: string; name: string; orderId: string | undefined }[] = [];
+  let shop: Awaited<ReturnType<typeof startShopLifecycleApp>>;
 
   beforeAll(async () => {
     h = await E2eHarness.start();
     await h.addProduct("E2E-LIFE", 10, 2000);
-    const shop = new Inngest({ id: "the-shop", isDev: true, baseUrl: h.engineUrl });
-    const functions = Object.keys(lifecycleEvents).map((name) =>
-      shop.createFunction(
-        { id: `count-${name.replace(/[^a-z0-9]+/g, "-")}`, triggers: [{ event: name }] },
-        ({ event }) => {
-          received.push({
-            id: event.id ?? "",
-            name: event.name,
-            orderId: (event.data as { orderId?: string }).orderId,
-          });
-          return "counted";
-        },
-      ),
-    );
-    const app = express();
-    app.use(express.json({ limit: "4mb" }));
-    app.use("/api/inngest", serve({ client: shop, functions }));
-    shopServer = http.createServer(app);
-    await new Promise<void>((resolve) => shopServer.listen(0, "127.0.0.1", resolve));
-    await h.engine.sync(`http://127.0.0.1:${(shopServer.address() as AddressInfo).port}/api/inngest`);
+    shop = await startShopLifecycleApp({
+      engineUrl: h.engineUrl,
+      sync: (url) => h.engine.sync(url),
+    });
   });
   afterAll(async () => {
     await h.close();
-    await new Promise<void>((resolve) => shopServer.close(() => resolve()));
+    await shop.close();
   });
 
-  const countsOf = (orderId: string) => {
-    const counts: Record<string, number> = {};
-    for (const event of received.filter((e) => e.orderId === orderId))
-      counts[event.name] = (counts[event.name] ?? 0) + 1;
-    return counts;
-  };
   /** Kills the app the moment the order's `name` event is in the outbox (a state, not a timer). */
   const killOnceWritten = async (orderId: string, name: string) => {
     await h.eventually(async () =>
@@ -90,11 +62,11 @@ describe("end to end: lifecycle events across SIGKILLs of the app", () => {
       expect(rows.map((row) => row.name).sort()).toEqual(Object.keys(expected).sort());
       expect(rows.filter((row) => row.sentAt === null)).toEqual([]);
     }, 60_000);
-    await h.eventually(async () => expect(countsOf(orderId)).toEqual(expected), 60_000);
+    await h.eventually(async () => expect(shop.countsOf(orderId)).toEqual(expected), 60_000);
     await h.engine.drain();
-    expect(countsOf(orderId)).toEqual(expected);
+    expect(shop.countsOf(orderId)).toEqual(expected);
     expect(
-      received
+      shop.received
         .filter((e) => e.orderId === orderId)
         .map((e) => e.id)
         .sort(),

@@ -1,9 +1,4 @@
-import express from "express";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
-import { Inngest } from "inngest";
-import { serve } from "inngest/express";
-import { lifecycleEvents } from "../../src/events/lifecycle";
+import { startShopLifecycleApp } from "../support/shop-lifecycle-app";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(300_000);
@@ -15,8 +10,7 @@ jest.setTimeout(300_000);
  */
 describe("lifecycle events reach a shop's own Inngest function once each", () => {
   let h: WorkflowHarness;
-  let shopServer: http.Server;
-  const received: { id: string; name: string; orderId: string | undefined }[] = [];
+  let shop: Awaited<ReturnType<typeof startShopLifecycleApp>>;
 
   beforeAll(async () => {
     h = await WorkflowHarness.start({ env: { RETURN_RESTOCKING_FEE: "0", RETURN_WINDOW: "30d" } });
@@ -24,28 +18,14 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
     await h.addProduct("LC-1", 10, 2500);
 
     // The shop's app: its own client id and serve endpoint, one counting function per event.
-    const engineUrl = new URL(h.services.config.INNGEST_RUN_URL_TEMPLATE ?? "").origin;
-    const shop = new Inngest({ id: "the-shop", isDev: true, baseUrl: engineUrl });
-    const functions = Object.keys(lifecycleEvents).map((name) =>
-      shop.createFunction(
-        { id: `count-${name.replace(/[^a-z0-9]+/g, "-")}`, triggers: [{ event: name }] },
-        ({ event }) => {
-          const data = event.data as { orderId?: string };
-          received.push({ id: event.id ?? "", name: event.name, orderId: data.orderId });
-          return "counted";
-        },
-      ),
-    );
-    const app = express();
-    app.use(express.json({ limit: "4mb" }));
-    app.use("/api/inngest", serve({ client: shop, functions }));
-    shopServer = http.createServer(app);
-    await new Promise<void>((resolve) => shopServer.listen(0, "127.0.0.1", resolve));
-    await h.engine.sync(`http://127.0.0.1:${(shopServer.address() as AddressInfo).port}/api/inngest`);
+    shop = await startShopLifecycleApp({
+      engineUrl: new URL(h.services.config.INNGEST_RUN_URL_TEMPLATE ?? "").origin,
+      sync: (url) => h.engine.sync(url),
+    });
   });
   afterAll(async () => {
     await h.close();
-    await new Promise<void>((resolve) => shopServer.close(() => resolve()));
+    await shop.close();
   });
 
   const api = (path: string, body?: unknown) =>
@@ -68,12 +48,6 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
       await publishAndRun(1);
     }
     throw new Error(`never became true: ${what}`);
-  };
-  const countsOf = (orderId: string) => {
-    const counts: Record<string, number> = {};
-    for (const event of received.filter((e) => e.orderId === orderId))
-      counts[event.name] = (counts[event.name] ?? 0) + 1;
-    return counts;
   };
 
   it("payment (webhook x3), a failed run re-driven, shipping, a partial refund, delivery, a return", async () => {
@@ -111,7 +85,7 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
     }
     expect((await h.order(orderId)).payment?.status).toBe("captured");
     await publishAndRun();
-    expect(countsOf(orderId)).toEqual({ "shop/order.paid.v1": 1, "shop/order.failed.v1": 1 });
+    expect(shop.countsOf(orderId)).toEqual({ "shop/order.paid.v1": 1, "shop/order.failed.v1": 1 });
 
     expect((await api(`/api/orders/${orderId}/redrive`)).status).toBe(202);
     await publishAndRun(4);
@@ -158,8 +132,8 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
       where: { orderId, OR: [{ sentAt: null }, { lastError: { not: null } }] },
     });
     expect(unsent).toEqual([]);
-    expect(countsOf(orderId)).toEqual(expected);
-    const refunds = received.filter((e) => e.orderId === orderId && e.name === "shop/order.refunded.v1");
+    expect(shop.countsOf(orderId)).toEqual(expected);
+    const refunds = shop.received.filter((e) => e.orderId === orderId && e.name === "shop/order.refunded.v1");
     const sources = await h.db.lifecycleOutboxEntry.findMany({
       where: { orderId, name: "shop/order.refunded.v1" },
       orderBy: { id: "asc" },
@@ -174,7 +148,7 @@ describe("lifecycle events reach a shop's own Inngest function once each", () =>
     const stripeEvents = await h.db.stripeEvent.findMany({ where: { orderId } });
     for (const event of stripeEvents) expect((await h.sandbox.redeliver(event.id)).status).toBe(200);
     await publishAndRun();
-    expect(countsOf(orderId)).toEqual(expected);
+    expect(shop.countsOf(orderId)).toEqual(expected);
     expect(await h.db.lifecycleOutboxEntry.count({ where: { orderId, sentAt: null } })).toBe(0);
   });
 
