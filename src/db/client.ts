@@ -31,9 +31,20 @@ export const planCacheModeStatement = `SELECT set_config('plan_cache_mode',
   CASE WHEN coalesce((SELECT reltuples FROM pg_class WHERE oid = to_regclass('orders')), -1) >= $1
        THEN 'auto' ELSE 'force_custom_plan' END, false)`;
 
-/** A prepared statement's name from its text: the same text, the same name, on every connection. */
+const statementNames = new Map<string, string>();
+
+/**
+ * A prepared statement's name from its text: the same text, the same name, on every connection.
+ * Remembered per text, so a hot statement is hashed once per process, not on every run; the texts
+ * are the code's own constants (values go as parameters), so the map holds a few dozen.
+ */
 export function statementName(text: string): string {
-  return `s_${createHash("sha1").update(text).digest("base64url").slice(0, 20)}`;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `s_${createHash("sha1").update(text).digest("base64url").slice(0, 20)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /**

@@ -408,6 +408,37 @@ export class WorkflowHarness {
     return (await this.db.product.findUniqueOrThrow({ where: { sku } })).stockOnHand;
   }
 
+  /** The admin API as ops call it: a GET without a body, a POST with one. */
+  adminApi(path: string, body?: unknown): Promise<Response> {
+    return fetch(`${this.appUrl}${path}`, {
+      method: body === undefined ? "GET" : "POST",
+      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  }
+
+  /** The refunds Stripe (the stand-in) holds for a payment, whoever made them. */
+  async refundsAtStripe(paymentIntentId: string) {
+    return (await this.services.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })).data;
+  }
+
+  /** The Slack messages ops were sent that match `pattern`. */
+  alertsAbout(pattern: RegExp): string[] {
+    return this.slack.bodies.map((body) => JSON.stringify(body)).filter((body) => pattern.test(body));
+  }
+
+  /** A paid order run through to `delivered`: placed, shipped, and delivered by the carrier's tracker. */
+  async deliveredOrder(customerId: string, items: { sku: string; quantity: number }[]) {
+    const { orderId, paymentIntentId } = await this.createPaidOrder({ customerId, items });
+    await this.placeOrder(orderId);
+    await this.settle(2);
+    await this.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
+    await this.easyPost.advanceTracker(`order-${orderId}`, "delivered");
+    await this.settle(2);
+    expect((await this.order(orderId)).status).toBe("delivered");
+    return { orderId, paymentIntentId };
+  }
+
   stripeCalls(endpoint: string) {
     return this.sandbox.requests.filter((r) => r.endpoint === endpoint);
   }

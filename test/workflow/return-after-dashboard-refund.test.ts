@@ -1,5 +1,5 @@
 import Stripe from "stripe";
-import { adminToken, WorkflowHarness } from "../support/workflow-harness";
+import { WorkflowHarness } from "../support/workflow-harness";
 
 jest.setTimeout(180_000);
 
@@ -20,30 +20,11 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
   });
   afterAll(() => h.close());
 
-  const api = (path: string, body?: unknown) =>
-    fetch(`${h.appUrl}${path}`, {
-      method: body === undefined ? "GET" : "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-  const refundsAtStripe = async (paymentIntentId: string) =>
-    (await h.services.stripe.refunds.list({ payment_intent: paymentIntentId, limit: 100 })).data;
-  const alertsAbout = (pattern: RegExp) =>
-    h.slack.bodies.map((body) => JSON.stringify(body)).filter((body) => pattern.test(body));
-
-  async function deliveredOrder(customerId: string) {
-    const { orderId, paymentIntentId } = await h.createPaidOrder({
-      customerId,
-      items: [{ sku: "DASH-1", quantity: 3 }],
-    });
-    await h.placeOrder(orderId);
-    await h.settle(2);
-    await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
-    await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
-    await h.settle(2);
-    expect((await h.order(orderId)).status).toBe("delivered");
-    return { orderId, paymentIntentId };
-  }
+  const api = (path: string, body?: unknown) => h.adminApi(path, body);
+  const refundsAtStripe = (paymentIntentId: string) => h.refundsAtStripe(paymentIntentId);
+  const alertsAbout = (pattern: RegExp) => h.alertsAbout(pattern);
+  const deliveredOrder = (customerId: string) =>
+    h.deliveredOrder(customerId, [{ sku: "DASH-1", quantity: 3 }]);
 
   async function returnDelivered(orderId: string) {
     const created = await api(`/api/orders/${orderId}/returns`, {
