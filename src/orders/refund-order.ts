@@ -3,7 +3,7 @@ import { refundedOfCaptured } from "../payments/payment-gateway";
 import { decide, refundLanding } from "../shared/order-model";
 import { loadOrderFacts, refusal } from "./model-check";
 import type { Alerter } from "../alerts";
-import type { Database } from "../db/client";
+import type { Database, Prisma } from "../db/client";
 import { AppError, isAppError } from "../errors";
 import type { Logger } from "../logger";
 import type { EmailSender } from "../notifications/email-sender";
@@ -265,7 +265,12 @@ export function createRefunds(deps: RefundOrderDeps) {
         where: { id: refund.id, status: "pending" },
         data: { status: "succeeded", providerId },
       });
-      if (updated.count === 0) return null;
+      // Stripe's refund webhook may have settled the row first (it comes as soon as the refund
+      // exists, often before this call's answer): the row is then ours to record all the same,
+      // once. The payment row's lock above makes the timeline check and its entries one turn.
+      if (updated.count === 0 && !(await settledByWebhookOnly(tx, orderId, refund.id, providerId))) {
+        return null;
+      }
       // Requested and issued land together: the timeline shows no request Stripe refused.
       await recordInTransaction(tx, orderId, "refund-requested", {
         refundId: refund.id,
@@ -538,3 +543,25 @@ export const alreadyBackCodes: readonly string[] = ["charge_already_refunded", "
 export const overRefundAlertKey = (orderId: string) => `refund-over-captured-${orderId}`;
 
 export type Refunds = ReturnType<typeof createRefunds>;
+
+/**
+ * True when Stripe's webhook marked this request's row succeeded (with this Stripe refund) before
+ * the request recorded it: its intake settles a row of ours without a timeline entry, leaving the
+ * request and its outcome to the request. False once they are on the timeline (a second settle).
+ */
+async function settledByWebhookOnly(
+  tx: Prisma.TransactionClient,
+  orderId: string,
+  refundId: string,
+  providerId: string,
+): Promise<boolean> {
+  const row = await tx.refund.findUnique({
+    where: { id: refundId },
+    select: { status: true, providerId: true },
+  });
+  if (row?.status !== "succeeded" || row.providerId !== providerId) return false;
+  const recorded = await tx.orderTimelineEntry.count({
+    where: { orderId, kind: "refund-issued", detail: { path: ["refundId"], equals: refundId } },
+  });
+  return recorded === 0;
+}

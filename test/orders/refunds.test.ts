@@ -1,3 +1,4 @@
+import type Stripe from "stripe";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildApp } from "../../src/app";
@@ -13,6 +14,7 @@ import { createOrderRepository } from "../../src/orders/order-repository";
 import { createOrderRedrive } from "../../src/orders/redrive-order";
 import { createHolds } from "../../src/orders/hold-order";
 import { createRefunds } from "../../src/orders/refund-order";
+import { createRefundEvents } from "../../src/orders/intake/refund-events";
 import { createStripeCheckoutSessions } from "../../src/payments/stripe-checkout";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { createEmailRenderer } from "../../src/notifications/email-renderer";
@@ -273,6 +275,64 @@ describe("POST /api/orders/:id/refund", () => {
         title: "Refunded more than was captured",
       }),
     ]);
+  });
+
+  it("Stripe's refund webhook landing before Stripe's answer: the request and its outcome are still on the timeline, once, and the customer is told once", async () => {
+    const orderId = await capturedOrder(4000);
+    const order = await database.db.order.findUniqueOrThrow({ where: { id: orderId } });
+    const refundEvents = createRefundEvents({
+      db: database.db,
+      stripe,
+      orders: createOrderRepository(database.db),
+      publisher: { publish: async () => undefined },
+      timeline: createTimeline(database.db),
+      alerts: { notify: async () => undefined },
+      logger,
+    });
+    const webhook = () =>
+      refundEvents.handle({
+        id: `evt_race_${orderId}`,
+        type: "charge.refunded",
+        data: { object: { object: "charge", payment_intent: order.paymentIntentId } },
+      } as unknown as Stripe.Event);
+    // Real Stripe sends charge.refunded as soon as the refund exists: the webhook's intake may
+    // record it before the API call that made it has returned here.
+    const racing = new Proxy(stripe, {
+      get(target, key, receiver) {
+        if (key !== "refunds") return Reflect.get(target, key, receiver) as unknown;
+        return {
+          ...target.refunds,
+          list: target.refunds.list.bind(target.refunds),
+          create: async (...args: Parameters<Stripe["refunds"]["create"]>) => {
+            const created = await target.refunds.create(...args);
+            await webhook();
+            return created;
+          },
+        };
+      },
+    });
+    const refunds = createRefunds({ db: database.db, stripe: racing, sender, logger });
+
+    const outcome = await refunds.refund({ orderId, amount: 1500, reason: "lid cracked", by: "admin-api" });
+    await webhook();
+
+    expect(outcome).toMatchObject({ amount: 1500, captured: 4000, refunded: 1500, refundable: 2500 });
+    const after = await database.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, refunds: true, timeline: true },
+    });
+    expect(after.payment).toMatchObject({ amountRefunded: 1500 });
+    expect(after.refunds).toEqual([expect.objectContaining({ amount: 1500, status: "succeeded" })]);
+    const kinds = after.timeline.map((t) => t.kind).filter((k) => k.startsWith("refund-"));
+    expect(kinds.sort()).toEqual(["refund-issued", "refund-requested"]);
+    expect(after.timeline.find((t) => t.kind === "refund-issued")?.detail).toMatchObject({
+      refundId: outcome.refundId,
+      amount: 1500,
+      refunded: 1500,
+    });
+    expect(
+      sent.filter((m) => m.to === "refund@example.com" && /refund of \$15\.00/.test(m.subject)),
+    ).toHaveLength(1);
   });
 
   it("refuses bad input, unknown orders, orders without a capture and a missing token", async () => {
