@@ -17,6 +17,7 @@ import { createServices, type Services } from "../../src/wiring";
 import { breakdownExpansions, breakdownOf } from "../../src/payments/money-breakdown";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { engineCheckpointing } from "./env";
+import { eventually } from "./eventually";
 import { testEncryptionKey } from "./encryption";
 import { runsOfEvent, type RunView } from "./engine-runs";
 import { startSlackStandIn, type SlackStandIn } from "./slack-receiver";
@@ -437,6 +438,40 @@ export class WorkflowHarness {
     await this.settle(2);
     expect((await this.order(orderId)).status).toBe("delivered");
     return { orderId, paymentIntentId };
+  }
+
+  /**
+   * Paid through `POST /api/checkout` and the stand-in's signed webhook (the card saved, as a dearer
+   * exchange needs), then shipped and delivered; the order as it then is. Without a webhook URL set
+   * at the stand-in, the missed-webhook sweep starts the order (webhookDeliveries is then 0).
+   */
+  async deliveredCheckoutOrder(customerId: string, items: { sku: string; quantity: number }[]) {
+    const res = await fetch(`${this.appUrl}/api/checkout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ customerId, email: "buyer@example.com", items }),
+    });
+    expect(res.status).toBe(201);
+    const { orderId, checkoutSessionId } = (await res.json()) as {
+      orderId: string;
+      checkoutSessionId: string;
+    };
+    const completed = await this.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
+    expect(completed.deliveries.every((d) => d.status === 200)).toBe(true);
+    await eventually("shipped", async () => {
+      await this.settle(1);
+      return (await this.order(orderId)).status === "shipped";
+    });
+    await this.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
+    await this.easyPost.advanceTracker(`order-${orderId}`, "delivered");
+    await this.settle(2);
+    const order = await this.order(orderId);
+    expect(order.status).toBe("delivered");
+    return {
+      order,
+      paymentIntentId: order.paymentIntentId as string,
+      webhookDeliveries: completed.deliveries.length,
+    };
   }
 
   stripeCalls(endpoint: string) {

@@ -1,4 +1,3 @@
-import type Stripe from "stripe";
 import { adminToken, WorkflowHarness } from "../support/workflow-harness";
 import { eventually, gate } from "../support/eventually";
 import { createResponseChecker } from "../support/openapi";
@@ -38,35 +37,14 @@ describe("exchanges that cost more", () => {
     return res;
   };
 
-  /** Paid through POST /api/checkout and the signed webhook, shipped and delivered. */
-  async function deliveredOrder(customerId: string) {
-    const res = await fetch(`${h.appUrl}/api/checkout`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({
-        customerId,
-        email: "buyer@example.com",
-        items: [{ sku: "EXC-1", quantity: 1 }],
-      }),
-    });
-    expect(res.status).toBe(201);
-    const { orderId, checkoutSessionId } = (await res.json()) as {
-      orderId: string;
-      checkoutSessionId: string;
-    };
-    const completed = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
-    expect(completed.deliveries.every((d) => d.status === 200)).toBe(true);
-    await eventually("shipped", async () => {
-      await h.settle(1);
-      return (await h.order(orderId)).status === "shipped";
-    });
-    await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
-    await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
-    await h.settle(2);
-    const order = await h.order(orderId);
-    expect(order.status).toBe("delivered");
-    return { order, paymentIntent: completed.paymentIntent as Stripe.PaymentIntent };
-  }
+  const deliveredOrder = async (customerId: string) => {
+    const { order, paymentIntentId } = await h.deliveredCheckoutOrder(customerId, [
+      { sku: "EXC-1", quantity: 1 },
+    ]);
+    const paymentIntent = h.sandbox.paymentIntent(paymentIntentId);
+    if (!paymentIntent) throw new Error(`no PaymentIntent ${paymentIntentId} at the stand-in`);
+    return { order, paymentIntent };
+  };
 
   /** The return parcel back at the warehouse: the tracker's delivery, and EasyPost repeating it. */
   async function returnDeliveredTwice(returnId: string) {

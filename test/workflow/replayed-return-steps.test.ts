@@ -50,29 +50,11 @@ describe("process-return: every step run twice, as a retry after a crash would",
       body: JSON.stringify(body),
     });
 
-  /** Paid through POST /api/checkout (the card saved, for a dearer exchange), shipped, delivered. */
-  async function deliveredOrder(customerId: string, quantity: number) {
-    const res = await fetch(`${h.appUrl}/api/checkout`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ customerId, email: "buyer@example.com", items: [{ sku: "RPL-1", quantity }] }),
-    });
-    expect(res.status).toBe(201);
-    const { orderId, checkoutSessionId } = (await res.json()) as {
-      orderId: string;
-      checkoutSessionId: string;
-    };
-    const completed = await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized");
-    expect(completed.deliveries.length).toBeGreaterThan(0);
-    expect(completed.deliveries.every((d) => d.status === 200)).toBe(true);
-    await h.settle(20);
-    await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
-    await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
-    await h.settle(20);
-    const order = await h.order(orderId);
-    expect(order.status).toBe("delivered");
-    return { orderId, paymentIntentId: order.paymentIntentId as string };
-  }
+  const deliveredOrder = async (customerId: string, quantity: number) => {
+    const delivered = await h.deliveredCheckoutOrder(customerId, [{ sku: "RPL-1", quantity }]);
+    expect(delivered.webhookDeliveries).toBeGreaterThan(0);
+    return { orderId: delivered.order.id, paymentIntentId: delivered.paymentIntentId };
+  };
 
   async function returned(orderId: string, body: unknown, condition?: "damaged") {
     const created = await api(`/api/orders/${orderId}/returns`, body);

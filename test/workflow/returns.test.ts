@@ -36,16 +36,8 @@ describe("returns", () => {
     return res;
   };
 
-  async function deliveredOrder(customerId: string, items = [{ sku: "RET-1", quantity: 3 }]) {
-    const { orderId, paymentIntentId } = await h.createPaidOrder({ customerId, items });
-    await h.placeOrder(orderId);
-    await h.settle(2);
-    await h.easyPost.advanceTracker(`order-${orderId}`, "in_transit");
-    await h.easyPost.advanceTracker(`order-${orderId}`, "delivered");
-    await h.settle(2);
-    expect((await h.order(orderId)).status).toBe("delivered");
-    return { orderId, paymentIntentId };
-  }
+  const deliveredOrder = (customerId: string, items = [{ sku: "RET-1", quantity: 3 }]) =>
+    h.deliveredOrder(customerId, items);
 
   const returnsOf = (orderId: string) =>
     h.db.return.findMany({ where: { orderId }, include: { lines: true }, orderBy: { createdAt: "asc" } });
