@@ -474,6 +474,28 @@ export class WorkflowHarness {
     };
   }
 
+  /**
+   * A return asked for through the admin API, its label bought, and its parcel delivered back to the
+   * warehouse by the carrier's tracker; the return's id.
+   */
+  async returnDelivered(orderId: string, lines: { sku: string; quantity: number }[]): Promise<string> {
+    const created = await this.adminApi(`/api/orders/${orderId}/returns`, {
+      lines,
+      reason: "no_longer_needed",
+    });
+    expect(created.status).toBe(201);
+    const { returnId } = (await created.json()) as { returnId: string };
+    await this.settle(3);
+    const labelled = await this.db.return.findUniqueOrThrow({ where: { id: returnId } });
+    expect(labelled.status).toBe("approved");
+    const trackingNumber = labelled.labelTrackingNumber as string;
+    expect(trackingNumber).toBeTruthy();
+    await this.easyPost.advanceTracker(trackingNumber, "in_transit");
+    await this.easyPost.advanceTracker(trackingNumber, "delivered");
+    await this.settle(3);
+    return returnId;
+  }
+
   stripeCalls(endpoint: string) {
     return this.sandbox.requests.filter((r) => r.endpoint === endpoint);
   }

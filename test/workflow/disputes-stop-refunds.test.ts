@@ -29,22 +29,7 @@ describe("disputes stop refunds", () => {
   const deliveredOrder = (customerId: string) =>
     h.deliveredOrder(customerId, [{ sku: "DSP-1", quantity: 3 }]);
 
-  async function returnDelivered(orderId: string) {
-    const created = await api(`/api/orders/${orderId}/returns`, {
-      lines: [{ sku: "DSP-1", quantity: 2 }],
-      reason: "no_longer_needed",
-    });
-    expect(created.status).toBe(201);
-    const { returnId } = (await created.json()) as { returnId: string };
-    await h.settle(3);
-    const labelled = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
-    const trackingNumber = labelled.labelTrackingNumber as string;
-    expect(trackingNumber).toBeTruthy();
-    await h.easyPost.advanceTracker(trackingNumber, "in_transit");
-    await h.easyPost.advanceTracker(trackingNumber, "delivered");
-    await h.settle(3);
-    return returnId;
-  }
+  const returnDelivered = (orderId: string) => h.returnDelivered(orderId, [{ sku: "DSP-1", quantity: 2 }]);
 
   it("the stand-in refuses a refund of a charged-back payment as Stripe does", async () => {
     const { paymentIntentId } = await h.createPaidOrder({

@@ -20,29 +20,12 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
   });
   afterAll(() => h.close());
 
-  const api = (path: string, body?: unknown) => h.adminApi(path, body);
   const refundsAtStripe = (paymentIntentId: string) => h.refundsAtStripe(paymentIntentId);
   const alertsAbout = (pattern: RegExp) => h.alertsAbout(pattern);
   const deliveredOrder = (customerId: string) =>
     h.deliveredOrder(customerId, [{ sku: "DASH-1", quantity: 3 }]);
 
-  async function returnDelivered(orderId: string) {
-    const created = await api(`/api/orders/${orderId}/returns`, {
-      lines: [{ sku: "DASH-1", quantity: 2 }],
-      reason: "no_longer_needed",
-    });
-    expect(created.status).toBe(201);
-    const { returnId } = (await created.json()) as { returnId: string };
-    await h.settle(3);
-    const labelled = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
-    expect(labelled.status).toBe("approved");
-    const trackingNumber = labelled.labelTrackingNumber as string;
-    expect(trackingNumber).toBeTruthy();
-    await h.easyPost.advanceTracker(trackingNumber, "in_transit");
-    await h.easyPost.advanceTracker(trackingNumber, "delivered");
-    await h.settle(3);
-    return returnId;
-  }
+  const returnDelivered = (orderId: string) => h.returnDelivered(orderId, [{ sku: "DASH-1", quantity: 2 }]);
 
   it("the stand-in refuses a refund of a fully refunded charge as Stripe does", async () => {
     const { paymentIntentId } = await h.createPaidOrder({
