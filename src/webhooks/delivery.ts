@@ -228,7 +228,8 @@ export function createWebhookDelivery(deps: {
             failingSince: disabled.failingSince.toISOString(),
             lastAnswer: outcome.error ?? `HTTP ${outcome.statusCode}`,
             ...(deps.endpointUrl ? { endpointPage: deps.endpointUrl(row.endpoint_id) } : {}),
-            action: "Fix the receiver, then enable the endpoint again (PATCH enabled: true)",
+            action:
+              "Fix the receiver, then enable the endpoint again (the console's Webhooks page, or PATCH enabled: true)",
           },
         });
       }
