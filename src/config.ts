@@ -190,6 +190,9 @@ const schema = z.object({
   WEBHOOK_BLOCK_PRIVATE_ADDRESSES: z.stringbool().optional(),
   // Refuse endpoint URLs that are not https. Unset: on in production, off elsewhere.
   WEBHOOK_REQUIRE_HTTPS: z.stringbool().optional(),
+  // Encrypts the endpoints' signing secrets in the database (AES-256-GCM, decision 0205); unset
+  // outside production: derived from the admin token.
+  WEBHOOK_SECRETS_KEY: z.string().min(32, "must be at least 32 characters").optional(),
   ADMIN_API_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
   // Signs the links in customer pages and e-mails (docs/pages.md); unset outside production: derived from the admin token.
   LINK_SIGNING_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
@@ -322,6 +325,8 @@ const requiredInProduction = [
   "SLACK_WEBHOOK_URL",
   "ADMIN_API_TOKEN",
   "LINK_SIGNING_SECRET",
+  // Without it the endpoints' signing secrets would be sealed with a key anyone with the admin token could derive.
+  "WEBHOOK_SECRETS_KEY",
   "EASYPOST_API_KEY",
   "EASYPOST_WEBHOOK_SECRET",
   "WAREHOUSE_NAME",

@@ -63,6 +63,7 @@ const testSecrets: Record<string, string> = {
   SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T000/B000/test",
   ADMIN_API_TOKEN: "test-admin-token-0123456789-abcdef",
   LINK_SIGNING_SECRET: "test-link-secret-0123456789-abcdef",
+  WEBHOOK_SECRETS_KEY: "test-webhook-secrets-key-0123456789",
   METRICS_TOKEN: "test-metrics-token-0123456789",
   CHECKOUT_API_TOKEN: "test-checkout-token-0123456789",
   EASYPOST_API_KEY: "EZAK_test_example",

@@ -548,7 +548,8 @@ function buildDocument(): JsonSchema {
       },
       post: {
         ...admin,
-        summary: "Register an endpoint for lifecycle event types; the answer holds its secret, shown once",
+        summary:
+          "Register an endpoint for lifecycle event types (also from the console's Webhooks page); the answer holds its secret, shown once",
         tags: ["webhooks"],
         requestBody: requestBody(createEndpointBody),
         responses: {

@@ -4,6 +4,7 @@ import { sqlPool, type Database } from "../db/client";
 import type { Logger } from "../logger";
 import type { Resolver } from "./address-guard";
 import { postDelivery, type PostOutcome } from "./post";
+import type { SecretBox } from "./secret-box";
 import { signedHeaders, signingSecrets } from "./signing";
 
 /** What one attempt step returns (kept small: Inngest stores it). */
@@ -50,6 +51,8 @@ interface AttemptRow {
 export function createWebhookDelivery(deps: {
   db: Database;
   settings: DeliverySettings;
+  /** Opens the endpoint's sealed signing secrets just before signing (decision 0205). */
+  secrets: SecretBox;
   alerts: Pick<Alerter, "notify">;
   logger: Logger;
   /** The endpoints page of the ops console, for the alert. */
@@ -196,8 +199,9 @@ export function createWebhookDelivery(deps: {
         headers: signedHeaders(
           signingSecrets(
             {
-              secret: row.secret,
-              previousSecret: row.previous_secret,
+              secret: deps.secrets.open(row.secret, row.endpoint_id),
+              previousSecret:
+                row.previous_secret === null ? null : deps.secrets.open(row.previous_secret, row.endpoint_id),
               previousSecretExpiresAt: row.previous_secret_expires_at,
             },
             now,
@@ -224,7 +228,8 @@ export function createWebhookDelivery(deps: {
             failingSince: disabled.failingSince.toISOString(),
             lastAnswer: outcome.error ?? `HTTP ${outcome.statusCode}`,
             ...(deps.endpointUrl ? { endpointPage: deps.endpointUrl(row.endpoint_id) } : {}),
-            action: "Fix the receiver, then enable the endpoint again (PATCH enabled: true)",
+            action:
+              "Fix the receiver, then enable the endpoint again (the console's Webhooks page, or PATCH enabled: true)",
           },
         });
       }

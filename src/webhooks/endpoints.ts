@@ -1,9 +1,11 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import type { Database } from "../db/client";
 import { AppError } from "../errors";
 import { isLifecycleEventName, lifecycleEvents } from "../events/lifecycle";
 import { parseDurationMs } from "../shared/duration";
 import { checkEndpointUrl, type EndpointUrlRules } from "./address-guard";
+import type { SecretBox } from "./secret-box";
 import { newEndpointSecret } from "./signing";
 
 /** An endpoint as the admin API and the console show it: never its secrets. */
@@ -143,10 +145,12 @@ export interface EndpointSettings extends EndpointUrlRules {
 export function createWebhookEndpoints(deps: {
   db: Database;
   settings: EndpointSettings;
+  /** Seals the signing secrets before they are written, opens them when moved (decision 0205). */
+  secrets: SecretBox;
   /** Starts one more attempt of a delivery ("send again"); resolves once Inngest took it. */
   requestResend: (deliveryId: string, endpointId: string, resend: number) => Promise<void>;
 }) {
-  const { db, settings } = deps;
+  const { db, settings, secrets } = deps;
 
   async function find(id: string): Promise<EndpointRow> {
     const row = uuid.safeParse(id).success ? await db.webhookEndpoint.findUnique({ where: { id } }) : null;
@@ -192,14 +196,17 @@ export function createWebhookEndpoints(deps: {
       const input = parseBody(createEndpointBody, body);
       const url = await checkEndpointUrl(input.url, settings);
       const secret = newEndpointSecret();
+      // The id is ours, not the database's: the sealed secret is bound to it.
+      const id = randomUUID();
       const row = await db.webhookEndpoint.create({
         data: {
+          id,
           url: url.toString(),
           eventTypes: input.eventTypes,
           description: input.description ?? null,
           enabled: input.enabled ?? true,
           disabledReason: input.enabled === false ? "created disabled" : null,
-          secret,
+          secret: secrets.seal(secret, id),
         },
       });
       return { ...endpointView(row), secret };
@@ -214,7 +221,8 @@ export function createWebhookEndpoints(deps: {
       return endpointView(await find(id));
     },
 
-    async update(id: string, body: unknown): Promise<EndpointView> {
+    /** `via` names who disabled it, in its disabledReason (the admin API unless said). */
+    async update(id: string, body: unknown, options: { via?: string } = {}): Promise<EndpointView> {
       const input = parseBody(updateEndpointBody, body);
       const current = await find(id);
       const url =
@@ -227,7 +235,7 @@ export function createWebhookEndpoints(deps: {
           ...(input.eventTypes !== undefined ? { eventTypes: input.eventTypes } : {}),
           ...(input.description !== undefined ? { description: input.description } : {}),
           ...(input.enabled === false && current.enabled
-            ? { enabled: false, disabledReason: "disabled through the admin API" }
+            ? { enabled: false, disabledReason: `disabled through ${options.via ?? "the admin API"}` }
             : {}),
           // Enabled again: its failing streak starts over, so it is not disabled by its next failure.
           ...(enabling ? { enabled: true, disabledReason: null, failingSince: null } : {}),
@@ -251,13 +259,51 @@ export function createWebhookEndpoints(deps: {
         data:
           overlapMs > 0
             ? {
-                secret,
-                previousSecret: current.secret,
+                secret: secrets.seal(secret, current.id),
+                // A row from before encryption carries its secret in clear: sealed as it moves.
+                previousSecret: secrets.isSealed(current.secret)
+                  ? current.secret
+                  : secrets.seal(current.secret, current.id),
                 previousSecretExpiresAt: new Date(Date.now() + overlapMs),
               }
-            : { secret, previousSecret: null, previousSecretExpiresAt: null },
+            : {
+                secret: secrets.seal(secret, current.id),
+                previousSecret: null,
+                previousSecretExpiresAt: null,
+              },
       });
       return { ...endpointView(row), secret };
+    },
+
+    /**
+     * The migration path of decision 0205: rows written before the secrets were encrypted keep
+     * working (SecretBox#open passes a clear value through) and are sealed here, at start-up.
+     * Compare-and-set on the value read, so a rotation in between is never overwritten.
+     * Returns how many rows it sealed.
+     */
+    async sealStoredSecrets(): Promise<number> {
+      const rows = await db.webhookEndpoint.findMany({
+        where: {
+          OR: [
+            { NOT: { secret: { startsWith: "enc:" } } },
+            { AND: [{ previousSecret: { not: null } }, { NOT: { previousSecret: { startsWith: "enc:" } } }] },
+          ],
+        },
+        select: { id: true, secret: true, previousSecret: true },
+      });
+      let sealed = 0;
+      for (const row of rows) {
+        const seal = (value: string) => (secrets.isSealed(value) ? value : secrets.seal(value, row.id));
+        const { count } = await db.webhookEndpoint.updateMany({
+          where: { id: row.id, secret: row.secret, previousSecret: row.previousSecret },
+          data: {
+            secret: seal(row.secret),
+            previousSecret: row.previousSecret === null ? null : seal(row.previousSecret),
+          },
+        });
+        sealed += count;
+      }
+      return sealed;
     },
 
     async remove(id: string): Promise<void> {

@@ -11,6 +11,7 @@ import { webhookAdminRoutes } from "./admin-routes";
 import { createWebhookDelivery } from "./delivery";
 import { webhookDeliveryEvents } from "./dispatch";
 import { createWebhookEndpoints } from "./endpoints";
+import { createSecretBox, deriveWebhookSecretsKey } from "./secret-box";
 
 /**
  * Signed outbound webhooks (issue 40, docs/webhooks.md, decision 0198), composed in one place: the
@@ -32,8 +33,11 @@ export function createWebhooksModule(shared: {
   const { config, db } = shared;
   const blockPrivate = config.WEBHOOK_BLOCK_PRIVATE_ADDRESSES;
   const resolve = shared.resolve ? { resolve: shared.resolve } : {};
+  // Production requires WEBHOOK_SECRETS_KEY (src/config.ts); elsewhere a key derived from the admin token.
+  const secrets = createSecretBox(config.WEBHOOK_SECRETS_KEY ?? deriveWebhookSecretsKey(shared.adminToken));
   const endpoints = createWebhookEndpoints({
     db,
+    secrets,
     settings: {
       requireHttps: config.WEBHOOK_REQUIRE_HTTPS,
       blockPrivate,
@@ -50,6 +54,7 @@ export function createWebhooksModule(shared: {
   });
   const delivery = createWebhookDelivery({
     db,
+    secrets,
     settings: {
       blockPrivate,
       timeoutMs: durationMs(config.WEBHOOK_TIMEOUT),

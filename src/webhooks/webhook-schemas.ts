@@ -12,7 +12,12 @@ export const webhookEndpointSchema = z
     description: z.string().nullable(),
     eventTypes: z.array(z.string()),
     enabled: z.boolean(),
-    disabledReason: z.string().nullable(),
+    disabledReason: z
+      .string()
+      .nullable()
+      .describe(
+        'Why it is disabled: "created disabled", "disabled through the admin API" (or "the ops console"), or since when every attempt failed',
+      ),
     failingSince: z.iso.datetime().nullable(),
     previousSecretExpiresAt: z.iso.datetime().nullable(),
     createdAt: z.iso.datetime(),
@@ -25,7 +30,9 @@ export const webhookEndpointWithSecretSchema = webhookEndpointSchema
     secret: z
       .string()
       .regex(/^whsec_/)
-      .describe("Shown in this answer only"),
+      .describe(
+        "Shown in this answer only; stored sealed with AES-256-GCM under WEBHOOK_SECRETS_KEY (decision 0205)",
+      ),
   })
   .meta({ id: "WebhookEndpointWithSecret" });
 

@@ -1,5 +1,5 @@
-import type { Browser } from "playwright-core";
-import { adminToken, E2eHarness } from "../e2e/e2e-harness";
+import type { Browser, Page } from "playwright-core";
+import { E2eHarness } from "../e2e/e2e-harness";
 import { startWebhookReceiver } from "../support/webhook-receiver";
 import { launchChromium, logInToConsole, startPublicEntrance, type PublicEntrance } from "./browser";
 
@@ -12,11 +12,13 @@ const shipping = {
 
 /**
  * The console's webhooks page, with the service as users run it (src/server.ts in a child
- * process): an endpoint registered through the admin API receives a paid order's
- * `shop/order.paid.v1`; the page lists the endpoint and its delivery; "Send again" sends one more
- * attempt with the same webhook-id, and the log shows both attempts.
+ * process), managed from the browser only (decision 0205): an endpoint created with its URL and
+ * event types shows its secret once; a paid order's `shop/order.paid.v1` reaches it signed with
+ * that secret; the delivery log shows the attempt and "Send again" sends one more with the same
+ * webhook-id; the secret is rotated (both sign during the overlap); the endpoint is disabled and
+ * enabled again. A refused form says why and creates nothing.
  */
-describe("ops console: webhook endpoints and their delivery log", () => {
+describe("ops console: webhook endpoints managed from the page, with their delivery log", () => {
   let h: E2eHarness;
   let browser: Browser;
   let entrance: PublicEntrance;
@@ -38,44 +40,120 @@ describe("ops console: webhook endpoints and their delivery log", () => {
     await receiver?.close();
   });
 
-  it("lists the endpoint's deliveries and sends one again with the same webhook-id", async () => {
-    const created = await fetch(`${h.app.url}/api/admin/webhook-endpoints`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: JSON.stringify({ url: receiver.url, eventTypes: ["shop/order.paid.v1"], description: "ERP" }),
-    });
-    expect(created.status).toBe(201);
-    const endpoint = (await created.json()) as { id: string; secret: string };
+  const openWebhooks = async (page: Page) => {
+    await page.goto(`${entrance.url}/ops/webhooks`);
+    return page;
+  };
 
+  it("creates an endpoint, shows its secret once, delivers, sends again, rotates, disables and enables", async () => {
+    const page = await logInToConsole(browser, entrance.url);
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.waitForURL(`${entrance.url}/ops/webhooks`);
+
+    // A post without the page's CSRF token (another site's form, with the session cookie): 403.
+    const forged = await page.request.post(`${entrance.url}/ops/webhooks/endpoints`, {
+      form: { url: receiver.url, eventTypes: "shop/order.paid.v1" },
+      maxRedirects: 0,
+    });
+    expect(forged.status()).toBe(403);
+    expect(await h.db.webhookEndpoint.count()).toBe(0);
+
+    // Refused: no event type chosen. The page says why; nothing is created.
+    const form = page.locator('[data-form="new-endpoint"]');
+    await form.getByLabel("URL").fill(receiver.url);
+    const refused = page.waitForResponse((r) => r.url().endsWith("/ops/webhooks/endpoints"));
+    await form.getByRole("button", { name: "Create endpoint" }).click();
+    expect((await refused).status()).toBe(400);
+    await expect(page.locator(".notice.bad").textContent()).resolves.toMatch(/at least one event type/);
+    expect(await h.db.webhookEndpoint.count()).toBe(0);
+    // The form keeps what was typed.
+    expect(await page.locator('[data-form="new-endpoint"] input[name="url"]').inputValue()).toBe(
+      receiver.url,
+    );
+
+    await page.locator('[data-form="new-endpoint"] input[name="description"]').fill("ERP");
+    await page.locator('[data-form="new-endpoint"]').getByLabel("shop/order.paid.v1").check();
+    const created = page.waitForResponse((r) => r.url().endsWith("/ops/webhooks/endpoints"));
+    await page.locator('[data-form="new-endpoint"]').getByRole("button", { name: "Create endpoint" }).click();
+    expect((await created).status()).toBe(201);
+    const secret = (await page.locator('[data-field="secret"]').textContent()) ?? "";
+    expect(secret).toMatch(/^whsec_/);
+    const endpointId = (await page.locator("[data-secret-for]").getAttribute("data-secret-for")) ?? "";
+    const card = page.locator(`[data-endpoint="${endpointId}"]`);
+    await expect(card.locator("h2").textContent()).resolves.toContain(receiver.url);
+    await expect(card.locator("p.small").first().textContent()).resolves.toContain("ERP");
+
+    // Shown once: the page read again does not hold it, nor does the database in clear.
+    await openWebhooks(page);
+    expect(await page.content()).not.toContain(secret);
+    const row = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
+    expect(row.secret).toMatch(/^enc:v1:/);
+
+    // A paid order: one delivery, signed with that secret.
     const { orderId, checkoutSessionId } = await h.checkout("cus_webhook_page", [
       { sku: "HOOK-MUG", quantity: 1 },
     ]);
     await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized", { shipping });
-    await h.eventually(async () => expect(receiver.verified(endpoint.secret)).toHaveLength(1), 60_000);
-    const [first] = receiver.verified(endpoint.secret);
+    await h.eventually(async () => expect(receiver.verified(secret)).toHaveLength(1), 60_000);
+    const [first] = receiver.verified(secret);
     expect(first?.payload).toMatchObject({ type: "shop/order.paid.v1", data: { orderId } });
 
-    const page = await logInToConsole(browser, entrance.url);
-    await page.getByRole("link", { name: "Webhooks" }).click();
-    await page.waitForURL(`${entrance.url}/ops/webhooks`);
-    const card = page.locator(`[data-endpoint="${endpoint.id}"]`);
-    await expect(card.locator("h2").textContent()).resolves.toContain(receiver.url);
-    const row = card.locator(`tr[data-status="delivered"]`);
-    expect(await row.count()).toBe(1);
-    expect(await row.locator('[data-field="attempt"]').count()).toBe(1);
-    expect(await row.locator("code").textContent()).toBe(first?.webhookId);
+    // The delivery log: delivered, one attempt, its webhook-id.
+    const delivered = await h.eventually(async () => {
+      await openWebhooks(page);
+      const line = page.locator(`[data-endpoint="${endpointId}"] tr[data-status="delivered"]`);
+      expect(await line.count()).toBe(1);
+      return line;
+    }, 30_000);
+    expect(await delivered.locator('[data-field="attempt"]').count()).toBe(1);
+    expect(await delivered.locator("code").textContent()).toBe(first?.webhookId);
 
-    await row.getByRole("button", { name: "Send again" }).click();
+    // Rotate: a new secret shown once; during the overlap both sign.
+    await card.getByRole("button", { name: "Rotate secret" }).click();
+    const rotated = (await page.locator('[data-field="secret"]').textContent()) ?? "";
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    await expect(page.locator("[data-secret-for]").textContent()).resolves.toContain(
+      "previous secret keeps signing",
+    );
+    await expect(card.locator('[data-field="overlap"]').count()).resolves.toBe(1);
+
+    // Send again: the same webhook-id, verified by the old and the new secret.
+    await page
+      .locator(`[data-endpoint="${endpointId}"] tr[data-status="delivered"]`)
+      .getByRole("button", { name: "Send again" })
+      .click();
     await page.waitForURL(/\/ops\/webhooks\?sent=/);
-    await expect(page.locator(".notice").textContent()).resolves.toContain(first?.webhookId ?? "?");
-    await h.eventually(async () => expect(receiver.verified(endpoint.secret)).toHaveLength(2), 60_000);
+    await expect(page.locator(".notice").first().textContent()).resolves.toContain(first?.webhookId ?? "?");
+    await h.eventually(async () => expect(receiver.verified(rotated)).toHaveLength(1), 60_000);
+    expect(receiver.verified(secret)).toHaveLength(2);
     expect(receiver.receipts.map((r) => r.webhookId)).toEqual([first?.webhookId, first?.webhookId]);
-
     await h.eventually(async () => {
-      await page.goto(`${entrance.url}/ops/webhooks`);
-      const attempts = page.locator(`[data-endpoint="${endpoint.id}"] [data-field="attempt"]`);
+      await openWebhooks(page);
+      const attempts = page.locator(`[data-endpoint="${endpointId}"] [data-field="attempt"]`);
       expect(await attempts.count()).toBe(2);
       expect(await attempts.nth(1).textContent()).toContain("(sent again)");
     }, 30_000);
+
+    // Disable: the page says so; "send again" is then refused with a clear 409, nothing sent.
+    await page.locator(`[data-endpoint="${endpointId}"]`).getByRole("button", { name: "Disable" }).click();
+    await page.waitForURL(/changed=disabled/);
+    const disabledCard = page.locator(`[data-endpoint="${endpointId}"]`);
+    await expect(disabledCard.locator('[data-field="enabled"]').textContent()).resolves.toMatch(
+      /disabled: disabled through the ops console/,
+    );
+    const sends = receiver.receipts.length;
+    const refusedSend = page.waitForResponse((r) => r.url().includes("/send-again"));
+    await disabledCard.getByRole("button", { name: "Send again" }).first().click();
+    expect((await refusedSend).status()).toBe(409);
+    await expect(page.locator(".notice.bad").textContent()).resolves.toMatch(/disabled/);
+    expect(receiver.receipts).toHaveLength(sends);
+
+    await page.locator(`[data-endpoint="${endpointId}"]`).getByRole("button", { name: "Enable" }).click();
+    await page.waitForURL(/changed=enabled/);
+    await expect(
+      page.locator(`[data-endpoint="${endpointId}"] [data-field="enabled"]`).textContent(),
+    ).resolves.toBe("enabled");
+    expect((await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } })).enabled).toBe(true);
   });
 });

@@ -118,6 +118,7 @@ const productionEnv = (inngestApi: string, extra: Record<string, string> = {}) =
   METRICS_TOKEN: "metrics-token-0123456789",
   CHECKOUT_API_TOKEN: "checkout-token-0123456789",
   LINK_SIGNING_SECRET: "sync-test-link-signing-secret-0123456789",
+  WEBHOOK_SECRETS_KEY: "sync-test-webhook-secrets-key-0123456789",
   INNGEST_ENCRYPTION_KEY: "sync-test-encryption-key-0123456789",
   ...extra,
 });

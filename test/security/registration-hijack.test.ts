@@ -107,6 +107,7 @@ describe("unsigned PUT /api/inngest cannot re-register the app at a caller-chose
         WAREHOUSE_COUNTRY: "US",
         METRICS_TOKEN: "metrics-token-0123456789",
         LINK_SIGNING_SECRET: "hijack-test-link-signing-secret-0123456789",
+        WEBHOOK_SECRETS_KEY: "hijack-test-webhook-secrets-key-0123456789",
         INNGEST_ENCRYPTION_KEY: "hijack-test-encryption-key-0123456789",
       });
       services = await createServices({

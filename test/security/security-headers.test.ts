@@ -26,6 +26,7 @@ const productionEnv = {
   SLACK_WEBHOOK_URL: "https://hooks.slack.com/services/T/B/X",
   ADMIN_API_TOKEN: adminToken,
   LINK_SIGNING_SECRET: "a-link-signing-secret-of-32-characters",
+  WEBHOOK_SECRETS_KEY: "a-webhook-secrets-key-of-32-characters",
   EASYPOST_API_KEY: "EZAK_live_123",
   EASYPOST_WEBHOOK_SECRET: "a-long-easypost-webhook-secret",
   WAREHOUSE_NAME: "Shop Warehouse",

@@ -123,6 +123,7 @@ describe("signed outbound webhooks", () => {
     expect((await api("POST", "/api/admin/webhook-deliveries/nope/send-again")).status).toBe(404);
 
     const created = await createEndpoint("https://example.com/hooks", ["shop/order.paid.v1"]);
+    const stored = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: created.id } });
     const patch = await api("PATCH", `/api/admin/webhook-endpoints/${created.id}`, { eventTypes: ["nope"] });
     expect(patch.status).toBe(400);
     expect((await api("PATCH", `/api/admin/webhook-endpoints/${created.id}`, {})).status).toBe(400);
@@ -132,7 +133,7 @@ describe("signed outbound webhooks", () => {
     expect(rotate.status).toBe(400);
     const unchanged = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: created.id } });
     expect(unchanged.eventTypes).toEqual(["shop/order.paid.v1"]);
-    expect(unchanged.secret).toBe(created.secret);
+    expect(unchanged.secret).toBe(stored.secret);
     // The secret is shown once: never in a read.
     const read = await api("GET", `/api/admin/webhook-endpoints/${created.id}`);
     expect(read.status).toBe(200);
@@ -389,6 +390,51 @@ describe("signed outbound webhooks", () => {
       );
     } finally {
       await down.close();
+    }
+  });
+
+  it("keeps signing secrets encrypted at rest; a row stored in clear before still signs and is sealed at the next start", async () => {
+    const vault = await startWebhookReceiver();
+    try {
+      const endpoint = await createEndpoint(vault.url, ["shop/order.fulfilment-held.v1"]);
+      const row = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+      const key = endpoint.secret.slice("whsec_".length);
+      expect(row.secret).toMatch(/^enc:v1:/);
+      expect(row.secret).not.toContain(key);
+      await h.services.workflow.timeline.record(orderId, "hold-placed", { reason: "ops", note: "sealed" });
+      await publishNow();
+      expect(vault.verified(endpoint.secret).map((m) => m.payload.data.note)).toContain("sealed");
+
+      // A row as decision 0198 stored it, its secret in clear: it keeps working as it is...
+      const legacy = "whsec_" + Buffer.alloc(32, 7).toString("base64");
+      await h.db.webhookEndpoint.update({ where: { id: endpoint.id }, data: { secret: legacy } });
+      await h.services.workflow.timeline.record(orderId, "hold-placed", { reason: "ops", note: "legacy" });
+      await publishNow();
+      expect(vault.verified(legacy).map((m) => m.payload.data.note)).toEqual(["legacy"]);
+
+      // ...and the next start seals it; it still signs the same.
+      await h.restartService({});
+      const resealed = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+      expect(resealed.secret).toMatch(/^enc:v1:/);
+      expect(resealed.secret).not.toContain(legacy.slice("whsec_".length));
+      await h.services.workflow.timeline.record(orderId, "hold-placed", { reason: "ops", note: "resealed" });
+      await publishNow();
+      expect(vault.verified(legacy).map((m) => m.payload.data.note)).toEqual(["legacy", "resealed"]);
+
+      // A rotation from a sealed row: the previous secret moves sealed, and both sign in the overlap.
+      const rotated = await api("POST", `/api/admin/webhook-endpoints/${endpoint.id}/rotate-secret`, {});
+      expect(rotated.status).toBe(200);
+      const after = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id } });
+      expect(after.previousSecret).toBe(resealed.secret);
+      await h.services.workflow.timeline.record(orderId, "hold-placed", { reason: "ops", note: "rotated" });
+      await publishNow();
+      const rotatedNotes = (secret: string) =>
+        vault.verified(secret).filter((m) => m.payload.data.note === "rotated");
+      expect(rotatedNotes(legacy)).toHaveLength(1);
+      expect(rotatedNotes(rotated.body.secret as string)).toHaveLength(1);
+      expect((await api("DELETE", `/api/admin/webhook-endpoints/${endpoint.id}`)).status).toBe(204);
+    } finally {
+      await vault.close();
     }
   });
 
