@@ -2,7 +2,7 @@
 # npm run test:mutation [group...]: StrykerJS over the exactly-once core, one module group at a
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil returns exchanges reconciliation
-# reconciliation-fast label-voids label-voids-fast refunds-disputes (default: all). Logs and the
+# reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
@@ -14,14 +14,14 @@ mkdir -p reports/mutation
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
 # setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
 for group in "$@"; do
-  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes) ;;
-  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)" >&2; exit 2 ;;
+  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes | refunds-disputes-fast) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast)" >&2; exit 2 ;;
   esac
 done
 needs_database() {
   [ $# -eq 0 ] && return 0
   for group in "$@"; do
-    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast) ;; *) return 0 ;; esac
+    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast | refunds-disputes-fast) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -47,7 +47,7 @@ run() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)
+[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast)
 for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
@@ -87,6 +87,11 @@ for group in "${groups[@]}"; do
       "test/shipping/label-void.test.ts" 10000 ;;
     refunds-disputes) run refunds-disputes "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
       "test/orders/refunds.test.ts,test/orders/intake/dispute-states.test.ts,test/workflow/disputes-stop-refunds.test.ts,test/orders/intake/stripe-intake.unit.test.ts" 120000 ;;
+    # Their fast tier: the refund use case and the refund and dispute intake over an in-memory
+    # database that answers as Prisma does and an in-memory Stripe (test/support/fakes/money-*.ts),
+    # no database; the group above stays the end-to-end check.
+    refunds-disputes-fast) STRYKER_NO_DATABASE=1 run refunds-disputes-fast "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
+      "test/orders/refund-order.unit.test.ts,test/orders/intake/refund-events.unit.test.ts,test/orders/intake/risk-events.unit.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done
