@@ -18,6 +18,7 @@ function setup(options: { captured?: number; refunded?: number; authorized?: num
   const db = new MoneyDb();
   const stripe = new MoneyStripe();
   const captured = options.captured ?? 5000;
+  addDecoy(db);
   const order = db.addOrder({
     captured,
     refunded: options.refunded ?? 0,
@@ -74,6 +75,39 @@ function setup(options: { captured?: number; refunded?: number; authorized?: num
     payment,
     rows,
   };
+}
+
+/**
+ * Another order, stored first, with a payment, refunds in every status, a chargeback and timeline
+ * entries: a lookup that loses its `where` (or a sort) reads these instead of the order's own.
+ */
+function addDecoy(db: MoneyDb): string {
+  const decoy = db.addOrder({ captured: 9000, refunded: 1000, status: "shipped" });
+  db.insert("refund", {
+    orderId: decoy.id,
+    amount: 1000,
+    currency: "usd",
+    status: "succeeded",
+    providerId: "re_decoy",
+  });
+  db.insert("refund", {
+    orderId: decoy.id,
+    amount: 700,
+    currency: "usd",
+    status: "failed",
+    error: "charge_disputed: x",
+  });
+  db.insert("dispute", {
+    orderId: decoy.id,
+    providerId: "dp_decoy",
+    status: "needs_response",
+    amount: 9000,
+    currency: "usd",
+    reason: "fraudulent",
+    eventCreatedAt: db.now(),
+  });
+  db.insert("orderTimelineEntry", { orderId: decoy.id, kind: "refund-issued", detail: { refundId: "x" } });
+  return decoy.id;
 }
 
 async function refusalOf(promise: Promise<unknown>): Promise<AppError> {
@@ -393,6 +427,7 @@ describe("refunds (in-memory database and Stripe)", () => {
     Object.assign(defined(t.stripe.failCreates[0]), { message: undefined });
     const refused = await refusalOf(t.ask({ amount: 100 }));
     expect(refused.code).toBe("charge_disputed");
+    expect(refused.message).toBe("Stripe refused the refund: ");
     expect(defined(t.rows()[0]).error).toBe("charge_disputed: refused");
     expect(defined(t.db.timeline(t.orderId, "refund-failed")[0]).detail).toMatchObject({ error: null });
   });
@@ -485,7 +520,9 @@ describe("refunds (in-memory database and Stripe)", () => {
     const t = setup();
     addDispute(t, "dp_b", "lost", 1500);
     addDispute(t, "dp_a", "under_review", 1000);
-    defined(defined(t.db.tables.dispute)[1]).createdAt = new Date("2026-01-01T00:00:00Z");
+    defined(t.db.tables.dispute?.find((d) => d.providerId === "dp_a")).createdAt = new Date(
+      "2026-01-01T00:00:00Z",
+    );
     const refused = await refusalOf(
       t.ask({ amount: 2501, by: "process-return", refundId: "8c1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d" }),
     );
@@ -679,5 +716,185 @@ describe("refunds (in-memory database and Stripe)", () => {
     t.sender.failing = true;
     await expect(t.ask({ amount: 500 })).resolves.toMatchObject({ amount: 500 });
     expect(t.messages()).toContain("refund e-mail not sent");
+  });
+
+  it("says what it refused in words and under stable keys", async () => {
+    const t = setup();
+    addDispute(t, "dp_b", "under_review", 1000);
+    addDispute(t, "dp_c", "lost", 1000);
+    const refused = await refusalOf(t.ask({ amount: 4000 }));
+    expect(refused.message).toBe(
+      `Order ${t.orderId}'s payment is disputed (dp_b, dp_c): 2000 of it is with the card network, so a refund of 4000 is refused. Answer or accept the dispute in the Stripe Dashboard instead`,
+    );
+    expect(t.notices[0]).toMatchObject({
+      key: "refund-refused-disputed-dp_b",
+      fields: {
+        action: expect.stringMatching(
+          /^Refund nothing outside the dispute: accept it in the Stripe Dashboard/,
+        ),
+      },
+    });
+    const log = t.log.lines().find((line) => line.msg === "refund refused: the payment is disputed");
+    expect(log).toMatchObject({ orderId: t.orderId, by: "ops-console" });
+    expect(overRefundAlertKey("o-1")).toBe("refund-over-captured-o-1");
+  });
+
+  it("the over-capture alert tells ops what to do", async () => {
+    const t = setup();
+    t.stripe.onRefund = async () => {
+      t.stripe.dashboardRefund(t.intent.id, 4500);
+    };
+    await t.ask({ amount: 1000 });
+    expect(t.notices[0]).toMatchObject({
+      key: `refund-over-captured-${t.orderId}`,
+      fields: {
+        action: expect.stringMatching(
+          /^A refund cannot be undone at Stripe: recover the amount over the capture/,
+        ),
+      },
+    });
+  });
+
+  it("without an alerter a disputed or over-captured refund still answers", async () => {
+    const db = new MoneyDb();
+    const stripe = new MoneyStripe();
+    const order = db.addOrder({ captured: 5000 });
+    const intent = stripe.addIntent(defined(order.paymentIntentId));
+    const refunds = createRefunds({
+      db: db.asDatabase(),
+      stripe: stripe.asStripe(),
+      sender: { send: async () => ({ status: "sent" }) } as never,
+      logger: captureLog().logger,
+    });
+    stripe.onRefund = async () => {
+      stripe.dashboardRefund(intent.id, 4500);
+    };
+    await expect(refunds.refund({ orderId: order.id, amount: 1000, by: "admin-api" })).resolves.toMatchObject(
+      { amount: 1000 },
+    );
+    intent.disputed = true;
+    db.insert("refund", { orderId: order.id, amount: 1, currency: "usd", status: "failed", error: "x" });
+    db.tables.payment = [];
+    const other = db.addOrder({ captured: 5000 });
+    stripe.addIntent(defined(other.paymentIntentId), { disputed: true });
+    const refused = await refusalOf(refunds.refund({ orderId: other.id, amount: 100, by: "admin-api" }));
+    expect(refused.code).toBe("charge_disputed");
+  });
+
+  it("the lock's check catches a race that leaves nothing, even for a request of everything", async () => {
+    const t = setup();
+    t.db.beforeNextTransaction = () => {
+      t.db.insert("refund", {
+        orderId: t.orderId,
+        amount: 5000,
+        currency: "usd",
+        status: "succeeded",
+        providerId: "re_y",
+      });
+    };
+    const refused = await refusalOf(t.ask({}));
+    expect(refused.code).toBe("refund_exceeds_captured");
+    expect(refused.message).toMatch(/already been refunded in full/);
+    expect(t.rows().filter((row) => row.status === "pending")).toEqual([]);
+  });
+
+  it("a pending row Stripe refuses as disputed is kept failed, its asker unknown", async () => {
+    const t = setup();
+    const pending = t.db.insert("refund", { orderId: t.orderId, amount: 400, currency: "usd" });
+    t.intent.disputed = true;
+    await refusalOf(t.ask({ amount: 100 }));
+    expect(t.db.timeline(t.orderId, "refund-requested").map((e) => e.detail)).toEqual([
+      { refundId: pending.id, amount: 400, reason: null, by: "unknown" },
+    ]);
+    expect(t.rows().find((row) => row.id === pending.id)).toMatchObject({ status: "failed" });
+  });
+
+  it("Stripe unreachable is said as such", async () => {
+    const t = setup();
+    t.stripe.failCreates.push({ message: "ECONNRESET" });
+    const refused = await refusalOf(t.ask({ amount: 100 }));
+    expect(refused.message).toBe("The payment provider is unavailable; please try again");
+  });
+
+  it("the payment's own total counts when Stripe's cannot be read after the refund", async () => {
+    const t = setup({ refunded: 3000 });
+    t.intent.refunds.push({ id: "re_comp", amount: 3000, status: "succeeded" } as never);
+    t.stripe.onRefund = async () => {
+      t.stripe.failRetrieves = 1;
+    };
+    await expect(t.ask({ amount: 1000 })).resolves.toMatchObject({ amount: 1000 });
+    expect(t.payment().amountRefunded).toBe(3000);
+  });
+
+  it("a model refusal names the action and never a negative refundable", async () => {
+    const t = setup();
+    t.db.insert("refund", {
+      orderId: t.orderId,
+      amount: 6000,
+      currency: "usd",
+      status: "succeeded",
+      providerId: "re_over",
+    });
+    const refused = await refusalOf(t.ask({ amount: 100 }));
+    expect(refused.message).toMatch(/cannot be refunded/);
+    expect(refused.details).toEqual({ requested: 100, captured: 5000, refunded: 6000, refundable: 0 });
+  });
+
+  it("an order gone between the first look and the model's is not found", async () => {
+    const t = setup();
+    t.db.before("$queryRawUnsafe", () => {
+      t.db.tables.order = defined(t.db.tables.order).filter((row) => row.id !== t.orderId);
+    });
+    const refused = await refusalOf(t.ask({ amount: 100 }));
+    expect(refused.code).toBe("order_not_found");
+    expect(refused.message).toBe(`Order ${t.orderId} does not exist`);
+    const missing = await refusalOf(
+      t.refunds.refund({ orderId: "00000000-0000-4000-8000-00000000beef", by: "admin-api" }),
+    );
+    expect(missing.message).toBe("Order 00000000-0000-4000-8000-00000000beef does not exist");
+  });
+
+  it("a refund id of another order is refused by name", async () => {
+    const t = setup();
+    const other = t.db.addOrder({});
+    const theirs = t.db.insert("refund", {
+      orderId: other.id,
+      amount: 1,
+      currency: "usd",
+      status: "succeeded",
+    });
+    const refused = await refusalOf(t.ask({ refundId: theirs.id as string }));
+    expect(refused.message).toBe(`Refund ${theirs.id} belongs to another order`);
+  });
+
+  it("two requests settling one pending row record it once", async () => {
+    const t = setup();
+    const pending = t.db.insert("refund", { orderId: t.orderId, amount: 400, currency: "usd" });
+    await Promise.all([t.ask({ amount: 100 }), t.ask({ amount: 200 })]);
+    expect(
+      t.db
+        .timeline(t.orderId, "refund-issued")
+        .filter((e) => (e.detail as { refundId: string }).refundId === pending.id),
+    ).toHaveLength(1);
+    expect(t.payment().amountRefunded).toBe(700);
+  });
+
+  it("a row the webhook marked failed with this Stripe refund is not recorded as issued", async () => {
+    const t = setup();
+    t.stripe.onRefund = async (refund) => {
+      const row = defined(t.rows().find((r) => r.id === refund.metadata?.refundRequestId));
+      Object.assign(row, { status: "failed", providerId: refund.id });
+    };
+    await t.ask({ amount: 1500 });
+    expect(t.db.timeline(t.orderId)).toEqual([]);
+  });
+
+  it("the e-mail lists the order's lines in sku order", async () => {
+    const t = setup();
+    t.db.insert("orderLine", { orderId: t.orderId, sku: "AAA", name: "Apron", quantity: 1, unitPrice: 100 });
+    await t.ask({ amount: 100 });
+    const text = defined(t.sent[0]).content.text;
+    expect(text.indexOf("Apron")).toBeGreaterThan(-1);
+    expect(text.indexOf("Apron")).toBeLessThan(text.indexOf("Mug"));
   });
 });

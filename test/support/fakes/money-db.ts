@@ -79,8 +79,25 @@ export class MoneyDb {
   };
   /** Every statement asked, by model and method (`refund.create`, `$queryRaw`, …). */
   readonly calls: string[] = [];
+  /** Earlier returns' settled units by sku, as return-money.ts's query answers them. */
+  settledReturnUnits: { sku: string; units: number }[] = [];
   /** Runs once, before the next transaction starts. */
   beforeNextTransaction?: () => Promise<void> | void;
+  private readonly hooks = new Map<string, () => void>();
+  /** The payment row's lock: one transaction at a time, as `SELECT … FOR UPDATE` makes them. */
+  private lock: Promise<void> = Promise.resolve();
+
+  /** Runs `fn` once, just before the next statement named `call` (`order.findUnique`, `$queryRawUnsafe`). */
+  before(call: string, fn: () => void): void {
+    this.hooks.set(call, fn);
+  }
+
+  runHook(call: string): void {
+    const hook = this.hooks.get(call);
+    if (!hook) return;
+    this.hooks.delete(call);
+    hook();
+  }
   private clock = Date.parse("2026-12-01T10:00:00Z");
 
   /** A strictly later time for each row written: `createdAt` orders as insertion does. */
@@ -166,6 +183,12 @@ export class MoneyDb {
     return [...rows].sort((a, b) => {
       for (const key of keys) {
         for (const [field, direction] of Object.entries(key)) {
+          if (direction !== "asc" && direction !== "desc") {
+            throw new PrismaError(
+              "P2009",
+              `Invalid orderBy direction ${JSON.stringify(direction)} for ${field}`,
+            );
+          }
           const x = comparable(a[field]);
           const y = comparable(b[field]);
           if (x === y) continue;
@@ -180,6 +203,9 @@ export class MoneyDb {
   /** A row as Prisma hands it back: `select`'s fields only, or all with `include`'s relations. */
   shaped(model: string, row: Row, args: { select?: Row; include?: Row }): Row {
     const pick = args.select ?? args.include;
+    if (args.select && !Object.values(args.select).some(Boolean)) {
+      throw new PrismaError("P2009", `The select statement for type ${model} must not be empty`);
+    }
     const out: Row = args.select ? {} : { ...row };
     for (const [field, spec] of Object.entries(pick ?? {})) {
       if (!spec) continue;
@@ -218,7 +244,16 @@ export class MoneyDb {
       if (args.take !== undefined) found = found.slice(0, args.take);
       return found;
     };
-    const log = (method: string) => db.calls.push(`${model}.${method}`);
+    const log = (method: string) => {
+      db.calls.push(`${model}.${method}`);
+      db.runHook(`${model}.${method}`);
+    };
+    /** Prisma refuses a findUnique or update whose where names no unique field. */
+    const unique = (where: Where | undefined) => {
+      if (!(uniques[model] ?? []).some((field) => where?.[field] !== undefined)) {
+        throw new PrismaError("P2009", `${model}: where needs a unique field, got ${JSON.stringify(where)}`);
+      }
+    };
     const apply = (row: Row, data: Row) => {
       for (const [field, value] of Object.entries(data)) if (value !== undefined) row[field] = value;
       row.updatedAt = db.now();
@@ -226,11 +261,13 @@ export class MoneyDb {
     return {
       async findUnique(args: { where: Where; select?: Row; include?: Row }) {
         log("findUnique");
+        unique(args.where);
         const row = find(args)[0];
         return row ? db.shaped(model, row, args) : null;
       },
       async findUniqueOrThrow(args: { where: Where; select?: Row; include?: Row }) {
         log("findUniqueOrThrow");
+        unique(args.where);
         const row = find(args)[0];
         if (!row) throw new PrismaError("P2025", `No ${model} found`);
         return db.shaped(model, row, args);
@@ -254,7 +291,8 @@ export class MoneyDb {
         log("aggregate");
         const found = find(args);
         const _sum: Record<string, number | null> = {};
-        for (const field of Object.keys(args._sum)) {
+        for (const [field, wanted] of Object.entries(args._sum)) {
+          if (!wanted) continue;
           _sum[field] =
             found.length === 0 ? null : found.reduce((sum, row) => sum + (row[field] as number), 0);
         }
@@ -266,6 +304,7 @@ export class MoneyDb {
       },
       async update(args: { where: Where; data: Row; select?: Row }) {
         log("update");
+        unique(args.where);
         const row = find(args)[0];
         if (!row) throw new PrismaError("P2025", `Record to update not found (${model})`);
         apply(row, args.data);
@@ -299,6 +338,10 @@ export class MoneyDb {
     const before = this.beforeNextTransaction;
     this.beforeNextTransaction = undefined;
     await before?.();
+    let release = () => {};
+    const previous = this.lock;
+    this.lock = new Promise<void>((resolve) => (release = resolve));
+    await previous;
     const saved = Object.fromEntries(
       Object.entries(this.tables).map(([model, rows]) => [model, rows.map((row) => ({ ...row }))]),
     );
@@ -307,6 +350,8 @@ export class MoneyDb {
     } catch (error) {
       for (const [model, rows] of Object.entries(saved)) this.tables[model] = rows;
       throw error;
+    } finally {
+      release();
     }
   }
 
@@ -314,6 +359,12 @@ export class MoneyDb {
   async $queryRaw(strings: TemplateStringsArray, ...values: unknown[]): Promise<Row[]> {
     this.calls.push("$queryRaw");
     const text = strings.join("?");
+    // A return's worth (src/returns/return-money.ts): the order's breakdown, earlier returns' units.
+    if (/SELECT money_breakdown FROM orders WHERE id = \?::uuid/.test(text)) {
+      const order = defined(this.tables.order).find((row) => row.id === values[0]);
+      return order ? [{ money_breakdown: order.moneyBreakdown ?? null }] : [];
+    }
+    if (/FROM return_lines l JOIN returns r/.test(text)) return this.settledReturnUnits;
     if (!/FROM payments WHERE order_id = \?::uuid FOR UPDATE/.test(text)) {
       throw new Error(`MoneyDb: no answer for ${text}`);
     }
@@ -332,6 +383,7 @@ export class MoneyDb {
   /** The order model's facts (loadOrderFacts), worked out from the tables as its SQL does. */
   async $queryRawUnsafe(text: string, ...values: unknown[]): Promise<Row[]> {
     this.calls.push("$queryRawUnsafe");
+    this.runHook("$queryRawUnsafe");
     if (!/FROM orders o\s+LEFT JOIN payments p/.test(text)) throw new Error("MoneyDb: no answer for raw SQL");
     const order = defined(this.tables.order).find((row) => row.id === values[0]);
     if (!order) return [];

@@ -128,7 +128,7 @@ export class MoneyStripe {
       }),
     },
     paymentIntents: {
-      retrieve: async (id: string) => {
+      retrieve: async (id: string, params: { expand?: string[] } = {}) => {
         if (this.failRetrieves > 0) {
           this.failRetrieves -= 1;
           throw Object.assign(new Error("Stripe is down"), { type: "StripeConnectionError" });
@@ -139,15 +139,18 @@ export class MoneyStripe {
           id,
           object: "payment_intent",
           currency: intent.currency,
-          latest_charge: {
-            id: intent.chargeId,
-            object: "charge",
-            amount: intent.amount,
-            amount_captured: intent.captured,
-            // Stripe counts a partial capture's released remainder as refunded.
-            amount_refunded: this.refundedOf(intent) + (intent.amount - intent.captured),
-            captured: intent.captured > 0,
-          },
+          // Stripe sends the charge's id unless asked to expand it.
+          latest_charge: !params.expand?.includes("latest_charge")
+            ? intent.chargeId
+            : {
+                id: intent.chargeId,
+                object: "charge",
+                amount: intent.amount,
+                amount_captured: intent.captured,
+                // Stripe counts a partial capture's released remainder as refunded.
+                amount_refunded: this.refundedOf(intent) + (intent.amount - intent.captured),
+                captured: intent.captured > 0,
+              },
         };
       },
     },
