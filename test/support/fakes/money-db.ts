@@ -49,6 +49,7 @@ const uniques: Record<string, string[]> = {
   shipment: ["id"],
   emailMessage: ["id"],
   orderLine: ["id"],
+  product: ["sku"],
 };
 
 export class PrismaError extends Error {
@@ -76,6 +77,7 @@ export class MoneyDb {
     shipment: [],
     emailMessage: [],
     orderLine: [],
+    product: [],
   };
   /** Every statement asked, by model and method (`refund.create`, `$queryRaw`, …). */
   readonly calls: string[] = [];
@@ -330,6 +332,7 @@ export class MoneyDb {
   readonly refund = this.model("refund");
   readonly dispute = this.model("dispute");
   readonly orderTimelineEntry = this.model("orderTimelineEntry");
+  readonly product = this.model("product");
 
   /** All or nothing: a throw inside puts every table back. */
   async $transaction<T>(fn: (tx: MoneyDb) => Promise<T>): Promise<T> {
