@@ -2,7 +2,7 @@
 # npm run test:mutation [group...]: StrykerJS over the exactly-once core, one module group at a
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil returns exchanges reconciliation
-# reconciliation-fast label-voids label-voids-fast refunds-disputes (default: all). Logs and the
+# reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
@@ -14,14 +14,14 @@ mkdir -p reports/mutation
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
 # setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
 for group in "$@"; do
-  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes) ;;
-  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)" >&2; exit 2 ;;
+  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes | refunds-disputes-fast | returns-fast | exchanges-fast) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast)" >&2; exit 2 ;;
   esac
 done
 needs_database() {
   [ $# -eq 0 ] && return 0
   for group in "$@"; do
-    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast) ;; *) return 0 ;; esac
+    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast | refunds-disputes-fast | returns-fast | exchanges-fast) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -47,7 +47,7 @@ run() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes)
+[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast)
 for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
@@ -87,6 +87,23 @@ for group in "${groups[@]}"; do
       "test/shipping/label-void.test.ts" 10000 ;;
     refunds-disputes) run refunds-disputes "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
       "test/orders/refunds.test.ts,test/orders/intake/dispute-states.test.ts,test/workflow/disputes-stop-refunds.test.ts,test/orders/intake/stripe-intake.unit.test.ts" 120000 ;;
+    # Their fast tier: the refund use case and the refund and dispute intake over an in-memory
+    # database that answers as Prisma does and an in-memory Stripe (test/support/fakes/money-*.ts),
+    # no database; the group above stays the end-to-end check.
+    refunds-disputes-fast) STRYKER_NO_DATABASE=1 run refunds-disputes-fast "src/orders/refund-order.ts,src/orders/disputed-amount.ts,src/orders/intake/refund-events.ts,src/orders/intake/risk-events.ts" \
+      "test/orders/refund-order.unit.test.ts,test/orders/intake/refund-events.unit.test.ts,test/orders/intake/risk-events.unit.test.ts" 10000 ;;
+    # The returns' fast tier: process-return on the step driver with its port in memory
+    # (test/workflow-fast/process-return.test.ts), and the steps' own work over in-memory records,
+    # carrier and mail with the real refund use case on the in-memory database and Stripe
+    # (test/returns/return-steps.unit.test.ts); no database. The records (raw SQL), the request
+    # use cases (returns.ts) and the sweep are not in it: the `returns` group above covers them.
+    returns-fast) STRYKER_NO_DATABASE=1 run returns-fast "src/inngest/functions/process-return.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/inngest/steps/return-context.ts,src/inngest/steps/return-work.ts,src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/returns/return-policy.ts" \
+      "test/workflow-fast/process-return.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
+    # The exchange steps' own work over the same in-memory ports (test/returns/exchange-steps.unit.test.ts),
+    # and process-return's exchange path on the step driver; no database. The Checkout payment of the
+    # difference (exchange-payment-events.ts, payments/exchange-checkout.ts) stays in `exchanges`.
+    exchanges-fast) STRYKER_NO_DATABASE=1 run exchanges-fast "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/work/exchange-charge.ts" \
+      "test/returns/exchange-steps.unit.test.ts,test/workflow-fast/process-return.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

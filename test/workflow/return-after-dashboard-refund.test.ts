@@ -82,7 +82,7 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
     expect(told[0]).toContain(returnId);
   });
 
-  it("refunded in part at the Dashboard, the return asking more than is left: Stripe's amount_too_large settles it alike", async () => {
+  it("refunded in part at the Dashboard, the return asking more than is left: what is left is refunded, the shortfall told once", async () => {
     const { orderId, paymentIntentId } = await deliveredOrder("cus_dash_part");
     const dashboard = await h.services.stripe.refunds.create({
       payment_intent: paymentIntentId,
@@ -94,12 +94,14 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
 
     const done = await h.db.return.findUniqueOrThrow({ where: { id: returnId } });
     expect(done.status).toBe("closed");
-    expect(done.refundAmount).toBe(0);
-    expect((await refundsAtStripe(paymentIntentId)).map((refund) => refund.id)).toEqual([dashboard.id]);
+    // Stripe refused the return's 4000 (amount_too_large): the 1000 still refundable went back.
+    expect(done.refundAmount).toBe(1000);
+    const atStripeRefunds = await refundsAtStripe(paymentIntentId);
+    expect(atStripeRefunds.map((refund) => refund.id)).toContain(dashboard.id);
+    expect(atStripeRefunds.map((refund) => refund.amount).sort()).toEqual([1000, 5000]);
     const order = await h.order(orderId);
-    // Up to Stripe's 5000, not past it: 1000 of the capture is still ours to refund.
-    expect(order.payment?.amountRefunded).toBe(5000);
-    expect(order.payment?.status).not.toBe("refunded");
+    expect(order.payment?.amountRefunded).toBe(6000);
+    expect(order.payment?.status).toBe("refunded");
     const atStripe = order.timeline.filter((entry) => entry.kind === "return-refunded-at-stripe");
     expect(atStripe.map((entry) => entry.detail)).toEqual([
       expect.objectContaining({
@@ -107,15 +109,20 @@ describe("a return received after a full refund in the Stripe Dashboard", () => 
         due: 4000,
         refundedAtStripe: 5000,
         stripeCode: "amount_too_large",
+        refunded: 1000,
+        shortfall: 3000,
       }),
     ]);
+    expect(
+      order.timeline.filter((entry) => entry.kind === "return-refunded").map((entry) => entry.detail),
+    ).toEqual([expect.objectContaining({ returnId, amount: 1000, due: 4000 })]);
     expect((await h.runsOfFunction("process-return")).map((run) => run.status)).toEqual([
       "Completed",
       "Completed",
     ]);
     await h.settle(1);
-    expect(alertsAbout(/already refunded at Stripe/).filter((body) => body.includes(returnId))).toHaveLength(
-      1,
-    );
+    expect(
+      alertsAbout(/already refunded in part at Stripe/).filter((body) => body.includes(returnId)),
+    ).toHaveLength(1);
   });
 });

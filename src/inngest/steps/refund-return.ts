@@ -1,7 +1,8 @@
 import { isAppError } from "../../errors";
 import { returnLineWorth } from "../../returns/return-money";
 import { returnRefund } from "../../returns/return-policy";
-import type { WorkContext } from "../../returns/return-work";
+import type { RefundOutcome } from "../../orders/refund-order";
+import { restRefundIdOf, type WorkContext } from "../../returns/return-work";
 import { returnWorkOf } from "./return-context";
 import { createStep } from "./saga";
 
@@ -50,11 +51,11 @@ export async function refundReturnWork(
     await timeline.record(row.order_id, "return-refunded", { returnId, amount: 0, fee: refund.fee }, runId);
     return { amount: 0, fee: refund.fee, refundId: null };
   }
-  const ask = (amount: number) =>
+  const ask = (amount: number, refundId = returnId) =>
     deps.refunds.refund({
       orderId: row.order_id,
       amount,
-      refundId: returnId,
+      refundId,
       reason: `return ${returnId}`,
       by: "process-return",
       handBackLabel: false,
@@ -107,6 +108,85 @@ export async function refundReturnWork(
     });
     return { amount: 0, fee: refund.fee, refundId: null };
   };
+  const rest = restRefundIdOf(returnId);
+  const refundedRest = async (outcome: RefundOutcome) => {
+    // Stripe refused the return's refund as more than was left (refunded in part at the
+    // Dashboard, its webhook not here): what was left went back under its own key, and the
+    // shortfall is on the timeline and told to ops once per return. Stripe's total before it
+    // is the capture less that refund, so a replay records the same figures.
+    const shortfall = refund.amount - outcome.amount;
+    const refundedAtStripe = outcome.captured - outcome.amount;
+    await records.recordRefund(returnId, outcome.amount, refund.fee);
+    await timeline.record(
+      row.order_id,
+      "return-refunded-at-stripe",
+      {
+        returnId,
+        due: refund.amount,
+        fee: refund.fee,
+        refundedAtStripe,
+        captured: outcome.captured,
+        stripeCode: "amount_too_large",
+        refunded: outcome.amount,
+        shortfall,
+      },
+      runId,
+    );
+    await timeline.record(
+      row.order_id,
+      "return-refunded",
+      {
+        returnId,
+        amount: outcome.amount,
+        fee: refund.fee,
+        stripeRefund: outcome.providerId,
+        due: refund.amount,
+      },
+      runId,
+    );
+    await deps.alerts.notify({
+      key: refundedAtStripeAlertKey(returnId),
+      title: "Return refunded in part: the payment was already refunded in part at Stripe",
+      fields: {
+        orderId: row.order_id,
+        returnId,
+        due: refund.amount,
+        refunded: outcome.amount,
+        shortfall,
+        refundedAtStripe,
+        captured: outcome.captured,
+        action:
+          "The rest went back outside this service (the Stripe Dashboard): check the customer got what the return is owed, settle the shortfall by hand",
+      },
+    });
+    return { amount: outcome.amount, fee: refund.fee, refundId: outcome.refundId };
+  };
+  // Replayed after what was left was refunded: that refund (asked again, it is the answer) settles it.
+  const earlierRest = await deps.db.refund.findUnique({ where: { id: rest }, select: { amount: true } });
+  if (earlierRest) return refundedRest(await ask(earlierRest.amount, rest));
+  const backOrRest = async (details: RefusedByStripe) => {
+    const { captured, refundedAtStripe } = details;
+    // Only on Stripe's own total (the records' may be behind it); a second refusal settles.
+    if (
+      details.refusedByStripe !== "amount_too_large" ||
+      typeof refundedAtStripe !== "number" ||
+      captured === undefined ||
+      captured - refundedAtStripe <= 0
+    )
+      return backAtStripe(details);
+    const left = captured - refundedAtStripe;
+    let outcome;
+    try {
+      outcome = await ask(Math.min(left, refund.amount), rest);
+    } catch (again) {
+      const refusedAgain = refusedByStripe(again);
+      if (refusedAgain) return backAtStripe(refusedAgain);
+      if (isAppError(again) && again.code === "charge_disputed")
+        return withhold((again.details as { disputes?: string[] } | undefined)?.disputes ?? []);
+      throw again;
+    }
+    return refundedRest(outcome);
+  };
   let outcome;
   try {
     outcome = await ask(refund.amount);
@@ -114,7 +194,7 @@ export async function refundReturnWork(
     if (isAppError(error) && error.code === "charge_disputed")
       return withhold((error.details as { disputes?: string[] } | undefined)?.disputes ?? []);
     const refused = refusedByStripe(error);
-    if (refused) return backAtStripe(refused);
+    if (refused) return backOrRest(refused);
     // Refunded by hand already (in part or in full): what is left is refunded, ops are told;
     // a retry of this step could never refund more.
     if (!isAppError(error) || error.code !== "refund_exceeds_captured") throw error;
