@@ -274,6 +274,20 @@ const schema = z.object({
       return table.data;
     })
     .optional(),
+  // Live carrier rates at checkout (docs/checkout.md, decision 0203): with a destination, EasyPost's
+  // rates for the order's parcels, the few the policy keeps (cheapest, fastest, in the order listed),
+  // marked up by a percent and rounded up to a multiple of minor units. `off`: the rate table only.
+  CHECKOUT_LIVE_RATES: z
+    .string()
+    .regex(
+      /^(off|(cheapest|fastest)(,(cheapest|fastest))*)$/,
+      "must be off, or cheapest and/or fastest separated by a comma (e.g. cheapest,fastest)",
+    )
+    .default("off"),
+  CHECKOUT_LIVE_RATES_MARKUP_PERCENT: z.coerce.number().min(0).max(1000).default(0),
+  CHECKOUT_LIVE_RATES_ROUND_UP_TO: z.coerce.number().int().min(1).max(100_000).default(1),
+  // How long checkout waits for EasyPost's rates before offering the rate table instead.
+  CHECKOUT_LIVE_RATES_TIMEOUT: duration.default("5s"),
   EASYPOST_API_KEY: z.string().min(1).optional(),
   EASYPOST_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   EASYPOST_API_BASE: optionalUrl,

@@ -24,6 +24,11 @@ export interface Metrics {
   observeAlert(kind: AlertKind, outcome: AlertOutcome): void;
   /** Ops alerts kept in the outbox and not yet taken by Slack. */
   setUndeliveredAlerts(count: number): void;
+  /**
+   * Where a checkout's shipping options came from with live rates on (decision 0203): `live`, or
+   * the rate table and why (the carrier unavailable, or no live rate for the destination).
+   */
+  observeCheckoutShippingQuote(source: "live" | "table", fallback?: string): void;
 }
 
 export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -74,6 +79,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     labelNames: ["kind", "outcome"] as const,
     registers: [registry],
   });
+  const shippingQuotes = new Counter({
+    name: "checkout_shipping_quotes_total",
+    help: "Checkouts with live carrier rates on, by where the shipping options came from (live, or the rate table and why)",
+    labelNames: ["source", "fallback"] as const,
+    registers: [registry],
+  });
   const undeliveredAlerts = new Gauge({
     name: "alerts_undelivered",
     help: "Ops alerts kept in the outbox and not yet delivered to Slack (waiting to be grouped, or failing)",
@@ -94,6 +105,9 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): Metri
     },
     observeStepDuration(fn, step, seconds) {
       stepDuration.observe({ function: fn, step }, seconds);
+    },
+    observeCheckoutShippingQuote(source, fallback) {
+      shippingQuotes.inc({ source, fallback: fallback ?? "none" });
     },
     observeEmail(template, outcome) {
       emails.inc({ template, outcome });

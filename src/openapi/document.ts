@@ -153,6 +153,8 @@ function buildDocument(): JsonSchema {
     "/api/checkout": {
       post: {
         summary: "Start a Stripe Checkout for a cart (the shop's backend, with CHECKOUT_API_TOKEN)",
+        description:
+          "With a `destination` and live carrier rates on (CHECKOUT_LIVE_RATES), the session's shipping options are EasyPost's rates for the order's parcels that the shop's policy keeps (cheapest, fastest), marked up and rounded, each with its delivery estimate; the shop's rate table (SHIPPING_RATE_TABLE) is offered instead when no destination is given, EasyPost is unavailable or rates nothing there. A destination neither rates is 422 shipping_destination_not_covered; EasyPost unavailable with no table is 503 service_unavailable. Nothing is created on any refusal.",
         tags: ["public"],
         security: [{ checkoutToken: [] }, {}],
         parameters: [
@@ -241,7 +243,7 @@ function buildDocument(): JsonSchema {
       get: {
         ...admin,
         summary:
-          "An order with its lines, its money as Stripe charged it (`money`: subtotal, shipping, discount, tax, total, the chosen shipping rate and per line; null for an order without a recorded breakdown), payment, shipment, e-mails and timeline",
+          "An order with its lines, its money as Stripe charged it (`money`: subtotal, shipping, discount, tax, total, the chosen shipping rate and per line; null for an order without a recorded breakdown), payment, shipment (each label with `labelCost` in minor units and `labelCurrency`, what EasyPost charged for it; null before they were recorded), e-mails and timeline",
         tags: ["orders"],
         parameters: [uuidParameter("id")],
         responses: { "200": json(anyObject, "The order"), ...errors([...adminErrors, "order_not_found"]) },

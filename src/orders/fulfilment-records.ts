@@ -156,11 +156,14 @@ export const recordCaptureStatement = `${guardHead},
 export const recordShipmentStatement = `${guardHead},
         booked AS (
           INSERT INTO shipments (id, order_id, parcel_number, generation, lines, carrier, tracking_number,
-                                 tracking_url, service, label_url, provider_id, status, created_at, updated_at)
+                                 tracking_url, service, label_url, provider_id, label_cost, label_currency,
+                                 status, created_at, updated_at)
           SELECT gen_random_uuid(), $1::uuid, p.parcel_number, 0, p.lines, p.carrier, p.tracking_number,
-                 p.tracking_url, p.service, p.label_url, p.provider_id, 'booked', now(), now()
+                 p.tracking_url, p.service, p.label_url, p.provider_id, p.label_cost, p.label_currency,
+                 'booked', now(), now()
           FROM go, jsonb_to_recordset($3::jsonb) AS p(parcel_number int, lines jsonb, carrier text,
-               tracking_number text, tracking_url text, service text, label_url text, provider_id text)
+               tracking_number text, tracking_url text, service text, label_url text, provider_id text,
+               label_cost int, label_currency text)
           ON CONFLICT DO NOTHING
         ),
         moved AS (
@@ -264,6 +267,8 @@ export function createFulfilmentRecords(
         service: parcel.service ?? null,
         label_url: parcel.labelUrl ?? null,
         provider_id: parcel.providerId ?? null,
+        label_cost: parcel.labelAmount ?? null,
+        label_currency: parcel.labelCurrency ?? null,
       }));
       const { rows } = await sql.query<GuardRow>(recordShipmentStatement, [
         orderId,

@@ -12,6 +12,7 @@ import type { EmailSender } from "../notifications/email-sender";
 import { durationMs } from "../shared/duration";
 import { publicBaseUrl, type ShipmentRepository, type ShippingProvider } from "../shipping";
 import type { LabelVoids } from "../shipping/label-void";
+import type { LiveRatePolicy, LiveRateQuoter } from "../shipping/live-rates";
 import type { ShippingDestinations } from "../shipping/shipment-booking";
 import type { Timeline } from "../timeline/timeline";
 import { orderAdminRoutes } from "./admin-routes";
@@ -50,6 +51,8 @@ export function createOrdersModule(shared: {
     provider: ShippingProvider;
     destinations: ShippingDestinations;
     labels: LabelVoids;
+    /** CHECKOUT_LIVE_RATES (src/shipping/live-rates.ts); undefined when off. */
+    liveRates?: { quoter: LiveRateQuoter; policy: LiveRatePolicy } | undefined;
   };
   notifications: { sender: EmailSender; renderer: EmailRenderer; messages: CustomerMessages };
   adminToken: string;
@@ -94,6 +97,16 @@ export function createOrdersModule(shared: {
             table: config.SHIPPING_RATE_TABLE,
             itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
             maxWeightOz: config.SHIPPING_MAX_PARCEL_WEIGHT_OZ,
+          },
+        }
+      : {}),
+    ...(shared.shipping.liveRates
+      ? {
+          liveRates: {
+            ...shared.shipping.liveRates,
+            itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
+            maxWeightOz: config.SHIPPING_MAX_PARCEL_WEIGHT_OZ,
+            observe: (source, fallback) => metrics.observeCheckoutShippingQuote(source, fallback),
           },
         }
       : {}),

@@ -114,6 +114,9 @@ function shipmentView(shipment: Shipment) {
     trackingUrl: shipment.trackingUrl,
     service: shipment.service,
     labelUrl: shipment.labelUrl,
+    // What EasyPost charged for the label (decision 0203); null for labels bought before.
+    labelCost: shipment.labelCost,
+    labelCurrency: shipment.labelCurrency,
     trackerStatus: shipment.trackerStatus,
     status: shipment.status,
     deliveredAt: shipment.deliveredAt,

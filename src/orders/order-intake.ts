@@ -9,7 +9,11 @@ import type { Logger } from "../logger";
 import { createStripeCheckoutSessions, type ShippingCollection } from "../payments/stripe-checkout";
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
-import { createCheckoutService, type CheckoutServiceShippingRates } from "./checkout/checkout-service";
+import {
+  createCheckoutService,
+  type CheckoutServiceLiveRates,
+  type CheckoutServiceShippingRates,
+} from "./checkout/checkout-service";
 import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
 import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
@@ -57,6 +61,8 @@ export function createOrderIntake(deps: {
   shipping?: ShippingCollection;
   /** SHIPPING_RATE_TABLE with the parcel plan's weights: shipping options charged at Checkout. */
   shippingRates?: CheckoutServiceShippingRates;
+  /** CHECKOUT_LIVE_RATES: the carrier's live rates at checkout, the table their fallback. */
+  liveRates?: CheckoutServiceLiveRates;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
@@ -115,6 +121,7 @@ export function createOrderIntake(deps: {
     logger: deps.logger,
     ...(deps.shipping ? { shipping: deps.shipping } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
+    ...(deps.liveRates ? { liveRates: deps.liveRates } : {}),
     onLowStock: (skus, orderId) => deps.publisher.publish(stockLowEvent({ skus }, orderId)),
   });
   return {

@@ -1,6 +1,13 @@
 import type { Config } from "../config";
 import type { CarrierShipmentIds } from "./carrier-shipment-ids";
+import { durationMs } from "../shared/duration";
 import { createEasyPostCarrier, lazyEasyPostClient, type WarehouseAddress } from "./easypost-carrier";
+import {
+  createEasyPostRateQuoter,
+  livePicksOf,
+  type LiveRatePolicy,
+  type LiveRateQuoter,
+} from "./live-rates";
 import type { ShippingProvider } from "./shipping-provider";
 
 /** Where customers reach the shop: PUBLIC_URL, or this process itself when it is unset. */
@@ -47,14 +54,40 @@ export function createShippingProvider(
     serviceLevels: config.SHIPPING_SERVICE_LEVEL.split(","),
     itemWeightOz: config.SHIPPING_ITEM_WEIGHT_OZ,
     ...(shipmentIds ? { shipmentIds } : {}),
-    ...(config.SHIPPING_BOX_IN
-      ? {
-          box: {
-            lengthIn: config.SHIPPING_BOX_IN[0],
-            widthIn: config.SHIPPING_BOX_IN[1],
-            heightIn: config.SHIPPING_BOX_IN[2],
-          },
-        }
-      : {}),
+    ...(config.SHIPPING_BOX_IN ? { box: boxOf(config) } : {}),
   });
+}
+
+/** The parcels' box from SHIPPING_BOX_IN, when the shop set one. */
+const boxOf = (config: Config) =>
+  config.SHIPPING_BOX_IN
+    ? {
+        lengthIn: config.SHIPPING_BOX_IN[0],
+        widthIn: config.SHIPPING_BOX_IN[1],
+        heightIn: config.SHIPPING_BOX_IN[2],
+      }
+    : undefined;
+
+/**
+ * Live carrier rates for checkout (CHECKOUT_LIVE_RATES), or undefined when off. Its own client,
+ * with CHECKOUT_LIVE_RATES_TIMEOUT: a customer waits on it, where a label's step waits 15 s.
+ */
+export function createLiveRates(
+  config: Config,
+  easyPost?: { apiKey: string; apiBase?: string },
+): { quoter: LiveRateQuoter; policy: LiveRatePolicy } | undefined {
+  const picks = livePicksOf(config.CHECKOUT_LIVE_RATES);
+  if (picks.length === 0 || !easyPost) return undefined;
+  return {
+    quoter: createEasyPostRateQuoter({
+      client: lazyEasyPostClient({ ...easyPost, timeoutMs: durationMs(config.CHECKOUT_LIVE_RATES_TIMEOUT) }),
+      warehouse: warehouseAddress(config),
+      box: boxOf(config),
+    }),
+    policy: {
+      picks,
+      markupPercent: config.CHECKOUT_LIVE_RATES_MARKUP_PERCENT,
+      roundUpTo: config.CHECKOUT_LIVE_RATES_ROUND_UP_TO,
+    },
+  };
 }

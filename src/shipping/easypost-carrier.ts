@@ -192,12 +192,7 @@ function chosenOf(chosen: ChosenService, booking: CarrierBooking): ChosenService
 function withChosen(shipment: Shipment, chosen: ChosenService | null | undefined): CarrierBooking {
   const booking = bookingOfShipment(shipment);
   if (!chosen) return booking;
-  const rate = shipment.selected_rate?.rate;
-  return {
-    ...booking,
-    labelAmount: rate ? Math.round(Number(rate) * 100) : null,
-    chosen: chosenOf(chosen, booking),
-  };
+  return { ...booking, chosen: chosenOf(chosen, booking) };
 }
 
 /** A bought Shipment as we record it (outbound parcel, return label or exchange alike). */
@@ -213,7 +208,16 @@ export function bookingOfShipment(shipment: Shipment): CarrierBooking {
       shipment.tracker?.public_url ?? `https://www.easypost.com/tracking/${shipment.tracking_code}`,
     labelUrl: shipment.postage_label.label_url,
     providerId: shipment.id,
+    ...labelCostOf(shipment.selected_rate),
   };
+}
+
+/** What the label cost, from the rate EasyPost bought (minor units, lowercase currency as Stripe's). */
+function labelCostOf(rate: { rate?: string | null; currency?: string | null } | null | undefined) {
+  const amount = rate?.rate ? Math.round(Number(rate.rate) * 100) : Number.NaN;
+  return Number.isFinite(amount)
+    ? { labelAmount: amount, labelCurrency: (rate?.currency ?? "USD").toLowerCase() }
+    : { labelAmount: null, labelCurrency: null };
 }
 
 /**

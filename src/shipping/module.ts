@@ -6,7 +6,7 @@ import type { Timeline } from "../timeline/timeline";
 import { createCarrierExceptions } from "./carrier-exceptions";
 import { createPrismaCarrierShipmentIds } from "./carrier-shipment-ids";
 import { carrierWebhookRouter } from "./carrier-webhook";
-import { createShippingProvider } from "./create-shipping-provider";
+import { createLiveRates, createShippingProvider } from "./create-shipping-provider";
 import { createLabelVoids } from "./label-void";
 import { createParcelTracking } from "./parcel-tracking";
 import { createShipmentRepository } from "./prisma-shipment-repository";
@@ -39,6 +39,8 @@ export function createShippingModule(shared: {
     shipments,
     destinations,
     provider,
+    /** CHECKOUT_LIVE_RATES: EasyPost's rates at checkout and the shop's policy; undefined when off. */
+    liveRates: createLiveRates(config, shared.easyPost),
     booking: createShipmentBooking({
       provider,
       shipments,

@@ -22,9 +22,11 @@ export function asLines(value: unknown): ParcelLine[] {
   });
 }
 
-type ShipmentRow = Omit<ShipmentRecord, "labelRefundStatus" | "lines"> & {
+type ShipmentRow = Omit<ShipmentRecord, "labelRefundStatus" | "lines" | "labelAmount" | "labelCurrency"> & {
   labelRefundStatus: string | null;
   lines: unknown;
+  labelCost: number | null;
+  labelCurrency: string | null;
 };
 
 function toRecord(row: ShipmentRow): ShipmentRecord {
@@ -41,6 +43,8 @@ function toRecord(row: ShipmentRow): ShipmentRecord {
     service: row.service ?? null,
     labelUrl: row.labelUrl ?? null,
     providerId: row.providerId ?? null,
+    labelAmount: row.labelCost ?? null,
+    labelCurrency: row.labelCurrency ?? null,
     trackerStatus: row.trackerStatus,
     status: row.status,
     deliveredAt: row.deliveredAt,
@@ -51,7 +55,7 @@ function toRecord(row: ShipmentRow): ShipmentRecord {
 const shipmentColumns = `id, order_id AS "orderId", parcel_number AS "parcelNumber", generation, lines,
        superseded_at AS "supersededAt", carrier, tracking_number AS "trackingNumber",
        tracking_url AS "trackingUrl", service, label_url AS "labelUrl", provider_id AS "providerId",
-       tracker_status AS "trackerStatus", status::text AS status, delivered_at AS "deliveredAt",
+       label_cost AS "labelCost", label_currency AS "labelCurrency", tracker_status AS "trackerStatus", status::text AS status, delivered_at AS "deliveredAt",
        label_refund_status AS "labelRefundStatus"`;
 
 export function createShipmentRepository(db: Database): ShipmentRepository {
@@ -74,6 +78,8 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
     async recordBooked(orderId, booking, parcel) {
       // skipDuplicates: two concurrent recordings of one parcel leave one row, no error.
       const { carrier, trackingNumber, trackingUrl, service, labelUrl, providerId } = booking;
+      const labelCost = booking.labelAmount ?? null;
+      const labelCurrency = booking.labelCurrency ?? null;
       const parcelNumber = parcel?.parcelNumber ?? 1;
       const generation = parcel?.generation ?? 0;
       await db.shipment.createMany({
@@ -89,6 +95,8 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
             service,
             labelUrl,
             providerId,
+            labelCost,
+            labelCurrency,
           },
         ],
         skipDuplicates: true,
@@ -230,6 +238,8 @@ export function createShipmentRepository(db: Database): ShipmentRepository {
               service: booking.service ?? null,
               labelUrl: booking.labelUrl ?? null,
               providerId: booking.providerId ?? null,
+              labelCost: booking.labelAmount ?? null,
+              labelCurrency: booking.labelCurrency ?? null,
             },
           ],
           skipDuplicates: true,

@@ -54,6 +54,8 @@ export interface CarrierBooking {
   providerId?: string | null;
   /** What the label cost (minor units), where the carrier says. */
   labelAmount?: number | null;
+  /** The label cost's currency (lowercase ISO), with labelAmount. */
+  labelCurrency?: string | null;
   /**
    * The option the customer paid for, when the order has one, and whether this label is at its
    * service (`matched`) or the fallback (the cheapest of SHIPPING_SERVICE_LEVELS).

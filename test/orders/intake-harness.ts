@@ -15,7 +15,10 @@ import { createInngestPublisher } from "../../src/events/publisher";
 import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inventory-repository";
 import { createLogger, type Logger } from "../../src/logger";
 import { createOrderIntake } from "../../src/orders/order-intake";
-import type { CheckoutServiceShippingRates } from "../../src/orders/checkout/checkout-service";
+import type {
+  CheckoutServiceLiveRates,
+  CheckoutServiceShippingRates,
+} from "../../src/orders/checkout/checkout-service";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startEventApiReceiver, type EventApiReceiver } from "../support/event-api-receiver";
@@ -50,6 +53,8 @@ export class IntakeHarness {
       captureMethod?: "manual" | "automatic";
       sessionTtlMs?: number;
       shippingRates?: CheckoutServiceShippingRates;
+      /** Live carrier rates at checkout (CHECKOUT_LIVE_RATES). */
+      liveRates?: CheckoutServiceLiveRates;
       /** What the service's Stripe client is made of the sandbox's (a test double around it, say). */
       serviceStripe?: (stripe: Stripe) => Stripe;
     } = {},
@@ -84,6 +89,7 @@ export class IntakeHarness {
       captureMethod: options.captureMethod ?? "manual",
       ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...(options.shippingRates ? { shippingRates: options.shippingRates } : {}),
+      ...(options.liveRates ? { liveRates: options.liveRates } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -192,6 +198,7 @@ export async function startInstance(deps: {
   captureMethod: "manual" | "automatic";
   sessionTtlMs?: number;
   shippingRates?: CheckoutServiceShippingRates;
+  liveRates?: CheckoutServiceLiveRates;
 }): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
@@ -213,6 +220,7 @@ export async function startInstance(deps: {
     shipping: { allowedCountries: ["US", "CA"], collectPhone: true },
     ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
+    ...(deps.liveRates ? { liveRates: deps.liveRates } : {}),
   });
   const app = buildApp({
     logger,

@@ -117,6 +117,9 @@ describe("EasyPost carrier (official @easypost/api client against the EasyPost s
       trackingUrl: shipment?.tracker?.public_url,
       labelUrl: shipment?.postage_label?.label_url,
       providerId: shipment?.id,
+      // What the label cost, from the rate bought (decision 0203).
+      labelAmount: Math.round(cheapest * 100),
+      labelCurrency: "usd",
     });
   });
 

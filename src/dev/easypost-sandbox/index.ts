@@ -294,6 +294,14 @@ function upgradeState(state: State): State {
   return state;
 }
 
+/**
+ * Destinations no carrier of the stand-in's accounts delivers to (embargoed): a shipment to one
+ * has no rates, only a rate_error message per carrier, as EasyPost answers an unratable one.
+ */
+export const unratableCountries: readonly string[] = ["CU", "IR", "KP", "SY"];
+const unratable = new Set(unratableCountries);
+const carriersRated = ["USPS", "UPS", "FedEx"];
+
 export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPostSandbox {
   const logger = options.logger.child({ component: "easypost-sandbox" });
   const now = options.now ?? Date.now;
@@ -325,9 +333,14 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
     return rule.failure;
   };
 
+  /**
+   * A shipment's address. EasyPost rates a shipment whose addresses carry only what rating needs
+   * (country and postal code: checkout's live rates, before the customer typed a street); the
+   * street and city are needed to buy its label (buyShipment refuses without them).
+   */
   const toAddress = (input: AddressInput | undefined, label: string): EasyPostAddress => {
     const errors: { field: string; message: string }[] = [];
-    for (const field of ["street1", "city", "zip", "country"] as const) {
+    for (const field of ["zip", "country"] as const) {
       if (!input?.[field]) errors.push({ field: `shipment.${label}.${field}`, message: "cannot be blank" });
     }
     if (errors.length > 0) {
@@ -340,9 +353,9 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       mode: "test",
       name: input?.name ?? null,
       company: input?.company ?? null,
-      street1: input?.street1 as string,
+      street1: input?.street1 ?? "",
       street2: input?.street2 ?? null,
-      city: input?.city as string,
+      city: input?.city ?? "",
       state: input?.state ?? null,
       zip: input?.zip as string,
       country: (input?.country as string).toUpperCase(),
@@ -432,12 +445,19 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       options: { currency: "USD", payment: { type: "SENDER" }, date_advance: 0, ...(input.options ?? {}) },
       is_return: input.is_return ?? false,
       order_id: null,
-      rates: ratesFor(id, parcel, to.country !== from.country, at),
+      rates: unratable.has(to.country) ? [] : ratesFor(id, parcel, to.country !== from.country, at),
       selected_rate: null,
       postage_label: null,
       tracking_code: null,
       tracker: null,
-      messages: [],
+      // EasyPost's answer when no carrier rates the destination: no rates, a rate_error per carrier.
+      messages: unratable.has(to.country)
+        ? carriersRated.map((carrier) => ({
+            carrier,
+            type: "rate_error",
+            message: `${carrier} does not deliver to ${to.country}`,
+          }))
+        : [],
       fees: [],
       refund_status: null,
       batch_id: null,
@@ -462,6 +482,15 @@ export function createEasyPostSandbox(options: EasyPostSandboxOptions): EasyPost
       throw new EasyPostApiError(422, "PARAMETER.REQUIRED", "Missing required parameter.", [
         { field: "rate.id", message: "cannot be blank" },
       ]);
+    }
+    const incomplete = (["to_address", "from_address"] as const).flatMap((which) =>
+      (["street1", "city"] as const)
+        .filter((field) => !shipment[which][field])
+        .map((field) => ({ field: `shipment.${which}.${field}`, message: "cannot be blank" })),
+    );
+    if (incomplete.length > 0) {
+      // A shipment made for its rates only (no street yet): a label needs the whole address.
+      throw new EasyPostApiError(422, "SHIPMENT.POSTAGE.FAILURE", "Unable to buy postage.", incomplete);
     }
     if (shipment.postage_label) {
       // Buying is not idempotent at EasyPost: a second buy is refused, never charged twice.

@@ -32,7 +32,8 @@ const destinationSchema = z
   .strict()
   .meta({
     id: "CheckoutDestination",
-    description: "Where the order ships; required when the shop has a shipping rate table",
+    description:
+      "Where the order ships; required when the shop has a shipping rate table, and what live carrier rates are quoted for (CHECKOUT_LIVE_RATES)",
   });
 
 /**

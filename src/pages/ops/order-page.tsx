@@ -217,6 +217,12 @@ function OrderPage(props: {
             {order.shipments.length > 1 ? <strong>Parcel {shipment.parcelNumber} </strong> : null}
             {shipment.generation > 0 ? `(re-ship ${shipment.generation}) ` : ""}
             {shipment.carrier} <code>{shipment.trackingNumber}</code> · {shipment.status}
+            {shipment.labelCost !== null ? (
+              <span class="label-cost" data-label-cost={shipment.labelCost}>
+                {" "}
+                · label {formatMoney(shipment.labelCost, shipment.labelCurrency ?? order.currency)}
+              </span>
+            ) : null}
             {shipment.deliveredAt ? ` · delivered ${formatTime(shipment.deliveredAt)}` : ""} ·{" "}
             <a href={shipment.trackingUrl}>tracking page</a>
             {shipment.trackerStatus ? ` · carrier: ${shipment.trackerStatus}` : ""}
@@ -252,6 +258,7 @@ function OrderPage(props: {
             ) : null}
           </p>
         ))}
+        <LabelsVsQuote order={order} />
       </div>
       <div class="card">
         <h2>E-mails</h2>
@@ -391,4 +398,28 @@ export function orderPage(deps: OpsConsoleDeps): Router {
     );
   });
   return router;
+}
+
+/**
+ * What the order's labels cost (every label, re-ships included, from the shipments' label_cost)
+ * beside what the customer paid for shipping (before its tax): decision 0203. Shown for an order
+ * that recorded its money and whose labels' costs are known, in the order's currency.
+ */
+function LabelsVsQuote(props: { order: OrderDetails }) {
+  const { order } = props;
+  const costs = order.shipments.filter((shipment) => shipment.labelCost !== null);
+  if (!order.money || costs.length === 0) return null;
+  if (costs.some((shipment) => (shipment.labelCurrency ?? order.currency) !== order.currency)) return null;
+  const labelCost = costs.reduce((sum, shipment) => sum + (shipment.labelCost ?? 0), 0);
+  const paid = order.money.shipping;
+  const option = order.money.shippingRate?.displayName;
+  const money = (amount: number) => formatMoney(amount, order.currency);
+  return (
+    <p class="label-vs-quote" data-label-cost-total={labelCost} data-shipping-paid={paid}>
+      Labels cost <strong>{money(labelCost)}</strong>
+      {costs.length > 1 ? ` (${costs.length} labels)` : ""}; the customer paid <strong>{money(paid)}</strong>{" "}
+      for shipping{option ? ` (${option})` : ""}: difference{" "}
+      <strong>{paid - labelCost < 0 ? `−${money(labelCost - paid)}` : money(paid - labelCost)}</strong>
+    </p>
+  );
 }
