@@ -10,6 +10,7 @@ import { createStripeCheckoutSessions, type ShippingCollection } from "../paymen
 import { createCheckoutRepository } from "./checkout/checkout-repository";
 import { checkoutRoutes } from "./checkout/checkout-routes";
 import { createCheckoutService, type CheckoutServiceShippingRates } from "./checkout/checkout-service";
+import type { CheckoutPricingSettings } from "./checkout/pricing-terms";
 import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
 import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
@@ -57,6 +58,8 @@ export function createOrderIntake(deps: {
   shipping?: ShippingCollection;
   /** SHIPPING_RATE_TABLE with the parcel plan's weights: shipping options charged at Checkout. */
   shippingRates?: CheckoutServiceShippingRates;
+  /** CHECKOUT_AUTOMATIC_TAX and the other CHECKOUT_* tax and code settings (decision 0204). */
+  pricing?: CheckoutPricingSettings;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
@@ -115,6 +118,7 @@ export function createOrderIntake(deps: {
     logger: deps.logger,
     ...(deps.shipping ? { shipping: deps.shipping } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
     onLowStock: (skus, orderId) => deps.publisher.publish(stockLowEvent({ skus }, orderId)),
   });
   return {

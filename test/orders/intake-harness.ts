@@ -16,6 +16,7 @@ import { createPrismaInventoryRepository } from "../../src/inventory/prisma-inve
 import { createLogger, type Logger } from "../../src/logger";
 import { createOrderIntake } from "../../src/orders/order-intake";
 import type { CheckoutServiceShippingRates } from "../../src/orders/checkout/checkout-service";
+import type { CheckoutPricingSettings } from "../../src/orders/checkout/pricing-terms";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startEventApiReceiver, type EventApiReceiver } from "../support/event-api-receiver";
@@ -50,6 +51,7 @@ export class IntakeHarness {
       captureMethod?: "manual" | "automatic";
       sessionTtlMs?: number;
       shippingRates?: CheckoutServiceShippingRates;
+      pricing?: CheckoutPricingSettings;
       /** What the service's Stripe client is made of the sandbox's (a test double around it, say). */
       serviceStripe?: (stripe: Stripe) => Stripe;
     } = {},
@@ -84,6 +86,7 @@ export class IntakeHarness {
       captureMethod: options.captureMethod ?? "manual",
       ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...(options.shippingRates ? { shippingRates: options.shippingRates } : {}),
+      ...(options.pricing ? { pricing: options.pricing } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -107,6 +110,14 @@ export class IntakeHarness {
    * or this one after a restart): it shares nothing in memory with the first.
    */
   async anotherInstance(): Promise<string> {
+    return (await this.anotherInstanceWith({})).url;
+  }
+
+  /** anotherInstance configured otherwise (a configuration changed across a restart). */
+  async anotherInstanceWith(options: {
+    shippingRates?: CheckoutServiceShippingRates;
+    pricing?: CheckoutPricingSettings;
+  }): Promise<{ url: string; checkoutSweep: CheckoutSweep }> {
     const instance = await startInstance({
       database: this.database,
       stripe: this.stripe,
@@ -114,9 +125,10 @@ export class IntakeHarness {
       logger: this.logger,
       alerts: this.alerts,
       captureMethod: "manual",
+      ...options,
     });
     this.extraServers.push(instance.server);
-    return instance.url;
+    return { url: instance.url, checkoutSweep: instance.checkoutSweep };
   }
 
   get db() {
@@ -192,6 +204,7 @@ export async function startInstance(deps: {
   captureMethod: "manual" | "automatic";
   sessionTtlMs?: number;
   shippingRates?: CheckoutServiceShippingRates;
+  pricing?: CheckoutPricingSettings;
 }): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
@@ -213,6 +226,7 @@ export async function startInstance(deps: {
     shipping: { allowedCountries: ["US", "CA"], collectPhone: true },
     ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
   });
   const app = buildApp({
     logger,

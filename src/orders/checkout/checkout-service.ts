@@ -9,6 +9,7 @@ import { IdempotencyKeyTaken, type CheckoutOrder, type CheckoutRepository } from
 import type { CheckoutRequest } from "./checkout-request";
 import { planParcels } from "../../shipping/parcel-plan";
 import { quoteShipping, type RateTable, type ShippingQuote } from "../../shipping/rate-table";
+import { pricingTermsFor, type CheckoutPricingSettings } from "./pricing-terms";
 
 export interface CheckoutResult {
   orderId: string;
@@ -116,6 +117,8 @@ export function createCheckoutService(deps: {
    * Parcels are planned at `itemWeightOz` a unit, split at `maxWeightOz`.
    */
   shippingRates?: CheckoutServiceShippingRates;
+  /** Stripe Tax and discount codes (CHECKOUT_* settings, decision 0204); unset: neither. */
+  pricing?: CheckoutPricingSettings;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   const now = deps.now ?? Date.now;
@@ -134,6 +137,8 @@ export function createCheckoutService(deps: {
     expiresAt: order.expiresAt,
     // Rebuilt from what was stored, never re-quoted: the same key must carry the same request.
     ...(order.shippingOptions ? { shippingOptions: order.shippingOptions } : {}),
+    // Likewise the tax and code terms stored with it, never today's configuration.
+    ...(order.pricingTerms ? { pricingTerms: order.pricingTerms } : {}),
   });
 
   /**
@@ -244,6 +249,8 @@ export function createCheckoutService(deps: {
     return {
       currency: [...currencies][0] as string,
       digitalOnly: isDigitalOnly(lines),
+      // Refuses (422) a product Stripe Tax could not classify, before anything is written.
+      pricingTerms: pricingTermsFor(deps.pricing, lines),
       lines: lines
         .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
         .sort((a, b) => a.sku.localeCompare(b.sku)),
@@ -300,7 +307,7 @@ export function createCheckoutService(deps: {
       if (looked.existing) return resume(looked.existing, requestHash);
       found = looked.products;
     }
-    const { currency, lines, digitalOnly } = await priced(request, found);
+    const { currency, lines, digitalOnly, pricingTerms } = await priced(request, found);
     const shippingOptions = quoted(request, { digitalOnly, lines });
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
@@ -318,6 +325,7 @@ export function createCheckoutService(deps: {
         ...(shippingOptions
           ? { destination: request.destination ?? null, shippingOptions: shippingOptions.map(toQuoted) }
           : {}),
+        ...(pricingTerms ? { pricingTerms } : {}),
       }));
     } catch (error) {
       if (error instanceof HoldOutOfStock) throw outOfStock([error]);
