@@ -288,6 +288,19 @@ const schema = z.object({
   CHECKOUT_LIVE_RATES_ROUND_UP_TO: z.coerce.number().int().min(1).max(100_000).default(1),
   // How long checkout waits for EasyPost's rates before offering the rate table instead.
   CHECKOUT_LIVE_RATES_TIMEOUT: duration.default("5s"),
+  // Stripe Tax and discount codes at Checkout (docs/checkout.md, decision 0204). The values a
+  // checkout used are stored with it (checkout_requests.pricing_terms): a retry or the checkout sweep
+  // rebuilds the same Stripe request after these change.
+  CHECKOUT_AUTOMATIC_TAX: z.stringbool().default(false),
+  // Whether catalog prices (and shipping rates) include tax: Checkout's price_data.tax_behavior.
+  CHECKOUT_TAX_BEHAVIOR: z.enum(["exclusive", "inclusive"]).default("exclusive"),
+  // The shop's Stripe tax code for a product without its own (products.tax_code); unset, such a
+  // product is refused at checkout while CHECKOUT_AUTOMATIC_TAX is on.
+  CHECKOUT_DEFAULT_TAX_CODE: z
+    .string()
+    .regex(/^txcd_\d{8}$/, "must be a Stripe tax code such as txcd_99999999")
+    .optional(),
+  CHECKOUT_ALLOW_PROMOTION_CODES: z.stringbool().default(false),
   EASYPOST_API_KEY: z.string().min(1).optional(),
   EASYPOST_WEBHOOK_SECRET: z.string().min(16, "must be at least 16 characters").optional(),
   EASYPOST_API_BASE: optionalUrl,

@@ -27,6 +27,7 @@ export function toProduct(row: ProductRow): Product {
     widthIn: row.widthIn,
     heightIn: row.heightIn,
     lowStockThreshold: row.lowStockThreshold,
+    taxCode: row.taxCode,
     stockOnHand: row.stockOnHand,
     lowStock: row.lowStockThreshold !== null && row.stockOnHand <= row.lowStockThreshold,
     archived: row.archivedAt !== null,

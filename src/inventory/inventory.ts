@@ -39,6 +39,8 @@ export interface ProductView {
   digital?: boolean;
   /** Off sale: no new checkout (orders already placed are not affected). */
   archived?: boolean;
+  /** Stripe Tax's product tax code (txcd_…), when the product has its own. */
+  taxCode?: string;
 }
 
 export interface InventoryRepository {

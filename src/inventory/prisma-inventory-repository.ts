@@ -16,7 +16,7 @@ import type {
 export const productsJsonSql = (skusParam: string): string =>
   `COALESCE((SELECT json_agg(json_build_object('sku', p.sku, 'name', p.name, 'unitPrice', p.unit_price,
                      'currency', p.currency, 'stockOnHand', p.stock_on_hand, 'digital', p.digital,
-                     'archived', p.archived_at IS NOT NULL))
+                     'archived', p.archived_at IS NOT NULL, 'taxCode', p.tax_code))
             FROM products p WHERE p.sku = ANY(${skusParam}::text[])), '[]')`;
 
 function toView(product: {
@@ -27,6 +27,7 @@ function toView(product: {
   stockOnHand: number;
   digital?: boolean;
   archived?: boolean;
+  taxCode?: string | null;
 }): ProductView {
   return {
     sku: product.sku,
@@ -36,6 +37,7 @@ function toView(product: {
     quantityAvailable: product.stockOnHand,
     ...(product.digital ? { digital: true } : {}),
     ...(product.archived ? { archived: true } : {}),
+    ...(product.taxCode ? { taxCode: product.taxCode } : {}),
   };
 }
 
@@ -104,14 +106,15 @@ export function createPrismaInventoryRepository(db: Database): InventoryReposito
     async listProducts() {
       // What can be bought: an archived product is off sale (sold out ones show 0 available).
       const products = await db.product.findMany({ where: { archivedAt: null }, orderBy: { sku: "asc" } });
-      return products.map(toView);
+      // The storefront's list: what a cart needs; the tax code is checkout's business.
+      return products.map((product) => toView({ ...product, taxCode: null }));
     },
 
     async findProducts(skus) {
       // Raw pg: every checkout prices its cart here (docs/benchmarks.md).
       const { rows } = await sql.query<Parameters<typeof toView>[0]>(
         `SELECT sku, name, unit_price AS "unitPrice", currency, stock_on_hand AS "stockOnHand", digital,
-                archived_at IS NOT NULL AS archived
+                archived_at IS NOT NULL AS archived, tax_code AS "taxCode"
          FROM products WHERE sku = ANY($1::text[])`,
         [skus],
       );

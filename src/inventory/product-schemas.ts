@@ -44,6 +44,15 @@ export const productFields = {
     .max(1_000_000_000)
     .nullable()
     .meta({ description: "Ops are alerted once when stock falls to this; null: never" }),
+  taxCode: z
+    .string()
+    .regex(/^txcd_\d{8}$/, "a Stripe tax code is txcd_ and eight digits, e.g. txcd_99999999")
+    .nullable()
+    .meta({
+      description:
+        "Stripe Tax's product tax code (docs/checkout.md); null: the shop's CHECKOUT_DEFAULT_TAX_CODE",
+      example: "txcd_99999999",
+    }),
 };
 
 export const createProductBody = z
@@ -59,6 +68,7 @@ export const createProductBody = z
     widthIn: productFields.widthIn.optional(),
     heightIn: productFields.heightIn.optional(),
     lowStockThreshold: productFields.lowStockThreshold.optional(),
+    taxCode: productFields.taxCode.optional(),
     stockOnHand: z
       .number()
       .int()
@@ -83,6 +93,7 @@ export const updateProductBody = z
     widthIn: productFields.widthIn.optional(),
     heightIn: productFields.heightIn.optional(),
     lowStockThreshold: productFields.lowStockThreshold.optional(),
+    taxCode: productFields.taxCode.optional(),
     archived: z
       .boolean()
       .optional()
@@ -189,6 +200,7 @@ export const productSchema = z
     widthIn: z.number().nullable(),
     heightIn: z.number().nullable(),
     lowStockThreshold: z.number().int().nullable(),
+    taxCode: z.string().nullable(),
     stockOnHand: z.number().int(),
     lowStock: z.boolean(),
     archived: z.boolean(),

@@ -182,6 +182,7 @@ function buildDocument(): JsonSchema {
             "idempotency_key_reused",
             "shipping_destination_required",
             "shipping_destination_not_covered",
+            "tax_code_required",
           ]),
         },
       },

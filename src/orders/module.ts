@@ -110,6 +110,12 @@ export function createOrdersModule(shared: {
           },
         }
       : {}),
+    pricing: {
+      automaticTax: config.CHECKOUT_AUTOMATIC_TAX,
+      taxBehavior: config.CHECKOUT_TAX_BEHAVIOR,
+      defaultTaxCode: config.CHECKOUT_DEFAULT_TAX_CODE,
+      allowPromotionCodes: config.CHECKOUT_ALLOW_PROMOTION_CODES,
+    },
     sessionTtlMs: durationMs(config.CHECKOUT_SESSION_TTL),
     ...(config.CHECKOUT_API_TOKEN !== undefined ? { checkoutToken: config.CHECKOUT_API_TOKEN } : {}),
     metrics,

@@ -14,6 +14,7 @@ import {
   type CheckoutServiceLiveRates,
   type CheckoutServiceShippingRates,
 } from "./checkout/checkout-service";
+import type { CheckoutPricingSettings } from "./checkout/pricing-terms";
 import { createCheckoutSweep, type CheckoutSweep } from "./checkout/checkout-sweep";
 import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
@@ -63,6 +64,8 @@ export function createOrderIntake(deps: {
   shippingRates?: CheckoutServiceShippingRates;
   /** CHECKOUT_LIVE_RATES: the carrier's live rates at checkout, the table their fallback. */
   liveRates?: CheckoutServiceLiveRates;
+  /** CHECKOUT_AUTOMATIC_TAX and the other CHECKOUT_* tax and code settings (decision 0204). */
+  pricing?: CheckoutPricingSettings;
   /** CHECKOUT_SESSION_TTL in milliseconds: how long a session can be paid and its stock held. */
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
@@ -122,6 +125,7 @@ export function createOrderIntake(deps: {
     ...(deps.shipping ? { shipping: deps.shipping } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
     ...(deps.liveRates ? { liveRates: deps.liveRates } : {}),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
     onLowStock: (skus, orderId) => deps.publisher.publish(stockLowEvent({ skus }, orderId)),
   });
   return {

@@ -13,6 +13,11 @@ export interface LineMoney {
   amountDiscount: number;
   amountTax: number;
   amountTotal: number;
+  /**
+   * Stripe's `price.tax_behavior` is `inclusive`: `amountTax` is inside `amountSubtotal`, not on
+   * top (decision 0204). Absent for tax-exclusive (and older) lines.
+   */
+  taxInclusive?: true;
 }
 
 /** The shipping option the customer chose, as Stripe reports it (`shipping_cost.shipping_rate`). */
@@ -79,6 +84,7 @@ export function breakdownOf(
       amountDiscount: item.amount_discount,
       amountTax: item.amount_tax,
       amountTotal: item.amount_total,
+      ...(item.price?.tax_behavior === "inclusive" ? { taxInclusive: true as const } : {}),
     });
   }
   const cost = session.shipping_cost;

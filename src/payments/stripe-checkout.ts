@@ -17,6 +17,42 @@ export interface CheckoutSessionRequest {
    * was made (stored with it, so a rebuilt request is identical under the same idempotency key).
    */
   shippingOptions?: readonly QuotedShippingOption[];
+  /** Stripe Tax and discount codes, as stored with the checkout (absent: neither, as before). */
+  pricingTerms?: CheckoutPricingTerms;
+}
+
+/**
+ * Stripe Tax and promotion codes for one checkout (decision 0204), stored with it
+ * (checkout_requests.pricing_terms) when it is made: the sweep's rebuilt request must carry the same
+ * parameters under the same idempotency key, whatever the configuration says by then.
+ */
+export interface CheckoutPricingTerms {
+  /** `automatic_tax[enabled]`; with it every line carries `tax_behavior` and its `tax_code`. */
+  automaticTax: boolean;
+  /** The catalog's prices (and shipping rates) exclude or include tax: `price_data.tax_behavior`. */
+  taxBehavior: "exclusive" | "inclusive";
+  /** `allow_promotion_codes`: the customer may type a code on Stripe's page. */
+  allowPromotionCodes: boolean;
+  /** Each line's Stripe tax code, by SKU (the product's or the shop's default); empty without tax. */
+  taxCodes: Record<string, string>;
+}
+
+/** The session parameters of the pricing terms (none without them, so older requests stay the same). */
+function pricingParamsOf(terms: CheckoutPricingTerms | undefined) {
+  return {
+    ...(terms?.automaticTax ? { automatic_tax: { enabled: true } } : {}),
+    ...(terms?.allowPromotionCodes ? { allow_promotion_codes: true } : {}),
+  };
+}
+
+/** A line's tax parameters: its tax code and the shop's tax behaviour, only with automatic tax. */
+function lineTaxOf(terms: CheckoutPricingTerms | undefined, sku: string) {
+  if (!terms?.automaticTax) return { price: {}, product: {} };
+  const taxCode = terms.taxCodes[sku];
+  return {
+    price: { tax_behavior: terms.taxBehavior },
+    product: taxCode ? { tax_code: taxCode } : {},
+  };
 }
 
 /** One shipping option as quoted (src/shipping/rate-table.ts ShippingQuote). */
@@ -35,6 +71,8 @@ export interface QuotedShippingOption {
 
 function shippingOptionsOf(
   options: readonly QuotedShippingOption[],
+  /** With automatic tax: the rates include or exclude tax as the catalog's prices do (decision 0204). */
+  taxBehavior?: CheckoutPricingTerms["taxBehavior"],
 ): Stripe.Checkout.SessionCreateParams.ShippingOption[] {
   return options.map((option) => ({
     shipping_rate_data: {
@@ -49,6 +87,7 @@ function shippingOptionsOf(
         ...(option.carrierService ? { service: option.carrierService.service } : {}),
       },
       ...(option.deliveryEstimate ? { delivery_estimate: option.deliveryEstimate } : {}),
+      ...(taxBehavior ? { tax_behavior: taxBehavior } : {}),
     },
   }));
 }
@@ -89,14 +128,18 @@ export function createStripeCheckoutSessions(
       const session = await stripe.checkout.sessions.create(
         {
           mode: "payment",
-          line_items: request.lines.map((line) => ({
-            price_data: {
-              currency: request.currency,
-              unit_amount: line.unitPrice,
-              product_data: { name: line.name, metadata: { sku: line.sku } },
-            },
-            quantity: line.quantity,
-          })),
+          line_items: request.lines.map((line) => {
+            const tax = lineTaxOf(request.pricingTerms, line.sku);
+            return {
+              price_data: {
+                currency: request.currency,
+                unit_amount: line.unitPrice,
+                product_data: { name: line.name, metadata: { sku: line.sku }, ...tax.product },
+                ...tax.price,
+              },
+              quantity: line.quantity,
+            };
+          }),
           client_reference_id: request.orderId,
           customer_email: request.email,
           // The card is saved to a Customer of its own, so a later difference (a dearer exchange)
@@ -119,8 +162,14 @@ export function createStripeCheckoutSessions(
               }
             : {}),
           ...(request.shippingOptions && request.shippingOptions.length > 0
-            ? { shipping_options: shippingOptionsOf(request.shippingOptions) }
+            ? {
+                shipping_options: shippingOptionsOf(
+                  request.shippingOptions,
+                  request.pricingTerms?.automaticTax ? request.pricingTerms.taxBehavior : undefined,
+                ),
+              }
             : {}),
+          ...pricingParamsOf(request.pricingTerms),
           success_url: request.successUrl,
           cancel_url: request.cancelUrl,
           expires_at: Math.floor(request.expiresAt.getTime() / 1000),

@@ -19,6 +19,7 @@ import type {
   CheckoutServiceLiveRates,
   CheckoutServiceShippingRates,
 } from "../../src/orders/checkout/checkout-service";
+import type { CheckoutPricingSettings } from "../../src/orders/checkout/pricing-terms";
 import { createStripeClient } from "../../src/payments/stripe-client";
 import { createTestDatabase, type TestDatabase } from "../support/database";
 import { startEventApiReceiver, type EventApiReceiver } from "../support/event-api-receiver";
@@ -55,6 +56,7 @@ export class IntakeHarness {
       shippingRates?: CheckoutServiceShippingRates;
       /** Live carrier rates at checkout (CHECKOUT_LIVE_RATES). */
       liveRates?: CheckoutServiceLiveRates;
+      pricing?: CheckoutPricingSettings;
       /** What the service's Stripe client is made of the sandbox's (a test double around it, say). */
       serviceStripe?: (stripe: Stripe) => Stripe;
     } = {},
@@ -90,6 +92,7 @@ export class IntakeHarness {
       ...(options.sessionTtlMs !== undefined ? { sessionTtlMs: options.sessionTtlMs } : {}),
       ...(options.shippingRates ? { shippingRates: options.shippingRates } : {}),
       ...(options.liveRates ? { liveRates: options.liveRates } : {}),
+      ...(options.pricing ? { pricing: options.pricing } : {}),
     });
     const server = instance.server;
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -113,6 +116,14 @@ export class IntakeHarness {
    * or this one after a restart): it shares nothing in memory with the first.
    */
   async anotherInstance(): Promise<string> {
+    return (await this.anotherInstanceWith({})).url;
+  }
+
+  /** anotherInstance configured otherwise (a configuration changed across a restart). */
+  async anotherInstanceWith(options: {
+    shippingRates?: CheckoutServiceShippingRates;
+    pricing?: CheckoutPricingSettings;
+  }): Promise<{ url: string; checkoutSweep: CheckoutSweep }> {
     const instance = await startInstance({
       database: this.database,
       stripe: this.stripe,
@@ -120,9 +131,10 @@ export class IntakeHarness {
       logger: this.logger,
       alerts: this.alerts,
       captureMethod: "manual",
+      ...options,
     });
     this.extraServers.push(instance.server);
-    return instance.url;
+    return { url: instance.url, checkoutSweep: instance.checkoutSweep };
   }
 
   get db() {
@@ -199,6 +211,7 @@ export async function startInstance(deps: {
   sessionTtlMs?: number;
   shippingRates?: CheckoutServiceShippingRates;
   liveRates?: CheckoutServiceLiveRates;
+  pricing?: CheckoutPricingSettings;
 }): Promise<{ server: Server; url: string; checkoutSweep: CheckoutSweep }> {
   const { database, stripe, eventApi, logger } = deps;
   const inngest = createInngestClient(parseConfig({ NODE_ENV: "test" }), { localEngineUrl: eventApi.url });
@@ -221,6 +234,7 @@ export async function startInstance(deps: {
     ...(deps.sessionTtlMs !== undefined ? { sessionTtlMs: deps.sessionTtlMs } : {}),
     ...(deps.shippingRates ? { shippingRates: deps.shippingRates } : {}),
     ...(deps.liveRates ? { liveRates: deps.liveRates } : {}),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
   });
   const app = buildApp({
     logger,

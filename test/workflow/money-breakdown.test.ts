@@ -141,6 +141,11 @@ describe("the money breakdown after payment: returns and partial fulfilment", ()
         expect(html).toContain(`data-money="${label}"`);
         expect(html).toContain(amount);
       }
+      // Each line's discount share and tax, as recorded (decision 0204).
+      for (const line of breakdown.lines) {
+        expect(html).toContain(`data-line-money="${line.sku}"`);
+        expect(html).toContain(`discount −${usd(line.amountDiscount)} · tax ${usd(line.amountTax)}`);
+      }
     }
 
     const first = await askReturn(orderId, "MB-MUG", 2);

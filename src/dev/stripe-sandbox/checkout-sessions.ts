@@ -138,16 +138,19 @@ function lineItemFrom(
     );
   }
   const taxBehavior = optionalString(priceData, "tax_behavior") ?? "unspecified";
-  if (taxBehavior === "inclusive") {
-    // Stripe accepts it; the stand-in's tax is exclusive only (docs/stripe-sandbox.md, "Pricing").
+  if (!["exclusive", "inclusive", "unspecified"].includes(taxBehavior)) {
     throw stripeErrors.invalidParam(
       `${label}[price_data][tax_behavior]`,
-      "The Stripe sandbox computes exclusive tax only (tax_behavior=inclusive is not implemented).",
-      "parameter_not_implemented",
+      `Invalid ${label}[price_data][tax_behavior]: must be one of exclusive, inclusive, or unspecified`,
     );
   }
   const productData = optionalHash(priceData, "product_data");
   if (!productData) throw stripeErrors.missingParam(`${label}[price_data][product_data]`);
+  const taxCode = optionalString(productData, "tax_code");
+  // Stripe knows its tax codes (txcd_ and eight digits, GET /v1/tax_codes); any other is no such code.
+  if (taxCode !== undefined && !/^txcd_\d{8}$/.test(taxCode)) {
+    throw stripeErrors.resourceMissing("tax_code", taxCode, `${label}[price_data][product_data][tax_code]`);
+  }
   const name = requiredString(productData, "name", `${label}[price_data][product_data][name]`);
   const quantity = optionalInteger(value, "quantity", `${label}[quantity]`);
   if (quantity === undefined) throw stripeErrors.missingParam(`${label}[quantity]`);
@@ -177,7 +180,7 @@ function lineItemFrom(
     package_dimensions: null,
     shippable: null,
     statement_descriptor: null,
-    tax_code: optionalString(productData, "tax_code") ?? null,
+    tax_code: taxCode ?? null,
     type: "service",
     unit_label: null,
     updated: created,

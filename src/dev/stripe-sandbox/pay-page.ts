@@ -1,4 +1,5 @@
 import express, { type Router } from "express";
+import type Stripe from "stripe";
 import type { SandboxContext } from "./context";
 import { OutcomeNotPossible, type CompletionOutcome, retrieveCheckoutSession } from "./checkout-sessions";
 import type { SandboxControl } from "./control";
@@ -13,6 +14,26 @@ const escapeHtml = (text: string): string =>
   );
 
 const outcomes: CompletionOutcome[] = ["paid", "authorized", "declined", "async_pending"];
+
+/**
+ * Tax as Stripe's page shows it: tax on top of the prices as "Tax", tax inside tax-inclusive
+ * prices as "Includes tax" (it adds nothing to the total). The part on top is what the total
+ * has beyond the lines, shipping and discount.
+ */
+function taxRows(session: Stripe.Checkout.Session, money: (minor: number) => string): string {
+  if (session.automatic_tax.status !== "complete") {
+    return `<tr><td>Tax</td><td class="num">Calculated when you pay</td></tr>`;
+  }
+  const totals = session.total_details;
+  const onTop =
+    (session.amount_total ?? 0) -
+    ((session.amount_subtotal ?? 0) - (totals?.amount_discount ?? 0) + (totals?.amount_shipping ?? 0));
+  const inside = (totals?.amount_tax ?? 0) - onTop;
+  return [
+    onTop > 0 || inside === 0 ? `<tr><td>Tax</td><td class="num">${money(onTop)}</td></tr>` : "",
+    inside > 0 ? `<tr><td>Includes tax</td><td class="num">${money(inside)}</td></tr>` : "",
+  ].join("");
+}
 
 /**
  * The "hosted Checkout page" a session's `url` points at, so a person trying the service offline
@@ -66,13 +87,7 @@ export function createPayPage(deps: { ctx: SandboxContext; control: SandboxContr
       session.shipping_cost
         ? `<tr><td>Shipping</td><td class="num">${money(session.shipping_cost.amount_subtotal)}</td></tr>`
         : "",
-      session.automatic_tax.enabled
-        ? `<tr><td>Tax</td><td class="num">${
-            session.automatic_tax.status === "complete"
-              ? money(totals?.amount_tax ?? 0)
-              : "Calculated when you pay"
-          }</td></tr>`
-        : "",
+      session.automatic_tax.enabled ? taxRows(session, money) : "",
     ].join("");
     const chosenRate = session.shipping_cost?.shipping_rate;
     const shippingChoices = (session.shipping_options ?? [])

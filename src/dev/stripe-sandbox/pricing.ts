@@ -8,9 +8,13 @@
  *   amount-off coupon takes `min(amount_off, subtotal)`. That one figure is then shared across the
  *   lines in proportion to their subtotals, by the largest-remainder method (ties to the earlier
  *   line), so the lines' `amount_discount` always add up to the session's `amount_discount`.
- * - Tax is exclusive and computed per line on what the customer pays for it (subtotal less its
- *   discount share), and on shipping when the destination taxes shipping, each rounded half up on
- *   its own (Stripe Tax rounds per line item); the session's `amount_tax` is their sum.
+ * - Tax is computed per line on what the customer pays for it (subtotal less its discount share),
+ *   and on shipping when the destination taxes shipping, each rounded half up on its own (Stripe
+ *   Tax rounds per line item); the session's `amount_tax` is their sum. Exclusive (the price's
+ *   `tax_behavior` is `exclusive` or unspecified): `round(amount × rate)`, added to the line's
+ *   total and the session's. Inclusive: the tax inside the amount, `round(amount × rate ÷ (1 +
+ *   rate))`; the line's total is its amount (tax in it), and only exclusive tax adds to
+ *   `amount_total`, while `amount_tax` counts both, as Stripe's `total_details` does.
  */
 
 export interface CouponTerms {
@@ -27,6 +31,10 @@ export interface TaxTerms {
 export interface PricingInput {
   /** Each line's unit amount × quantity. */
   lineSubtotals: number[];
+  /** Per line (same order): its price's `tax_behavior` is `inclusive`. Absent: all exclusive. */
+  lineInclusive?: boolean[];
+  /** The chosen shipping rate's `tax_behavior` is `inclusive`. */
+  shippingInclusive?: boolean;
   /** The chosen shipping option's amount, or null when the session offers none. */
   shipping: number | null;
   coupon: CouponTerms | null;
@@ -38,14 +46,15 @@ export interface PricedLine {
   amountSubtotal: number;
   amountDiscount: number;
   amountTax: number;
-  /** Tax base of the line: subtotal less its discount share. */
+  /** Tax base of the line: subtotal less its discount share, less the tax inside it when inclusive. */
   taxableAmount: number;
+  inclusive: boolean;
   amountTotal: number;
 }
 
 export interface PricedSession {
   lines: PricedLine[];
-  shipping: { amountSubtotal: number; amountTax: number; amountTotal: number } | null;
+  shipping: { amountSubtotal: number; amountTax: number; amountTotal: number; inclusive: boolean } | null;
   amountSubtotal: number;
   amountDiscount: number;
   amountShipping: number;
@@ -93,20 +102,38 @@ export function taxOn(amount: number, percentage: number): number {
   return roundHalfUp((amount * percentage) / 100);
 }
 
+/** The tax inside a tax-inclusive amount: `amount × rate ÷ (1 + rate)`, rounded half up. */
+export function taxInside(amount: number, percentage: number): number {
+  return roundHalfUp((amount * percentage) / (100 + percentage));
+}
+
 export function priceSession(input: PricingInput): PricedSession {
   const amountSubtotal = input.lineSubtotals.reduce((a, b) => a + b, 0);
   const amountDiscount = discountTotal(amountSubtotal, input.coupon);
   const shares = allocateProRata(amountDiscount, input.lineSubtotals);
   const lines = input.lineSubtotals.map((subtotal, index): PricedLine => {
     const discount = shares[index] as number;
-    const taxableAmount = subtotal - discount;
-    const tax = input.tax ? taxOn(taxableAmount, input.tax.percentage) : 0;
+    const paid = subtotal - discount;
+    const inclusive = input.lineInclusive?.[index] === true;
+    if (inclusive) {
+      const tax = input.tax ? taxInside(paid, input.tax.percentage) : 0;
+      return {
+        amountSubtotal: subtotal,
+        amountDiscount: discount,
+        amountTax: tax,
+        taxableAmount: paid - tax,
+        inclusive,
+        amountTotal: paid,
+      };
+    }
+    const tax = input.tax ? taxOn(paid, input.tax.percentage) : 0;
     return {
       amountSubtotal: subtotal,
       amountDiscount: discount,
       amountTax: tax,
-      taxableAmount,
-      amountTotal: taxableAmount + tax,
+      taxableAmount: paid,
+      inclusive,
+      amountTotal: paid + tax,
     };
   });
   const shipping =
@@ -114,10 +141,19 @@ export function priceSession(input: PricingInput): PricedSession {
       ? null
       : (() => {
           const amount = input.shipping;
-          const tax = input.tax?.taxesShipping ? taxOn(amount, input.tax.percentage) : 0;
-          return { amountSubtotal: amount, amountTax: tax, amountTotal: amount + tax };
+          const taxed = input.tax?.taxesShipping === true;
+          if (input.shippingInclusive === true) {
+            const tax = taxed && input.tax ? taxInside(amount, input.tax.percentage) : 0;
+            return { amountSubtotal: amount, amountTax: tax, amountTotal: amount, inclusive: true };
+          }
+          const tax = taxed && input.tax ? taxOn(amount, input.tax.percentage) : 0;
+          return { amountSubtotal: amount, amountTax: tax, amountTotal: amount + tax, inclusive: false };
         })();
   const amountTax = lines.reduce((sum, line) => sum + line.amountTax, 0) + (shipping?.amountTax ?? 0);
+  // Only tax on top of a price adds to what is paid; inclusive tax is inside the amounts already.
+  const exclusiveTax =
+    lines.reduce((sum, line) => sum + (line.inclusive ? 0 : line.amountTax), 0) +
+    (shipping && !shipping.inclusive ? shipping.amountTax : 0);
   const amountShipping = shipping?.amountSubtotal ?? 0;
   return {
     lines,
@@ -126,7 +162,7 @@ export function priceSession(input: PricingInput): PricedSession {
     amountDiscount,
     amountShipping,
     amountTax,
-    amountTotal: amountSubtotal - amountDiscount + amountShipping + amountTax,
+    amountTotal: amountSubtotal - amountDiscount + amountShipping + exclusiveTax,
   };
 }
 

@@ -123,10 +123,11 @@ export function automaticTaxFrom(params: Params): Stripe.Checkout.Session.Automa
   } as Stripe.Checkout.Session.AutomaticTax;
 }
 
-function taxRateObject(ctx: SandboxContext, rate: StandInTaxRate): Stripe.TaxRate {
+function taxRateObject(ctx: SandboxContext, rate: StandInTaxRate, inclusive: boolean): Stripe.TaxRate {
   return {
     ...fromFixture("tax_rate"),
-    id: rate.id,
+    // Stripe Tax answers an inclusive and an exclusive price with two rates of one jurisdiction.
+    id: inclusive ? `${rate.id}_incl` : rate.id,
     active: true,
     country: rate.country,
     created: unixSeconds(ctx.now()),
@@ -134,7 +135,7 @@ function taxRateObject(ctx: SandboxContext, rate: StandInTaxRate): Stripe.TaxRat
     display_name: rate.displayName,
     effective_percentage: rate.percentage,
     flat_amount: null,
-    inclusive: false,
+    inclusive,
     jurisdiction: rate.jurisdiction,
     jurisdiction_level: rate.jurisdictionLevel,
     percentage: rate.percentage,
@@ -172,6 +173,8 @@ export function repriceSession(
   const rate = taxing ? taxRateFor(taxAddress.country, taxAddress.state) : null;
   const priced = priceSession({
     lineSubtotals: lines.map((line) => line.amount_subtotal),
+    lineInclusive: lines.map((line) => line.price?.tax_behavior === "inclusive"),
+    shippingInclusive: shippingRate?.tax_behavior === "inclusive",
     shipping: shippingRate ? (shippingRate.fixed_amount?.amount ?? 0) : null,
     coupon: couponTerms(ctx, session),
     tax: rate ? { percentage: rate.percentage, taxesShipping: rate.taxesShipping } : null,
@@ -204,25 +207,31 @@ export function repriceSession(
   if (session.automatic_tax.enabled) {
     session.automatic_tax.status = taxing ? "complete" : "requires_location_inputs";
   }
-  const taxableAmount =
-    priced.lines.reduce((sum, line) => sum + line.taxableAmount, 0) +
-    (rate?.taxesShipping ? priced.amountShipping : 0);
   const discount = session.discounts?.[0];
+  // One entry per rate and behaviour, as Stripe's breakdown lists an inclusive and an exclusive rate apart.
+  const taxes = !rate
+    ? []
+    : [false, true].flatMap((inclusive) => {
+        const taxed = priced.lines.filter((line) => line.inclusive === inclusive);
+        const ship = priced.shipping && priced.shipping.inclusive === inclusive ? priced.shipping : null;
+        if (taxed.length === 0 && !ship) return [];
+        const shipTaxable =
+          ship && rate.taxesShipping ? ship.amountSubtotal - (inclusive ? ship.amountTax : 0) : 0;
+        return [
+          {
+            amount: taxed.reduce((sum, line) => sum + line.amountTax, 0) + (ship?.amountTax ?? 0),
+            rate: taxRateObject(ctx, rate, inclusive),
+            taxability_reason: "standard_rated" as const,
+            taxable_amount: taxed.reduce((sum, line) => sum + line.taxableAmount, 0) + shipTaxable,
+          },
+        ];
+      });
   return {
     discounts:
       discount && priced.amountDiscount > 0
         ? [{ amount: priced.amountDiscount, discount: discountObject(ctx, session, discount) }]
         : [],
-    taxes: rate
-      ? [
-          {
-            amount: priced.amountTax,
-            rate: taxRateObject(ctx, rate),
-            taxability_reason: "standard_rated",
-            taxable_amount: taxableAmount,
-          },
-        ]
-      : [],
+    taxes,
   };
 }
 

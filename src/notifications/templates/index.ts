@@ -33,8 +33,9 @@ export {
 } from "./delivery-exception";
 export { formatMoney } from "./money";
 export { escapeHtml } from "./html";
-export { moneyRows, orderReference } from "./layout";
+export { lineMoneyText, moneyRows, orderReference } from "./layout";
 export {
+  lineMoneyOf,
   moneySummaryOf,
   toOrderSummary,
   type EmailContent,

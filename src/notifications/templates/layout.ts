@@ -1,6 +1,6 @@
 import { formatMoney } from "./money";
 import { assertWebUrl, html, type SafeHtml } from "./html";
-import type { OrderSummary } from "./types";
+import type { LineMoneySummary, OrderSummary } from "./types";
 
 /** Customers see a short reference rather than a UUID; support can still search by prefix. */
 export function orderReference(orderId: string): string {
@@ -38,8 +38,23 @@ export function moneyRows(order: OrderSummary): [string, string][] {
       formatMoney(money.shipping, order.currency),
     ]);
   if (money.discount > 0) rows.push(["Discount", `−${formatMoney(money.discount, order.currency)}`]);
-  if (money.tax > 0) rows.push(["Tax", formatMoney(money.tax, order.currency)]);
+  // Tax inside tax-inclusive prices is part of the subtotal already: said so, not added again.
+  if (money.tax > 0)
+    rows.push([money.taxIncluded ? "Tax (included)" : "Tax", formatMoney(money.tax, order.currency)]);
   return rows;
+}
+
+/**
+ * One line's discount share and tax as Stripe recorded them, e.g. "discount −$5.00 · tax $0.80"
+ * ("includes tax" for a tax-inclusive price); null for a line with neither.
+ */
+export function lineMoneyText(line: LineMoneySummary | undefined, currency: string): string | null {
+  if (!line) return null;
+  const parts = [
+    line.discount > 0 ? `discount −${formatMoney(line.discount, currency)}` : null,
+    line.tax > 0 ? `${line.taxIncluded ? "includes tax" : "tax"} ${formatMoney(line.tax, currency)}` : null,
+  ].filter((part): part is string => part !== null);
+  return parts.length > 0 ? parts.join(" · ") : null;
 }
 
 /** "View your order" with the order page's signed link, when the summary carries one. */

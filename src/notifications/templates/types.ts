@@ -33,6 +33,33 @@ export interface MoneySummary {
   shippingName: string | null;
   discount: number;
   tax: number;
+  /** The tax is inside the prices (tax-inclusive, as Stripe reported the lines): shown as included. */
+  taxIncluded?: boolean;
+}
+
+/** One line's share of the discount and its tax, as Stripe recorded them (never recomputed here). */
+export interface LineMoneySummary {
+  discount: number;
+  tax: number;
+  taxIncluded: boolean;
+}
+
+/**
+ * The recorded breakdown's per-line discount and tax by SKU, for the lines that have either;
+ * empty for an order without a breakdown.
+ */
+export function lineMoneyOf(stored: unknown): Map<string, LineMoneySummary> {
+  const money = storedBreakdown(stored);
+  const bySku = new Map<string, LineMoneySummary>();
+  for (const line of money?.lines ?? []) {
+    if (line.amountDiscount === 0 && line.amountTax === 0) continue;
+    bySku.set(line.sku, {
+      discount: line.amountDiscount,
+      tax: line.amountTax,
+      taxIncluded: line.taxInclusive === true,
+    });
+  }
+  return bySku;
 }
 
 /** The summary's money lines of a stored breakdown; undefined for an order without one. */
@@ -45,6 +72,7 @@ export function moneySummaryOf(stored: unknown): MoneySummary | undefined {
     shippingName: money.shippingRate?.displayName ?? null,
     discount: money.discount,
     tax: money.tax,
+    ...(money.lines.some((line) => line.taxInclusive) ? { taxIncluded: true } : {}),
   };
 }
 

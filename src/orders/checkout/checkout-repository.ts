@@ -7,8 +7,9 @@ import { HoldOutOfStock, releaseHolds } from "../../inventory/stock-holds";
 import { orderLinesJsonSql, type OrderLineJson } from "../../db/order-lines-sql";
 import { recordInTransaction } from "../../timeline/in-transaction";
 import { timelineKindSql } from "../../timeline/kinds";
-import type { QuotedShippingOption } from "../../payments/stripe-checkout";
+import type { CheckoutPricingTerms, QuotedShippingOption } from "../../payments/stripe-checkout";
 import type { CheckoutDestination } from "./checkout-request";
+import { storedPricingTerms } from "./pricing-terms";
 
 /** The customer's Idempotency-Key is already taken by another order: nothing was written. */
 export class IdempotencyKeyTaken extends Error {
@@ -32,6 +33,8 @@ export interface PendingOrderInput {
   /** With a rate table: where it ships and the options quoted, kept to rebuild the request. */
   destination?: CheckoutDestination | null;
   shippingOptions?: QuotedShippingOption[] | null;
+  /** Stripe Tax and codes as configured now, kept to rebuild the request (decision 0204). */
+  pricingTerms?: CheckoutPricingTerms | null;
 }
 
 /** An order as checkout needs it to (re)build its Checkout Session request. */
@@ -50,6 +53,8 @@ export interface CheckoutOrder {
   /** As stored at creation (null without a rate table): the session request is rebuilt from them. */
   destination: CheckoutDestination | null;
   shippingOptions: QuotedShippingOption[] | null;
+  /** As stored at creation (null: no tax, no codes): the sweep sends the same parameters. */
+  pricingTerms: CheckoutPricingTerms | null;
 }
 
 export interface CheckoutRepository {
@@ -97,7 +102,13 @@ function toCheckoutOrder(order: {
   checkoutSessionId: string | null;
   createdAt: Date;
   lines: { sku: string; name: string; unitPrice: number; quantity: number }[];
-  checkout: { requestHash: string; expiresAt: Date; destination: unknown; shippingOptions: unknown } | null;
+  checkout: {
+    requestHash: string;
+    expiresAt: Date;
+    destination: unknown;
+    shippingOptions: unknown;
+    pricingTerms: unknown;
+  } | null;
 }): CheckoutOrder | null {
   if (!order.checkout) return null;
   return {
@@ -114,6 +125,7 @@ function toCheckoutOrder(order: {
       .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
       .sort((a, b) => a.sku.localeCompare(b.sku)),
     ...storedShipping(order.checkout),
+    pricingTerms: storedPricingTerms(order.checkout.pricingTerms),
   };
 }
 
@@ -127,7 +139,15 @@ function storedShipping(row: { destination: unknown; shippingOptions: unknown })
 
 const checkoutInclude = {
   lines: true,
-  checkout: { select: { requestHash: true, expiresAt: true, destination: true, shippingOptions: true } },
+  checkout: {
+    select: {
+      requestHash: true,
+      expiresAt: true,
+      destination: true,
+      shippingOptions: true,
+      pricingTerms: true,
+    },
+  },
 } as const;
 
 /**
@@ -137,7 +157,7 @@ const checkoutInclude = {
 export const keyedLookupStatement = `
   WITH found AS (
     SELECT o.id, o.status, o.customer_id, o.email, o.currency, o.checkout_session_id, o.created_at,
-           c.request_hash, c.expires_at, c.destination, c.shipping_options,
+           c.request_hash, c.expires_at, c.destination, c.shipping_options, c.pricing_terms,
            ${orderLinesJsonSql("o")} AS lines
     FROM checkout_requests c JOIN orders o ON o.id = c.order_id
     WHERE c.customer_id = $1 AND c.idempotency_key = $2
@@ -159,6 +179,7 @@ type KeyedLookupRow = {
       expires_at: Date;
       destination: unknown;
       shipping_options: unknown;
+      pricing_terms: unknown;
       lines: OrderLineJson[];
     }
   | { id: null; [column: string]: unknown }
@@ -228,8 +249,8 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           ),
           checkout_made AS (
             INSERT INTO checkout_requests (order_id, customer_id, idempotency_key, request_hash, expires_at, created_at,
-                                           destination, shipping_options)
-            SELECT ord.id, $7, $11, $12, $13, now(), $15::jsonb, $16::jsonb FROM ord
+                                           destination, shipping_options, pricing_terms)
+            SELECT ord.id, $7, $11, $12, $13, now(), $15::jsonb, $16::jsonb, $17::jsonb FROM ord
           ),
           entry AS (
             INSERT INTO order_timeline (order_id, kind, detail)
@@ -260,6 +281,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
             JSON.stringify({ total, currency: input.currency, holdUntil: input.expiresAt.toISOString() }),
             input.destination ? JSON.stringify(input.destination) : null,
             input.shippingOptions ? JSON.stringify(input.shippingOptions) : null,
+            input.pricingTerms ? JSON.stringify(input.pricingTerms) : null,
           ],
         ));
       } catch (error) {
@@ -286,6 +308,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         lines: lines.map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity })),
         destination: input.destination ?? null,
         shippingOptions: input.shippingOptions ?? null,
+        pricingTerms: input.pricingTerms ?? null,
       };
       return { orderId, total, order, lowStockSkus: rows.filter((row) => row.low).map((row) => row.sku) };
     },
@@ -320,6 +343,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           createdAt: row.created_at,
           lines: row.lines,
           ...storedShipping({ destination: row.destination, shippingOptions: row.shipping_options }),
+          pricingTerms: storedPricingTerms(row.pricing_terms),
         },
         products,
       };

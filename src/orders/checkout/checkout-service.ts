@@ -10,6 +10,7 @@ import type { CheckoutRequest } from "./checkout-request";
 import { planParcels } from "../../shipping/parcel-plan";
 import { quoteShipping, type RateTable, type ShippingQuote } from "../../shipping/rate-table";
 import { offerLiveRates, type LiveRatePolicy, type LiveRateQuoter } from "../../shipping/live-rates";
+import { pricingTermsFor, type CheckoutPricingSettings } from "./pricing-terms";
 
 export interface CheckoutResult {
   orderId: string;
@@ -133,6 +134,8 @@ export function createCheckoutService(deps: {
    * down or rating nothing there).
    */
   liveRates?: CheckoutServiceLiveRates;
+  /** Stripe Tax and discount codes (CHECKOUT_* settings, decision 0204); unset: neither. */
+  pricing?: CheckoutPricingSettings;
 }): CheckoutService {
   const logger = deps.logger.child({ component: "checkout" });
   const now = deps.now ?? Date.now;
@@ -151,6 +154,8 @@ export function createCheckoutService(deps: {
     expiresAt: order.expiresAt,
     // Rebuilt from what was stored, never re-quoted: the same key must carry the same request.
     ...(order.shippingOptions ? { shippingOptions: order.shippingOptions } : {}),
+    // Likewise the tax and code terms stored with it, never today's configuration.
+    ...(order.pricingTerms ? { pricingTerms: order.pricingTerms } : {}),
   });
 
   /**
@@ -261,6 +266,8 @@ export function createCheckoutService(deps: {
     return {
       currency: [...currencies][0] as string,
       digitalOnly: isDigitalOnly(lines),
+      // Refuses (422) a product Stripe Tax could not classify, before anything is written.
+      pricingTerms: pricingTermsFor(deps.pricing, lines),
       lines: lines
         .map(({ sku, name, unitPrice, quantity }) => ({ sku, name, unitPrice, quantity }))
         .sort((a, b) => a.sku.localeCompare(b.sku)),
@@ -388,7 +395,7 @@ export function createCheckoutService(deps: {
       if (looked.existing) return resume(looked.existing, requestHash);
       found = looked.products;
     }
-    const { currency, lines, digitalOnly } = await priced(request, found);
+    const { currency, lines, digitalOnly, pricingTerms } = await priced(request, found);
     const shippingOptions =
       (await liveQuoted(request, { currency, digitalOnly, lines })) ??
       quoted(request, { digitalOnly, lines });
@@ -408,6 +415,7 @@ export function createCheckoutService(deps: {
         ...(shippingOptions
           ? { destination: request.destination ?? null, shippingOptions: shippingOptions.map(toQuoted) }
           : {}),
+        ...(pricingTerms ? { pricingTerms } : {}),
       }));
     } catch (error) {
       if (error instanceof HoldOutOfStock) throw outOfStock([error]);

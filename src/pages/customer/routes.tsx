@@ -1,6 +1,13 @@
 import express, { type Request, type Response, Router } from "express";
 import { z } from "zod";
-import { formatMoney, moneyRows, orderReference, toOrderSummary } from "../../notifications/templates";
+import {
+  formatMoney,
+  lineMoneyOf,
+  lineMoneyText,
+  moneyRows,
+  orderReference,
+  toOrderSummary,
+} from "../../notifications/templates";
 import type { AddressCorrections, PendingCorrection } from "../../orders/correct-address";
 import { isAppError } from "../../errors";
 import type { OrderQueries } from "../../orders/order-queries";
@@ -74,6 +81,8 @@ async function signedOrder(
 
 function Items(props: { order: CustomerOrder }) {
   const { order } = props;
+  // Each line's discount share and tax, as Stripe recorded them with the order (decision 0204).
+  const lineMoney = lineMoneyOf(order.moneyBreakdown);
   return (
     <table>
       <thead>
@@ -94,6 +103,7 @@ function Items(props: { order: CustomerOrder }) {
                   ({line.shortQuantity} not available: not shipped, not charged)
                 </span>
               ) : null}
+              <LineMoneyNote text={lineMoneyText(lineMoney.get(line.sku), order.currency)} sku={line.sku} />
             </td>
             <td class="num">{line.quantity}</td>
             <td class="num">{formatMoney(line.unitPrice * line.quantity, order.currency)}</td>
@@ -118,6 +128,14 @@ function Items(props: { order: CustomerOrder }) {
       </tbody>
     </table>
   );
+}
+
+function LineMoneyNote(props: { text: string | null; sku: string }) {
+  return props.text ? (
+    <div class="muted small" data-line-money={props.sku}>
+      {props.text}
+    </div>
+  ) : null;
 }
 
 /** The live part: htmx replaces it every few seconds until the order settles. */

@@ -1,7 +1,14 @@
 import { holdReasonLabels, type HoldReason } from "../../orders/hold-order";
 import { Router, type Request, type Response } from "express";
 import { z } from "zod";
-import { formatMoney, moneyRows, moneySummaryOf, orderReference } from "../../notifications/templates";
+import {
+  formatMoney,
+  lineMoneyOf,
+  lineMoneyText,
+  moneyRows,
+  moneySummaryOf,
+  orderReference,
+} from "../../notifications/templates";
 import type { OrderDetails } from "../../orders/order-details";
 import { decide, factsOfDetails, type OrderAction } from "../../shared/order-model";
 import { formatTime, sendPage } from "../layout";
@@ -44,6 +51,8 @@ function OrderPage(props: {
 }) {
   const { order } = props;
   const money = (amount: number) => formatMoney(amount, order.currency);
+  // Each line's discount share and tax, from the recorded breakdown (never recomputed; decision 0204).
+  const lineMoney = lineMoneyOf(order.money);
   // The current run's failures only: a re-drive hands the order to a new run.
   const lastRedrive = order.timeline.map((entry) => entry.kind).lastIndexOf("redriven");
   const failures = order.timeline.filter(
@@ -121,6 +130,11 @@ function OrderPage(props: {
                         {line.shortQuantity} short: not shipped, not charged
                       </span>
                     </>
+                  ) : null}
+                  {lineMoney.get(line.sku) ? (
+                    <div class="muted small" data-line-money={line.sku}>
+                      {lineMoneyText(lineMoney.get(line.sku), order.currency)}
+                    </div>
                   ) : null}
                 </td>
                 <td class="num">{money(line.unitPrice * line.quantity)}</td>

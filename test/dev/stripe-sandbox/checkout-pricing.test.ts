@@ -1,5 +1,6 @@
 import Stripe from "stripe";
 import type { StripeSandbox } from "../../../src/dev/stripe-sandbox";
+import fixtures from "../../../src/dev/stripe-sandbox/fixtures.json";
 import { defined } from "../../support/defined";
 import { sessionParams, startSandbox } from "./harness";
 
@@ -319,6 +320,111 @@ describe("Stripe sandbox: shipping, discounts, tax and totals on Checkout Sessio
       expect(paid.automatic_tax.status).toBe("complete");
       expect(paid.total_details).toMatchObject({ amount_tax: 0, breakdown: { taxes: [], discounts: [] } });
       expect(paid.amount_total).toBe(3490);
+    });
+  });
+
+  describe("tax-inclusive prices (price_data.tax_behavior = inclusive)", () => {
+    const inclusive = (taxCode?: string): Stripe.Checkout.SessionCreateParams =>
+      usd({
+        line_items: [
+          {
+            price_data: {
+              currency: "usd",
+              unit_amount: 1250,
+              tax_behavior: "inclusive",
+              product_data: { name: "Mug", ...(taxCode ? { tax_code: taxCode } : {}) },
+            },
+            quantity: 2,
+          },
+          {
+            price_data: {
+              currency: "usd",
+              unit_amount: 990,
+              tax_behavior: "inclusive",
+              product_data: { name: "Tea" },
+            },
+            quantity: 1,
+          },
+        ],
+        automatic_tax: { enabled: true },
+        shipping_options: [
+          { shipping_rate_data: { ...defined(ground.shipping_rate_data), tax_behavior: "inclusive" } },
+        ],
+        shipping_address_collection: { allowed_countries: ["GB"] },
+      });
+
+    it("finds the tax inside each line and the shipping; only exclusive tax would add to the total", async () => {
+      const coupon = await stripe.coupons.create({ percent_off: 20 });
+      const session = await stripe.checkout.sessions.create({
+        ...inclusive("txcd_99999999"),
+        discounts: [{ coupon: coupon.id }],
+      });
+      await sandbox.completeCheckoutSession(session.id, "authorized", {
+        deliver: false,
+        shipping: {
+          name: "Ada",
+          address: { line1: "1 High St", city: "London", postal_code: "SW1A 1AA", country: "GB" },
+        },
+      });
+      const paid = await stripe.checkout.sessions.retrieve(session.id, {
+        expand: ["line_items", "total_details.breakdown"],
+      });
+      // GB (stand-in table): 20 % VAT, shipping taxed. Lines after the 20 % discount: 2000 and 792;
+      // the tax inside: 2000 × 20/120 = 333.33 → 333, 792 × 20/120 = 132; shipping 599 × 20/120 = 99.83 → 100.
+      const lines = defined(paid.line_items).data;
+      expect(
+        lines.map((line) => [line.amount_subtotal, line.amount_discount, line.amount_tax, line.amount_total]),
+      ).toEqual([
+        [2500, 500, 333, 2000],
+        [990, 198, 132, 792],
+      ]);
+      expect(paid.shipping_cost).toMatchObject({ amount_subtotal: 599, amount_tax: 100, amount_total: 599 });
+      expect(paid.total_details).toMatchObject({
+        amount_discount: 698,
+        amount_shipping: 599,
+        amount_tax: 565,
+      });
+      expect(paid.amount_total).toBe(3490 - 698 + 599);
+      expect(paid.amount_total).toBe(lines.reduce((sum, line) => sum + line.amount_total, 0) + 599);
+      const taxes = defined(paid.total_details?.breakdown).taxes;
+      expect(taxes).toHaveLength(1);
+      expect(taxes[0]).toMatchObject({
+        amount: 565,
+        taxable_amount: 2000 - 333 + (792 - 132) + (599 - 100),
+        taxability_reason: "standard_rated",
+        rate: { object: "tax_rate", percentage: 20, country: "GB", tax_type: "vat", inclusive: true },
+      });
+      // The Tax Rate keeps Stripe's example object's fields.
+      expect(Object.keys(defined(taxes[0]).rate).sort()).toEqual(
+        Object.keys(fixtures.resources.tax_rate).sort(),
+      );
+    });
+
+    it("refuses a tax_behavior Stripe does not know, and a tax code that does not exist, in Stripe's words", async () => {
+      const params = inclusive();
+      const [first, ...rest] = defined(params.line_items);
+      const wrongBehavior = {
+        ...params,
+        line_items: [
+          {
+            ...first,
+            price_data: { ...defined(defined(first).price_data), tax_behavior: "included" as never },
+          },
+          ...rest,
+        ],
+      };
+      await expect(stripe.checkout.sessions.create(wrongBehavior)).rejects.toMatchObject({
+        statusCode: 400,
+        param: "line_items[0][price_data][tax_behavior]",
+        message:
+          "Invalid line_items[0][price_data][tax_behavior]: must be one of exclusive, inclusive, or unspecified",
+      });
+      await expect(stripe.checkout.sessions.create(inclusive("food"))).rejects.toMatchObject({
+        statusCode: 404,
+        code: "resource_missing",
+        param: "line_items[0][price_data][product_data][tax_code]",
+        message: "No such tax_code: 'food'",
+      });
     });
   });
 

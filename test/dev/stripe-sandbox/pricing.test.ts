@@ -80,10 +80,29 @@ describe("Stripe stand-in pricing", () => {
       // Discount 698 shared 500 / 198; tax 8.875 % of 2000 = 177.5 → 178, of 792 = 70.29 → 70,
       // of the shipping 799 = 70.91 → 71.
       expect(priced.lines).toEqual([
-        { amountSubtotal: 2500, amountDiscount: 500, taxableAmount: 2000, amountTax: 178, amountTotal: 2178 },
-        { amountSubtotal: 990, amountDiscount: 198, taxableAmount: 792, amountTax: 70, amountTotal: 862 },
+        {
+          amountSubtotal: 2500,
+          amountDiscount: 500,
+          taxableAmount: 2000,
+          amountTax: 178,
+          amountTotal: 2178,
+          inclusive: false,
+        },
+        {
+          amountSubtotal: 990,
+          amountDiscount: 198,
+          taxableAmount: 792,
+          amountTax: 70,
+          amountTotal: 862,
+          inclusive: false,
+        },
       ]);
-      expect(priced.shipping).toEqual({ amountSubtotal: 799, amountTax: 71, amountTotal: 870 });
+      expect(priced.shipping).toEqual({
+        amountSubtotal: 799,
+        amountTax: 71,
+        amountTotal: 870,
+        inclusive: false,
+      });
       expect(priced).toMatchObject({
         amountSubtotal: 3490,
         amountDiscount: 698,
@@ -100,9 +119,39 @@ describe("Stripe stand-in pricing", () => {
         coupon: null,
         tax: { percentage: 7.25, taxesShipping: false },
       });
-      expect(priced.shipping).toEqual({ amountSubtotal: 500, amountTax: 0, amountTotal: 500 });
+      expect(priced.shipping).toEqual({
+        amountSubtotal: 500,
+        amountTax: 0,
+        amountTotal: 500,
+        inclusive: false,
+      });
       expect(priced.amountTax).toBe(73); // 72.5
       expect(priced.amountTotal).toBe(1573);
+    });
+
+    it("finds inclusive tax inside the amounts: the totals stay the prices, only exclusive tax adds", () => {
+      const priced = priceSession({
+        lineSubtotals: [2500, 990],
+        lineInclusive: [true, false],
+        shipping: 599,
+        shippingInclusive: true,
+        coupon: { percentOff: 20, amountOff: null },
+        tax: { percentage: 20, taxesShipping: true },
+      });
+      // 2000 × 20/120 = 333.33 → 333 inside; 792 × 20 % = 158.4 → 158 on top; 599 × 20/120 = 99.83 → 100 inside.
+      expect(priced.lines.map((line) => [line.amountTax, line.taxableAmount, line.amountTotal])).toEqual([
+        [333, 1667, 2000],
+        [158, 792, 950],
+      ]);
+      expect(priced.shipping).toEqual({
+        amountSubtotal: 599,
+        amountTax: 100,
+        amountTotal: 599,
+        inclusive: true,
+      });
+      expect(priced.amountTax).toBe(333 + 158 + 100);
+      expect(priced.amountTotal).toBe(3490 - 698 + 599 + 158);
+      expect(priced.amountTotal).toBe(2000 + 950 + 599);
     });
 
     it("the lines' discounts and taxes add up to the session's for awkward amounts", () => {

@@ -200,4 +200,43 @@ describe("the Stripe sandbox refuses parameters Stripe does not know", () => {
     const rejected = sandbox.requests.filter((request) => request.status === 400);
     expect(rejected.filter((request) => request.idempotencyKey?.endsWith("-own"))).toEqual([]);
   });
+  it("accepts the service's Stripe Tax and promotion-code parameters, shipping options with them (decision 0204)", async () => {
+    const checkout = createStripeCheckoutSessions(stripe, { captureMethod: "manual" });
+    const created = await checkout.create({
+      orderId: "0d7b0a52-4c3e-4f2a-8a55-1e1b4b0f6f21",
+      customerId: "cus-8",
+      email: "ada@example.com",
+      currency: "eur",
+      lines: [
+        { sku: "MUG", name: "Mug", unitPrice: 1250, quantity: 2 },
+        { sku: "TEA", name: "Tea", unitPrice: 990, quantity: 1 },
+      ],
+      successUrl: "https://shop.example/thanks",
+      cancelUrl: "https://shop.example/cart",
+      expiresAt: new Date(Date.now() + 60 * 60 * 1000),
+      shipping: { allowedCountries: ["DE"], collectPhone: false },
+      shippingOptions: [
+        { rateId: "standard", displayName: "Standard", amount: 500, currency: "eur", deliveryEstimate: null },
+      ],
+      pricingTerms: {
+        automaticTax: true,
+        taxBehavior: "inclusive",
+        allowPromotionCodes: true,
+        taxCodes: { MUG: "txcd_99999999", TEA: "txcd_40060003" },
+      },
+    });
+    const sent = sandbox.requests.filter((request) => request.endpoint === "checkout.sessions.create").at(-1);
+    expect(sent?.status).toBe(200);
+    expect(sent?.params).toMatchObject({
+      automatic_tax: { enabled: "true" },
+      allow_promotion_codes: "true",
+      line_items: [
+        { price_data: { tax_behavior: "inclusive", product_data: { tax_code: "txcd_99999999" } } },
+        { price_data: { tax_behavior: "inclusive", product_data: { tax_code: "txcd_40060003" } } },
+      ],
+      shipping_options: [{ shipping_rate_data: { tax_behavior: "inclusive" } }],
+    });
+    const session = await stripe.checkout.sessions.retrieve(created.id);
+    expect(session).toMatchObject({ allow_promotion_codes: true, automatic_tax: { enabled: true } });
+  });
 });
