@@ -124,6 +124,8 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
     eventApiUrl: eventApi.url,
     webhookSecret,
     poolSize: flag("pool", 10),
+    // --no-warm-up: the service as it started before the start-up warm-up, for a before/after pair.
+    warmUp: !process.argv.includes("--no-warm-up"),
   });
 
   try {
