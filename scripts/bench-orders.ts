@@ -900,7 +900,7 @@ function sampleLockWaits(databaseUrl: string): { stop(): Promise<LockWaits> } {
         blocker: string | null;
       }>(
         `SELECT w.query AS waiting,
-                (SELECT l.locktype || ' ' || l.mode FROM pg_locks l WHERE l.pid = w.pid AND NOT l.granted LIMIT 1) AS lock,
+                (SELECT l.locktype || ' ' || l.mode || coalesce(' on ' || l.relation::regclass::text, '') || CASE WHEN l.locktype = 'object' THEN ' on ' || l.classid::regclass::text || ' ' || l.objid ELSE '' END FROM pg_locks l WHERE l.pid = w.pid AND NOT l.granted LIMIT 1) AS lock,
                 (SELECT string_agg(DISTINCT left(regexp_replace(b.query, '\\s+', ' ', 'g'), 90) || ' [' || b.state || ']', ' | ')
                    FROM pg_stat_activity b WHERE b.pid = ANY (pg_blocking_pids(w.pid))) AS blocker
          FROM pg_stat_activity w
