@@ -94,6 +94,7 @@ const { values: args } = parseArgs({
     memory: { type: "boolean", default: false },
     // Statements of the app by text, per order, largest first (the probe records them).
     "statement-texts": { type: "boolean", default: false },
+    "lock-samples": { type: "boolean", default: false },
     // Completed orders already in `orders` when the run starts, analysed, as a shop's database
     // has them: on a near-empty table every lookup is rightly a sequential scan (0 for none).
     "earlier-orders": { type: "string", default: "2000" },
@@ -313,6 +314,8 @@ interface Figures {
   statements: StatementFigures[];
   /** pg_stat_user_tables per order over the run. */
   tables: TableCounters;
+  /** --lock-samples: backends found waiting on a lock, by what waits, on which lock, behind what. */
+  lockWaits?: LockWaits;
   /** fulfil-order's ops in one completed run, in order: what the floor mirrors. */
   shape: Shape;
   /** --memory: the app's heap after GC and RSS, MB, at every 1,000 orders completed. */
@@ -863,6 +866,64 @@ async function runIoFloor(
   }
 }
 
+/** --lock-samples: how often the app's database is looked at for backends waiting on a lock. */
+const lockSampleIntervalMs = 20;
+
+/** Lock waits seen by sampling pg_stat_activity and pg_locks, keyed by waiter / lock / blocker. */
+interface LockWaits {
+  samples: number;
+  intervalMs: number;
+  /** Per key: how many samples found a backend waiting so (each stands for one interval of waiting). */
+  seen: Map<string, number>;
+}
+
+/** A statement's text for a sample: its first words, whitespace folded, enough to tell it apart. */
+const statementHead = (text: string | null): string => (text ?? "?").replace(/\s+/g, " ").trim().slice(0, 90);
+
+/**
+ * Every `lockSampleIntervalMs`, the backends of the database waiting on a heavyweight lock: what
+ * they run, the lock they wait for (type and mode) and what the backends blocking them run. A
+ * sample is a moment, so samples x interval estimate the time spent waiting so. Costs PostgreSQL
+ * a little CPU of its own: off unless asked for (--lock-samples).
+ */
+function sampleLockWaits(databaseUrl: string): { stop(): Promise<LockWaits> } {
+  const waits: LockWaits = { samples: 0, intervalMs: lockSampleIntervalMs, seen: new Map() };
+  const client = new Client({ connectionString: databaseUrl });
+  client.on("error", () => undefined);
+  let stopped = false;
+  const loop = (async () => {
+    await client.connect();
+    while (!stopped) {
+      const { rows } = await client.query<{
+        waiting: string | null;
+        lock: string | null;
+        blocker: string | null;
+      }>(
+        `SELECT w.query AS waiting,
+                (SELECT l.locktype || ' ' || l.mode || coalesce(' on ' || l.relation::regclass::text, '') || CASE WHEN l.locktype = 'object' THEN ' on ' || l.classid::regclass::text || ' ' || l.objid ELSE '' END FROM pg_locks l WHERE l.pid = w.pid AND NOT l.granted LIMIT 1) AS lock,
+                (SELECT string_agg(DISTINCT left(regexp_replace(b.query, '\\s+', ' ', 'g'), 90) || ' [' || b.state || ']', ' | ')
+                   FROM pg_stat_activity b WHERE b.pid = ANY (pg_blocking_pids(w.pid))) AS blocker
+         FROM pg_stat_activity w
+         WHERE w.datname = current_database() AND w.wait_event_type = 'Lock' AND w.pid <> pg_backend_pid()`,
+      );
+      waits.samples += 1;
+      for (const row of rows) {
+        const key = `${statementHead(row.waiting)}\n      waits for ${row.lock ?? "?"} behind: ${row.blocker ?? "?"}`;
+        waits.seen.set(key, (waits.seen.get(key) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, lockSampleIntervalMs));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop.catch(() => undefined);
+      await client.end().catch(() => undefined);
+      return waits;
+    },
+  };
+}
+
 async function runMode(
   database: { url: string; pid?: number },
   checkpointing: boolean,
@@ -979,6 +1040,7 @@ async function runMode(
     const postgresBefore = postgresCpuMs();
     const machineBefore = machineCpuMs();
     const loadBefore = loadAverage();
+    const lockSampler = args["lock-samples"] ? sampleLockWaits(databaseUrl) : undefined;
     const started = performance.now();
     let checkoutRetries = 0;
     const webhookFailures: WebhookFailures = { redeliveries: 0, causes: new Map() };
@@ -1122,6 +1184,7 @@ async function runMode(
     if (failure) throw failure;
     if (!finished) throw new Error("the completion watch ended early");
     const seconds = (performance.now() - started) / 1000;
+    const lockWaits = await lockSampler?.stop();
     const engineAfter = await engine.ask({ type: "stats" });
     const appAfter = await statsOf(apps);
     const driverAfter = driverCpuMs();
@@ -1203,6 +1266,7 @@ async function runMode(
         .filter(([, perOrder]) => perOrder > 0)
         .sort((a, b) => b[1] - a[1]),
       tables: tableCounterDelta(tablesBefore, tablesAfter, orderCount),
+      ...(lockWaits ? { lockWaits } : {}),
       statements: statementsPerOrder(statementsBefore, statementsAfter, orderCount),
       shape,
       steps,
@@ -1810,6 +1874,19 @@ async function main(): Promise<void> {
     lines.push(...statementLines(`app ${what}`, f.statements, 25));
     if (f.ioFloor?.byStatement?.length)
       lines.push(...statementLines(`I/O floor beside it (${what})`, f.ioFloor.byStatement, 5));
+  }
+  for (const f of runs) {
+    if (!f.lockWaits) continue;
+    const { samples, intervalMs, seen } = f.lockWaits;
+    lines.push(
+      `lock waits (${f.mode}, ${f.appProcesses} app process(es), ${f.orders} orders; --lock-samples: ${samples} samples, one every ${intervalMs} ms + the look's own time): ` +
+        "backends seen waiting, by statement, lock and what blocks it; ms per order estimated as samples x interval / orders",
+    );
+    if (seen.size === 0) lines.push("  none seen");
+    for (const [key, n] of [...seen].sort((a, b) => b[1] - a[1]).slice(0, 12))
+      lines.push(
+        `  ${String(n).padStart(6)} samples, ~${((n * intervalMs) / f.orders).toFixed(2)} ms/order  ${key}`,
+      );
   }
   if (args["statement-texts"]) {
     lines.push("app SQL statements / order, by text:");

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10 --connections 50 --cpu-prof <dir>]`: signed Stripe
+ * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10 --connections 50 --cpu-prof <dir> --no-warm-up]`: signed Stripe
  * webhook throughput and latency at 50 connections (by default), side by side with a bare Express route that only reads the raw body
  * (the ceiling on this machine) and with a reference handler doing the same I/O on the thinnest
  * stack (scripts/bench/webhook-reference.ts), interleaved with our route, in one run. Then an open
@@ -124,6 +124,8 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
     eventApiUrl: eventApi.url,
     webhookSecret,
     poolSize: flag("pool", 10),
+    // --no-warm-up: the service as it started before the start-up warm-up, for a before/after pair.
+    warmUp: !process.argv.includes("--no-warm-up"),
   });
 
   try {

@@ -33,6 +33,8 @@ export interface TargetOptions {
   poolSize: number;
   /** scripts/bench-shims.ts: shims switched off in this process, to measure what each buys. */
   shimsOff?: ShimName[];
+  /** The webhook's start-up warm-up (src/orders/intake/warm-up.ts); on unless false. */
+  warmUp?: boolean;
 }
 
 const listen = (app: express.Express): Promise<string> =>
@@ -89,6 +91,8 @@ async function main(): Promise<void> {
     checkout: intake.checkout,
   });
 
+  // As src/server.ts does before it serves (TargetOptions.warmUp false: the run before it).
+  if (options.warmUp !== false) await intake.stripeWebhook.warmUp();
   const urls = {
     bare: await listen(bare),
     service: await listen(service),

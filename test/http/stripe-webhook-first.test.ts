@@ -33,6 +33,7 @@ function probeEndpoint(failure?: unknown): StripeWebhookEndpoint {
       res.end(JSON.stringify({ servedBy: "first" }));
     },
     router: Router().post(stripeWebhookPath, (_req, res) => void res.json({ servedBy: "express" })),
+    warmUp: () => Promise.resolve(0),
   };
 }
 

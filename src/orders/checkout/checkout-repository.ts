@@ -199,7 +199,12 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
       // The product rows are locked first, in SKU order (two checkouts never deadlock), and read at
       // their latest committed stock; the verdict gates every write, so the order, its lines, its
       // checkout request, its timeline entry, the stock taken and the holds land together or not at
-      // all. The lock lasts only as long as the statement.
+      // all. The lock lasts only as long as the statement. It is FOR NO KEY UPDATE, the lock the
+      // UPDATE below takes anyway: it serialises checkouts and stock writes on the row as FOR
+      // UPDATE did, but not the foreign-key checks (FOR KEY SHARE) of other transactions writing
+      // a row that names the product (a fulfilment's reservation, its ledger row), which FOR
+      // UPDATE made wait for this statement's commit and made this statement wait for theirs
+      // (docs/decisions/0207-checkout-locks-products-for-no-key-update.md).
       let rows: {
         sku: string;
         requested: number;
@@ -217,7 +222,7 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
           locked AS (
             SELECT p.sku, p.stock_on_hand FROM products p
             WHERE p.sku IN (SELECT sku FROM req) AND p.archived_at IS NULL
-            ORDER BY p.sku FOR UPDATE
+            ORDER BY p.sku FOR NO KEY UPDATE
           ),
           verdict AS (
             SELECT (SELECT count(*) FROM req) = (

@@ -4,6 +4,7 @@ import Stripe from "stripe";
 import { AppError } from "../../errors";
 import type { Logger } from "../../logger";
 import type { StripeIntake } from "./stripe-intake";
+import { warmUpFirstDelivery } from "./warm-up";
 
 export const stripeWebhookPath = "/api/stripe/webhook";
 
@@ -78,6 +79,11 @@ export interface StripeWebhookEndpoint {
   serve(req: IncomingMessage, res: ServerResponse, fail: (error: unknown) => void): void;
   /** The same as an express route, for the URLs src/app.ts leaves to express. */
   router: Router;
+  /**
+   * Runs a first delivery's pure parts on a made-up event (./warm-up.ts), for start-up: no I/O.
+   * Resolves to the rounds run.
+   */
+  warmUp(rounds?: number): Promise<number>;
 }
 
 /**
@@ -144,5 +150,7 @@ export function stripeWebhookEndpoint(deps: {
 
   const router = Router();
   router.post(stripeWebhookPath, (req, res, next) => serve(req, res, next));
-  return { serve, router };
+  const warmUp = (rounds?: number) =>
+    warmUpFirstDelivery((raw, signature, secret) => verifiedEvent(raw, signature, secret), rounds);
+  return { serve, router, warmUp };
 }
