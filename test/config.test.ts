@@ -179,6 +179,42 @@ describe("config", () => {
     ]);
   });
 
+  describe("CHECKOUT_LIVE_RATES", () => {
+    it("is off by default, with no markup, no rounding and a 5 s wait", () => {
+      expect(parseConfig({})).toMatchObject({
+        CHECKOUT_LIVE_RATES: "off",
+        CHECKOUT_LIVE_RATES_MARKUP_PERCENT: 0,
+        CHECKOUT_LIVE_RATES_ROUND_UP_TO: 1,
+        CHECKOUT_LIVE_RATES_TIMEOUT: "5s",
+      });
+      expect(
+        parseConfig({
+          CHECKOUT_LIVE_RATES: "fastest,cheapest",
+          CHECKOUT_LIVE_RATES_MARKUP_PERCENT: "12.5",
+          CHECKOUT_LIVE_RATES_ROUND_UP_TO: "100",
+        }),
+      ).toMatchObject({
+        CHECKOUT_LIVE_RATES: "fastest,cheapest",
+        CHECKOUT_LIVE_RATES_MARKUP_PERCENT: 12.5,
+        CHECKOUT_LIVE_RATES_ROUND_UP_TO: 100,
+      });
+    });
+
+    it("fails fast on a policy word it does not know, a negative markup or a rounding below 1", () => {
+      expect(
+        problemsOf({
+          CHECKOUT_LIVE_RATES: "cheapest,slowest",
+          CHECKOUT_LIVE_RATES_MARKUP_PERCENT: "-5",
+          CHECKOUT_LIVE_RATES_ROUND_UP_TO: "0",
+        }),
+      ).toEqual([
+        expect.stringMatching(/^CHECKOUT_LIVE_RATES: must be off, or cheapest and\/or fastest/),
+        expect.stringMatching(/^CHECKOUT_LIVE_RATES_MARKUP_PERCENT: /),
+        expect.stringMatching(/^CHECKOUT_LIVE_RATES_ROUND_UP_TO: /),
+      ]);
+    });
+  });
+
   describe("SHIPPING_RATE_TABLE", () => {
     const table = {
       currency: "usd",

@@ -112,8 +112,8 @@ export function offerLiveRates(
  * before payment (country, region, postal code): enough for EasyPost to rate, not to buy. A
  * service is offered only when every parcel has a rate for it; its price is the parcels' sum.
  *
- * EasyPost's 4xx about the request (an address it cannot rate): no rates, []. Anything else
- * (5xx, 429, a timeout, the network) is LiveRatesUnavailable.
+ * EasyPost's 400/422 about the request (an address it cannot rate): no rates, []. Anything else
+ * (5xx, 429, 401/403, a timeout, the network) is LiveRatesUnavailable.
  */
 export function createEasyPostRateQuoter(options: {
   client: () => Promise<EasyPost>;
@@ -149,7 +149,9 @@ export function createEasyPostRateQuoter(options: {
           });
         } catch (error) {
           const status = apiError(error).statusCode;
-          if (status !== undefined && status >= 400 && status < 500 && status !== 429) return [];
+          // 400/422: EasyPost refuses the request itself (an address it cannot rate). A 401, 403 or
+          // 429 says nothing about the destination: the carrier is unavailable to us.
+          if (status === 400 || status === 422) return [];
           throw new LiveRatesUnavailable(
             `EasyPost could not be asked for rates${status ? ` (${status})` : ""}`,
             { cause: error },

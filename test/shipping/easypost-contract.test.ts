@@ -28,6 +28,7 @@ import {
   trackerEventShape,
   verifiedAddressShape,
 } from "./easypost-shapes";
+import { createEasyPostRateQuoter } from "../../src/shipping/live-rates";
 
 /**
  * The EasyPost stand-in held to EasyPost's documented answers (the shapes, and where each comes
@@ -195,6 +196,28 @@ describe("EasyPost stand-in against EasyPost's documented answers", () => {
       message: "Missing required parameter.",
       errors: [{ field: "shipment", message: "cannot be blank" }],
     });
+  });
+
+  it("live rates: a shipment to a country and postal code is rated (EasyPost's shapes); to an unratable country, no rates and a rate_error per carrier; neither is bought", async () => {
+    const from = answers.length;
+    const quoter = createEasyPostRateQuoter({ client: async () => client, warehouse });
+    const rated = await quoter.quote({ country: "US", region: "NY", postalCode: "10001" }, [
+      { weightOz: 20 },
+    ]);
+    const none = await quoter.quote({ country: "IR", postalCode: "11369" }, [{ weightOz: 20 }]);
+    expect(expectConforming(from)).toEqual(["Shipment.create 201", "Shipment.create 201"]);
+    const [ratedAnswer, noneAnswer] = answers.slice(from).map((a) => a.body as z.infer<typeof shipmentShape>);
+    expect(ratedAnswer?.to_address).toMatchObject({ zip: "10001", state: "NY", country: "US" });
+    expect(rated.map((r) => `${r.carrier} ${r.service}`).sort()).toEqual(
+      (ratedAnswer?.rates ?? []).map((r) => `${r.carrier} ${r.service}`).sort(),
+    );
+    expect(noneAnswer).toMatchObject({ rates: [], postage_label: null });
+    expect(noneAnswer?.messages.map((m) => [m.carrier, m.type])).toEqual([
+      ["USPS", "rate_error"],
+      ["UPS", "rate_error"],
+      ["FedEx", "rate_error"],
+    ]);
+    expect(none).toEqual([]);
   });
 
   it("a booking: retrieve by reference (404), create (defaults filled), buy (destination verified); then retrieve by id and by reference, and a second buy refused", async () => {

@@ -148,6 +148,23 @@ describe("EasyPost's rates for a parcel plan (the official client against the Ea
     }
   });
 
+  it("EasyPost refusing the address (422) is no rates; a hung EasyPost is unavailable once the client's timeout fires", async () => {
+    // No postal code: the stand-in, as EasyPost, refuses the shipment (PARAMETER.REQUIRED).
+    expect(await quoter().quote({ country: "US" }, [{ weightOz: 16 }])).toEqual([]);
+    const impatient = createEasyPostRateQuoter({
+      client: lazyEasyPostClient({ apiKey: "EZTK_quotes", apiBase: easyPost.apiBase ?? "", timeoutMs: 300 }),
+      warehouse,
+    });
+    easyPost.injectFailure("shipments.create", { kind: "hang" }, 1);
+    try {
+      await expect(
+        impatient.quote({ country: "US", postalCode: "10001" }, [{ weightOz: 16 }]),
+      ).rejects.toBeInstanceOf(LiveRatesUnavailable);
+    } finally {
+      easyPost.clearFailures();
+    }
+  });
+
   it("a shipment made for its rates cannot be bought: its label needs the street (the stand-in, as EasyPost)", async () => {
     const before = easyPost.shipments().length;
     await quoter().quote({ country: "US", postalCode: "10001" }, [{ weightOz: 16 }]);

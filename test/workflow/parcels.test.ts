@@ -225,6 +225,14 @@ describe("several parcels per order", () => {
       [2, 1, false],
     ]);
     expect(order.timeline.filter((e) => e.kind === "parcel-reshipped")).toHaveLength(1);
+    // Every label's cost is on its row, the re-ship's too: what EasyPost charged for the rate bought.
+    const costOf = (providerId: string | null) => {
+      const rate = labels.find((s) => s.id === providerId)?.selected_rate?.rate;
+      return rate ? Math.round(Number(rate) * 100) : Number.NaN;
+    };
+    expect(order.shipments.map((s) => [s.labelCost, s.labelCurrency])).toEqual(
+      order.shipments.map((s) => [costOf(s.providerId), "usd"]),
+    );
 
     // The replaced label's delivery (back to us) counts for nothing; the new one's does.
     const [first] = order.shipments;

@@ -9,8 +9,8 @@ import { IdempotencyKeyTaken, type CheckoutOrder, type CheckoutRepository } from
 import type { CheckoutRequest } from "./checkout-request";
 import { planParcels } from "../../shipping/parcel-plan";
 import { quoteShipping, type RateTable, type ShippingQuote } from "../../shipping/rate-table";
-import { offerLiveRates, type LiveRatePolicy, type LiveRateQuoter } from "../../shipping/live-rates";
 import { pricingTermsFor, type CheckoutPricingSettings } from "./pricing-terms";
+import { liveQuoted, type CheckoutServiceLiveRates } from "./live-quote";
 
 export interface CheckoutResult {
   orderId: string;
@@ -63,20 +63,12 @@ function requestHashOf(request: CheckoutRequest): string {
   return createHash("sha256").update(JSON.stringify(canonical)).digest("hex");
 }
 
+export type { CheckoutServiceLiveRates } from "./live-quote";
+
 export interface CheckoutServiceShippingRates {
   table: RateTable;
   itemWeightOz: number;
   maxWeightOz?: number | undefined;
-}
-
-/** Live carrier rates at checkout (CHECKOUT_LIVE_RATES, decision 0203). */
-export interface CheckoutServiceLiveRates {
-  quoter: LiveRateQuoter;
-  policy: LiveRatePolicy;
-  itemWeightOz: number;
-  maxWeightOz?: number | undefined;
-  /** Where each checkout's shipping options came from (a metric ops can watch for fallbacks). */
-  observe?: (source: "live" | "table", fallback?: "carrier_unavailable" | "no_live_rate") => void;
 }
 
 /** What the session request carries of a quote (the zone is the table's business). */
@@ -308,77 +300,6 @@ export function createCheckoutService(deps: {
     return options;
   }
 
-  // ---- live carrier rates (decision 0203) ----
-  const notCovered = (destination: NonNullable<CheckoutRequest["destination"]>) =>
-    new AppError(
-      "shipping_destination_not_covered",
-      `This shop does not ship to ${[destination.country, destination.region, destination.postalCode].filter(Boolean).join(" ")}`,
-      { details: { destination } },
-    );
-
-  /**
-   * The carrier's live options for this order, or null to use the rate table (`quoted`). Refuses
-   * before anything is written when there is no table to fall back on: no destination (422
-   * shipping_destination_required), nothing rated there (422 shipping_destination_not_covered),
-   * the carrier unreachable (503, retry).
-   */
-  async function liveQuoted(
-    request: CheckoutRequest,
-    order: {
-      currency: string;
-      digitalOnly: boolean;
-      lines: { sku: string; unitPrice: number; quantity: number }[];
-    },
-  ): Promise<ShippingQuote[] | null> {
-    const live = deps.liveRates;
-    if (!live || order.digitalOnly) return null;
-    const destination = request.destination;
-    // A carrier rates a postal code: without one, the destination is not known well enough.
-    if (!destination?.postalCode) {
-      if (deps.shippingRates) return null;
-      throw new AppError(
-        "shipping_destination_required",
-        "This shop charges shipping by destination: send destination { country, region?, postalCode }",
-      );
-    }
-    const parcels = planParcels(order.lines, {
-      itemWeightOz: live.itemWeightOz,
-      maxWeightOz: live.maxWeightOz,
-    });
-    let options: ShippingQuote[];
-    try {
-      const rates = await live.quoter.quote(
-        destination,
-        parcels.map((parcel) => ({ weightOz: parcel.weightOz })),
-      );
-      options = offerLiveRates(rates, live.policy, order.currency);
-    } catch (error) {
-      // Ops see it: a warning per checkout and the fallback counted (checkout_shipping_quotes_total).
-      logger.warn(
-        { err: error, destination },
-        deps.shippingRates
-          ? "live carrier rates unavailable: offering the shop's rate table"
-          : "live carrier rates unavailable and no rate table to fall back on: checkout refused (503)",
-      );
-      live.observe?.("table", "carrier_unavailable");
-      if (!deps.shippingRates) {
-        throw new AppError("service_unavailable", "Shipping rates are unavailable; please retry", {
-          cause: error,
-        });
-      }
-      return null;
-    }
-    if (options.length > 0) {
-      live.observe?.("live");
-      return options;
-    }
-    logger.info({ destination }, "no live carrier rate for this destination: the shop's rate table decides");
-    live.observe?.("table", "no_live_rate");
-    if (!deps.shippingRates) throw notCovered(destination);
-    return null;
-  }
-  // ---- end of live carrier rates ----
-
   const outOfStock = (short: { sku: string; requested: number; available: number }[]) =>
     new AppError("insufficient_stock", `Not enough stock for ${short.map((l) => l.sku).join(", ")}`, {
       details: short.map(({ sku, requested, available }) => ({ sku, requested, available })),
@@ -396,9 +317,13 @@ export function createCheckoutService(deps: {
       found = looked.products;
     }
     const { currency, lines, digitalOnly, pricingTerms } = await priced(request, found);
+    // Live carrier rates first when on (decision 0203); null: the rate table's, as before.
     const shippingOptions =
-      (await liveQuoted(request, { currency, digitalOnly, lines })) ??
-      quoted(request, { digitalOnly, lines });
+      (await liveQuoted(deps.liveRates, { logger, hasTable: !!deps.shippingRates }, request, {
+        currency,
+        digitalOnly,
+        lines,
+      })) ?? quoted(request, { digitalOnly, lines });
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
     let order: CheckoutOrder;
