@@ -154,6 +154,13 @@ function buildDocument(): JsonSchema {
       post: {
         summary: "Start a Stripe Checkout for a cart (the shop's backend, with CHECKOUT_API_TOKEN)",
         tags: ["public"],
+        description:
+          "Prices come from the catalog. With SHIPPING_RATE_TABLE the cart needs a destination the table covers " +
+          "(its rates become the session's shipping options). With CHECKOUT_AUTOMATIC_TAX Stripe Tax computes " +
+          "the tax from each product's taxCode (or CHECKOUT_DEFAULT_TAX_CODE; neither: 422 tax_code_required), " +
+          "on prices that exclude or include tax per CHECKOUT_TAX_BEHAVIOR; with CHECKOUT_ALLOW_PROMOTION_CODES " +
+          "the customer may enter a Stripe promotion code on Checkout's page. Nothing is created on a 4xx " +
+          "(docs/checkout.md).",
         security: [{ checkoutToken: [] }, {}],
         parameters: [
           {
