@@ -34,6 +34,7 @@ export const csvColumns = [
   "stockOnHand",
   "archived",
   "shipsAlone",
+  "taxCode",
 ] as const;
 type Column = (typeof csvColumns)[number];
 const requiredColumns: Column[] = ["sku", "name", "unitPrice", "currency"];
@@ -81,10 +82,12 @@ interface ProductRow {
   stock_on_hand: number;
   archived: boolean;
   ships_alone: boolean;
+  tax_code: string | null;
 }
 
 const selectProducts = `SELECT sku, name, unit_price, trim(currency) AS currency, digital, weight_oz, length_in,
-  width_in, height_in, low_stock_threshold, stock_on_hand, archived_at IS NOT NULL AS archived, ships_alone FROM products`;
+  width_in, height_in, low_stock_threshold, stock_on_hand, archived_at IS NOT NULL AS archived, ships_alone,
+  tax_code FROM products`;
 
 /**
  * CSV injection (OWASP): a spreadsheet runs a cell that starts with =, +, -, @, a tab or a carriage
@@ -112,6 +115,8 @@ function cellValue(column: Column, text: string): unknown {
     if (text === "") return null;
     return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
   }
+  // An empty tax code: the shop's default (CHECKOUT_DEFAULT_TAX_CODE).
+  if (column === "taxCode") return text === "" ? null : text;
   if (column === "unitPrice" || column === "stockOnHand") {
     if (text === "") return undefined;
     return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text;
@@ -194,6 +199,7 @@ function changesOf(row: Row, now: ProductRow | undefined): Record<string, [unkno
     lowStockThreshold: row.lowStockThreshold ?? null,
     archived: row.archived ?? false,
     shipsAlone: row.shipsAlone ?? false,
+    taxCode: row.taxCode ?? null,
     ...(row.stockOnHand !== undefined ? { stockOnHand: row.stockOnHand } : {}),
   };
   const current: Record<string, unknown> = now
@@ -209,6 +215,7 @@ function changesOf(row: Row, now: ProductRow | undefined): Record<string, [unkno
         lowStockThreshold: now.low_stock_threshold,
         archived: now.archived,
         shipsAlone: now.ships_alone,
+        taxCode: now.tax_code,
         stockOnHand: now.stock_on_hand,
       }
     : {};
@@ -235,12 +242,13 @@ async function apply(client: Queryable, plan: ImportPlanRow[], rows: Row[], by: 
       row.lowStockThreshold ?? null,
       row.archived ?? false,
       row.shipsAlone ?? false,
+      row.taxCode ?? null,
     ];
     if (step.action === "create") {
       await client.query(
         `INSERT INTO products (sku, name, unit_price, currency, digital, weight_oz, length_in, width_in, height_in,
-           low_stock_threshold, archived_at, ships_alone, stock_on_hand, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12, 0, now(), now())`,
+           low_stock_threshold, archived_at, ships_alone, tax_code, stock_on_hand, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $11 THEN now() END, $12, $13, 0, now(), now())`,
         values,
       );
     } else if (
@@ -250,7 +258,7 @@ async function apply(client: Queryable, plan: ImportPlanRow[], rows: Row[], by: 
       await client.query(
         `UPDATE products SET name = $2, unit_price = $3, currency = $4, digital = $5, weight_oz = $6, length_in = $7,
            width_in = $8, height_in = $9, low_stock_threshold = $10,
-           archived_at = CASE WHEN $11 THEN COALESCE(archived_at, now()) END, ships_alone = $12,
+           archived_at = CASE WHEN $11 THEN COALESCE(archived_at, now()) END, ships_alone = $12, tax_code = $13,
            version = version + 1, updated_at = now()
          WHERE sku = $1`,
         values,
@@ -341,6 +349,7 @@ export function createCatalogCsv(db: Database, deps: { lowStock: LowStockWatch }
           p.stock_on_hand,
           p.archived,
           p.ships_alone,
+          p.tax_code ?? "",
         ]),
         {
           header: true,

@@ -126,9 +126,15 @@ describe("CSV import and export of products and stock counts", () => {
   });
 
   it("exports a file that imports back unchanged", async () => {
+    const [first] = (await snapshot()).products;
+    await database.db.product.update({
+      where: { sku: first?.sku ?? "" },
+      data: { taxCode: "txcd_99999999" },
+    });
     const exported = await exportCsv();
+    expect(exported.split("\n")[1]).toMatch(/,txcd_99999999$/);
     expect(exported.split("\n")[0]).toBe(
-      "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone",
+      "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone,taxCode",
     );
     const before = await snapshot();
     const again = await importCsv(exported);
@@ -237,7 +243,7 @@ describe("CSV import and export of products and stock counts", () => {
   });
 
   const csvHeader = () =>
-    "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone";
+    "sku,name,unitPrice,currency,digital,weightOz,lengthIn,widthIn,heightIn,lowStockThreshold,stockOnHand,archived,shipsAlone,taxCode";
 });
 
 describe("CSV cell escaping (OWASP CSV injection)", () => {

@@ -3,6 +3,9 @@ import {
   emailTemplates,
   escapeHtml,
   formatMoney,
+  lineMoneyOf,
+  lineMoneyText,
+  moneyRows,
   orderCancelled,
   outOfStock,
   paymentFailed,
@@ -256,6 +259,71 @@ describe("templates", () => {
       total: 1299,
       lines: [{ name: "Mug", quantity: 1, unitPrice: 1299 }],
     });
+  });
+});
+
+describe("a tax-inclusive breakdown (decision 0204)", () => {
+  const breakdown = {
+    currency: "usd",
+    subtotal: 8490,
+    shipping: 1500,
+    discount: 1274,
+    tax: 597,
+    total: 8716,
+    shippingRate: null,
+    lines: [
+      {
+        sku: "BEANS",
+        quantity: 3,
+        amountSubtotal: 7500,
+        amountDiscount: 1125,
+        amountTax: 431,
+        amountTotal: 6375,
+        taxInclusive: true,
+      },
+      {
+        sku: "FILTERS",
+        quantity: 1,
+        amountSubtotal: 990,
+        amountDiscount: 149,
+        amountTax: 57,
+        amountTotal: 841,
+        taxInclusive: true,
+      },
+      { sku: "FREE", quantity: 1, amountSubtotal: 0, amountDiscount: 0, amountTax: 0, amountTotal: 0 },
+    ],
+  };
+
+  it("labels the order's tax as included, and each line's discount and the tax inside it", () => {
+    const summary = toOrderSummary({
+      id: orderId,
+      currency: "usd",
+      total: 8716,
+      lines: [],
+      moneyBreakdown: breakdown,
+    });
+    expect(moneyRows(summary)).toContainEqual(["Tax (included)", "$5.97"]);
+    const lines = lineMoneyOf(breakdown);
+    expect(lineMoneyText(lines.get("BEANS"), "usd")).toBe("discount −$11.25 · includes tax $4.31");
+    expect(lines.has("FREE")).toBe(false);
+    expect(lineMoneyText(lines.get("FREE"), "usd")).toBeNull();
+  });
+
+  it("an exclusive one says Tax, added", () => {
+    const exclusive = {
+      ...breakdown,
+      lines: breakdown.lines.map(({ taxInclusive: _inclusive, ...line }) => line),
+    };
+    const summary = toOrderSummary({
+      id: orderId,
+      currency: "usd",
+      total: 8716,
+      lines: [],
+      moneyBreakdown: exclusive,
+    });
+    expect(moneyRows(summary)).toContainEqual(["Tax", "$5.97"]);
+    expect(lineMoneyText(lineMoneyOf(exclusive).get("FILTERS"), "usd")).toBe("discount −$1.49 · tax $0.57");
+    expect(lineMoneyOf(null).size).toBe(0);
   });
 });
 

@@ -18,19 +18,13 @@ const table = rateTableSchema.parse({
   ],
 });
 
-/**
- * The checkout as a shop that offers discount codes and Stripe Tax makes it: the same session
- * request with `allow_promotion_codes` and `automatic_tax` (the service's own switches for them
- * are another part of issue 39; the intake records whatever Stripe computed either way).
- */
-function offeringCodesAndTax(stripe: Stripe): Stripe {
-  const sessions = stripe.checkout.sessions;
-  const create: typeof sessions.create = (params, options) =>
-    sessions.create({ ...params, allow_promotion_codes: true, automatic_tax: { enabled: true } }, options);
-  return Object.create(stripe, {
-    checkout: { value: { sessions: Object.assign(Object.create(sessions), { create }) } },
-  }) as Stripe;
-}
+/** A shop that offers discount codes and Stripe Tax (its CHECKOUT_* settings, decision 0204). */
+const codesAndTax = {
+  automaticTax: true,
+  taxBehavior: "exclusive" as const,
+  defaultTaxCode: "txcd_99999999",
+  allowPromotionCodes: true,
+};
 
 const newYork = {
   name: "Ada Lovelace",
@@ -43,7 +37,7 @@ describe("the money breakdown is recorded once from Stripe when the paid checkou
   beforeAll(async () => {
     h = await IntakeHarness.start({
       shippingRates: { table, itemWeightOz: 16 },
-      serviceStripe: offeringCodesAndTax,
+      pricing: codesAndTax,
     });
     const coupon = await h.stripe.coupons.create({ percent_off: 15, duration: "once" });
     await h.stripe.promotionCodes.create({
@@ -129,6 +123,61 @@ describe("the money breakdown is recorded once from Stripe when the paid checkou
     const mugs = money?.lines.find((line) => line.sku === "MUG");
     expect(mugs && unitsWorth(mugs, 3)).toBe(mugs?.amountTotal);
     expect(mugs && unitsWorth(mugs, 1)).toBe(Math.floor((mugs?.amountTotal ?? 0) / 3));
+  });
+
+  it("tax-inclusive prices: the tax Stripe found inside them is recorded per line, marked so, and the total is the prices less the discount plus shipping", async () => {
+    const inclusive = await h.anotherInstanceWith({
+      shippingRates: { table, itemWeightOz: 16 },
+      pricing: { ...codesAndTax, taxBehavior: "inclusive" },
+    });
+    const res = await fetch(`${inclusive.url}/api/checkout`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        customerId: "cus-inclusive",
+        email: "ada@example.com",
+        items: [
+          { sku: "MUG", quantity: 3 },
+          { sku: "TEE", quantity: 1 },
+        ],
+        destination: { country: "US", region: "NY", postalCode: "10001" },
+      }),
+    });
+    expect(res.status).toBe(201);
+    const { orderId, checkoutSessionId } = (await res.json()) as {
+      orderId: string;
+      checkoutSessionId: string;
+    };
+    expect(h.sandbox.applyPromotionCode(checkoutSessionId, "SAVE15").error).toBeNull();
+    await h.sandbox.completeCheckoutSession(checkoutSessionId, "authorized", { shipping: newYork });
+    await eventually("the order is authorized", async () => (await h.order(orderId)).status === "authorized");
+
+    const session = await h.stripe.checkout.sessions.retrieve(checkoutSessionId, {
+      expand: [...breakdownExpansions],
+    });
+    // 61.00 less 15 % (9.15), Standard 5.00; New York's 4 % is inside the goods and the shipping.
+    expect(session).toMatchObject({
+      amount_subtotal: 6100,
+      amount_total: 6100 - 915 + 500,
+      total_details: { amount_discount: 915, amount_shipping: 500 },
+    });
+    const order = await h.order(orderId);
+    const money = storedBreakdown(order.moneyBreakdown);
+    expect(money?.tax).toBe(session.total_details?.amount_tax);
+    expect(money?.tax).toBeGreaterThan(0);
+    expect(money?.lines).toEqual(
+      (session.line_items?.data ?? []).map((item) => ({
+        sku: (item.price?.product as Stripe.Product).metadata.sku,
+        quantity: item.quantity,
+        amountSubtotal: item.amount_subtotal,
+        amountDiscount: item.amount_discount,
+        amountTax: item.amount_tax,
+        amountTotal: item.amount_subtotal - item.amount_discount,
+        taxInclusive: true,
+      })),
+    );
+    expect(order.total).toBe(session.amount_total);
+    expect(order.attentionReason).toBeNull();
   });
 
   it("an order with nothing but its lines records zeros beside them and keeps its total", async () => {

@@ -211,4 +211,39 @@ describe("customer pages: the shop's brand and the customer's money", () => {
       /amount: must be a whole number of minor units \(cents\).*1250/,
     );
   });
+  it("a product's Stripe tax code is set in the console and the API, cleared when emptied, and refused when not Stripe's shape", async () => {
+    const login = await request(app).post("/ops/login").type("form").send({ token: adminToken }).expect(303);
+    const cookie = String(login.headers["set-cookie"]).split(";")[0] as string;
+    const newPage = await request(app).get("/ops/products/new").set("Cookie", cookie).expect(200);
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(newPage.text)?.[1] as string;
+    const create = (form: Record<string, string>) =>
+      request(app)
+        .post("/ops/products")
+        .set("Cookie", cookie)
+        .type("form")
+        .send({ _csrf: csrf, name: "Taxed", unitPrice: "10.00", currency: "usd", ...form });
+
+    await create({ sku: "TAX-1", taxCode: "txcd_99999999" }).expect(303);
+    await create({ sku: "TAX-2", taxCode: "" }).expect(303);
+    const refused = await create({ sku: "TAX-3", taxCode: "food" }).expect(400);
+    expect(refused.text).toContain("a Stripe tax code is txcd_ and eight digits");
+    const taxCodes = await database.db.product.findMany({
+      where: { sku: { startsWith: "TAX-" } },
+      orderBy: { sku: "asc" },
+      select: { sku: true, taxCode: true },
+    });
+    expect(taxCodes).toEqual([
+      { sku: "TAX-1", taxCode: "txcd_99999999" },
+      { sku: "TAX-2", taxCode: null },
+    ]);
+    const edit = await request(app).get("/ops/products/TAX-1").set("Cookie", cookie).expect(200);
+    expect(edit.text).toMatch(/name="taxCode" value="txcd_99999999"/);
+
+    const api = await request(app)
+      .patch("/api/admin/products/TAX-2")
+      .set("Authorization", `Bearer ${adminToken}`)
+      .send({ taxCode: "txcd_10000000" })
+      .expect(200);
+    expect(api.body).toMatchObject({ sku: "TAX-2", taxCode: "txcd_10000000" });
+  });
 });

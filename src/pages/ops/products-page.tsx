@@ -56,7 +56,7 @@ function productBodyOf(
   for (const key of fields) {
     const value = form[key];
     if (value === undefined) continue;
-    if (["weightOz", "lengthIn", "widthIn", "heightIn", "lowStockThreshold"].includes(key)) {
+    if (["weightOz", "lengthIn", "widthIn", "heightIn", "lowStockThreshold", "taxCode"].includes(key)) {
       body[key] = value === "" ? null : numberOrText(value);
     } else if (key === "unitPrice") {
       if (price !== undefined) body.unitPrice = price;
@@ -78,6 +78,7 @@ const fieldsEdited = [
   "widthIn",
   "heightIn",
   "lowStockThreshold",
+  "taxCode",
   "version",
 ];
 
@@ -112,6 +113,7 @@ function ProductFields(props: { product?: Product; form?: Form; creating: boolea
       {input("widthIn", "Width (in)", { inputMode: "decimal" })}
       {input("heightIn", "Height (in)", { inputMode: "decimal" })}
       {input("lowStockThreshold", "Low-stock threshold", { inputMode: "numeric" })}
+      {input("taxCode", "Stripe tax code (txcd_…; empty: the shop's default)", { maxLength: 13, size: 14 })}
       {props.creating ? input("stockOnHand", "Opening stock", { inputMode: "numeric" }) : null}
       <p>
         <label>
