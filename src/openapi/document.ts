@@ -153,12 +153,15 @@ function buildDocument(): JsonSchema {
     "/api/checkout": {
       post: {
         summary: "Start a Stripe Checkout for a cart (the shop's backend, with CHECKOUT_API_TOKEN)",
-        description:
-          "With a `destination` and live carrier rates on (CHECKOUT_LIVE_RATES), the session's shipping options are EasyPost's rates for the order's parcels that the shop's policy keeps (cheapest, fastest), marked up and rounded, each with its delivery estimate; the shop's rate table (SHIPPING_RATE_TABLE) is offered instead when no destination is given, EasyPost is unavailable or rates nothing there. A destination neither rates is 422 shipping_destination_not_covered; EasyPost unavailable with no table is 503 service_unavailable. Nothing is created on any refusal.",
         tags: ["public"],
         description:
           "Prices come from the catalog. With SHIPPING_RATE_TABLE the cart needs a destination the table covers " +
-          "(its rates become the session's shipping options). With CHECKOUT_AUTOMATIC_TAX Stripe Tax computes " +
+          "(its rates become the session's shipping options). With a `destination` and live carrier rates on " +
+          "(CHECKOUT_LIVE_RATES), the shipping options are EasyPost's rates for the order's parcels that the " +
+          "shop's policy keeps (cheapest, fastest), marked up and rounded, each with its delivery estimate; the " +
+          "rate table is offered instead when no destination is given, EasyPost is unavailable or rates nothing " +
+          "there (a destination neither rates: 422 shipping_destination_not_covered; EasyPost unavailable with no " +
+          "table: 503 service_unavailable). With CHECKOUT_AUTOMATIC_TAX Stripe Tax computes " +
           "the tax from each product's taxCode (or CHECKOUT_DEFAULT_TAX_CODE; neither: 422 tax_code_required), " +
           "on prices that exclude or include tax per CHECKOUT_TAX_BEHAVIOR; with CHECKOUT_ALLOW_PROMOTION_CODES " +
           "the customer may enter a Stripe promotion code on Checkout's page. Nothing is created on a 4xx " +
