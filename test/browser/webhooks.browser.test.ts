@@ -1,7 +1,14 @@
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { E2eHarness } from "../e2e/e2e-harness";
 import { startWebhookReceiver } from "../support/webhook-receiver";
-import { launchChromium, logInToConsole, startPublicEntrance, type PublicEntrance } from "./browser";
+import {
+  launchChromium,
+  logInToConsole,
+  screenshotDir,
+  startPublicEntrance,
+  type PublicEntrance,
+} from "./browser";
 
 jest.setTimeout(240_000);
 
@@ -134,6 +141,7 @@ describe("ops console: webhook endpoints managed from the page, with their deliv
       expect(await attempts.count()).toBe(2);
       expect(await attempts.nth(1).textContent()).toContain("(sent again)");
     }, 30_000);
+    await page.screenshot({ path: path.join(screenshotDir, "ops-webhooks.png"), fullPage: true });
 
     // Disable: the page says so; "send again" is then refused with a clear 409, nothing sent.
     await page.locator(`[data-endpoint="${endpointId}"]`).getByRole("button", { name: "Disable" }).click();
