@@ -42,6 +42,7 @@ header.bar .brand{display:flex;gap:.5rem;align-items:center;color:var(--ink);tex
 footer.shop{max-width:60rem;margin:0 auto;padding:1rem;color:var(--muted);font-size:.85rem}footer.shop p{margin:.25rem 0}
 fieldset.return-line{min-width:0;border:1px solid var(--line);border-radius:6px;margin:0 0 .75rem;padding:.25rem .75rem}
 .return-line select{width:100%;min-width:0;text-overflow:ellipsis}.return-line label{display:block}
+.endpoint-actions{display:flex;gap:.5rem;margin:0 0 .75rem}fieldset.event-types{border:1px solid var(--line);border-radius:6px}fieldset.event-types label{display:inline-block;margin:0 1rem .25rem 0;white-space:nowrap}
 @media (max-width:40rem){th.hide,td.hide{display:none}main{padding:.5rem}.stars{flex-wrap:wrap}}
 `;
 

@@ -184,6 +184,19 @@ export function createWebhookDelivery(deps: {
         return { outcome: "stopped" };
       }
 
+      // Opened before the attempt is written: a key that cannot open them fails the step (an error
+      // naming WEBHOOK_SECRETS_KEY) without leaving an attempt that never finished in the log.
+      // Real time, not the engine's: the receiver checks the timestamp against its own clock.
+      const now = new Date();
+      const secrets = signingSecrets(
+        {
+          secret: deps.secrets.open(row.secret, row.endpoint_id),
+          previousSecret:
+            row.previous_secret === null ? null : deps.secrets.open(row.previous_secret, row.endpoint_id),
+          previousSecretExpiresAt: row.previous_secret_expires_at,
+        },
+        now,
+      );
       await pool.query(
         `INSERT INTO webhook_attempts (delivery_id, attempt_key) VALUES ($1, $2) ON CONFLICT (attempt_key) DO NOTHING`,
         [deliveryId, options.attemptKey],
@@ -192,24 +205,9 @@ export function createWebhookDelivery(deps: {
       const occurredAt =
         typeof row.data.occurredAt === "string" ? row.data.occurredAt : row.created_at.toISOString();
       const body = JSON.stringify({ type: row.name, timestamp: occurredAt, data: row.data });
-      // Real time, not the engine's: the receiver checks the timestamp against its own clock.
-      const now = new Date();
       const outcome = await postDelivery({
         url: row.url,
-        headers: signedHeaders(
-          signingSecrets(
-            {
-              secret: deps.secrets.open(row.secret, row.endpoint_id),
-              previousSecret:
-                row.previous_secret === null ? null : deps.secrets.open(row.previous_secret, row.endpoint_id),
-              previousSecretExpiresAt: row.previous_secret_expires_at,
-            },
-            now,
-          ),
-          deliveryId,
-          now,
-          body,
-        ),
+        headers: signedHeaders(secrets, deliveryId, now, body),
         body,
         timeoutMs: settings.timeoutMs,
         blockPrivate: settings.blockPrivate,

@@ -1,7 +1,14 @@
+import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { E2eHarness } from "../e2e/e2e-harness";
 import { startWebhookReceiver } from "../support/webhook-receiver";
-import { launchChromium, logInToConsole, startPublicEntrance, type PublicEntrance } from "./browser";
+import {
+  launchChromium,
+  logInToConsole,
+  screenshotDir,
+  startPublicEntrance,
+  type PublicEntrance,
+} from "./browser";
 
 jest.setTimeout(240_000);
 
@@ -134,6 +141,7 @@ describe("ops console: webhook endpoints managed from the page, with their deliv
       expect(await attempts.count()).toBe(2);
       expect(await attempts.nth(1).textContent()).toContain("(sent again)");
     }, 30_000);
+    await page.screenshot({ path: path.join(screenshotDir, "ops-webhooks.png"), fullPage: true });
 
     // Disable: the page says so; "send again" is then refused with a clear 409, nothing sent.
     await page.locator(`[data-endpoint="${endpointId}"]`).getByRole("button", { name: "Disable" }).click();
@@ -148,6 +156,30 @@ describe("ops console: webhook endpoints managed from the page, with their deliv
     expect((await refusedSend).status()).toBe(409);
     await expect(page.locator(".notice.bad").textContent()).resolves.toMatch(/disabled/);
     expect(receiver.receipts).toHaveLength(sends);
+
+    // Bad input from a hand-made form (with the page's CSRF token): a clear 4xx, nothing changed.
+    const csrf = await page.locator('input[name="_csrf"]').first().inputValue();
+    const before = await h.db.webhookEndpoint.findUniqueOrThrow({ where: { id: endpointId } });
+    const badToggle = await page.request.post(
+      `${entrance.url}/ops/webhooks/endpoints/${endpointId}/enabled`,
+      {
+        form: { _csrf: csrf, enabled: "maybe" },
+        maxRedirects: 0,
+      },
+    );
+    expect(badToggle.status()).toBe(400);
+    const unknown = await page.request.post(
+      `${entrance.url}/ops/webhooks/endpoints/00000000-0000-4000-8000-000000000000/rotate-secret`,
+      { form: { _csrf: csrf }, maxRedirects: 0 },
+    );
+    expect(unknown.status()).toBe(404);
+    expect(await unknown.text()).not.toContain("whsec_");
+    const badUrl = await page.request.post(`${entrance.url}/ops/webhooks/endpoints`, {
+      form: { _csrf: csrf, url: "ftp://erp.example.com/x", eventTypes: "shop/order.paid.v1" },
+      maxRedirects: 0,
+    });
+    expect(badUrl.status()).toBe(400);
+    expect(await h.db.webhookEndpoint.findMany()).toEqual([before]);
 
     await page.locator(`[data-endpoint="${endpointId}"]`).getByRole("button", { name: "Enable" }).click();
     await page.waitForURL(/changed=enabled/);

@@ -157,7 +157,7 @@ function SecretShownOnce(props: { shown: ShownSecret }) {
 function EndpointActions(props: { csrf: string; endpoint: EndpointView }) {
   const base = `/ops/webhooks/endpoints/${props.endpoint.id}`;
   return (
-    <div class="inline">
+    <div class="endpoint-actions">
       <form method="post" action={`${base}/rotate-secret`} class="inline">
         <input type="hidden" name="_csrf" value={props.csrf} />
         <button class="secondary" type="submit">
