@@ -45,6 +45,7 @@ export const httpStatusByCode = {
   shipping_destination_required: 422,
   shipping_destination_not_covered: 422,
   tax_code_required: 422,
+  amount_too_small: 422,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -164,8 +164,10 @@ function buildDocument(): JsonSchema {
           "table: 503 service_unavailable). With CHECKOUT_AUTOMATIC_TAX Stripe Tax computes " +
           "the tax from each product's taxCode (or CHECKOUT_DEFAULT_TAX_CODE; neither: 422 tax_code_required), " +
           "on prices that exclude or include tax per CHECKOUT_TAX_BEHAVIOR; with CHECKOUT_ALLOW_PROMOTION_CODES " +
-          "the customer may enter a Stripe promotion code on Checkout's page. Nothing is created on a 4xx " +
-          "(docs/checkout.md).",
+          "the customer may enter a Stripe promotion code on Checkout's page. A total under Stripe's minimum " +
+          "charge for the currency (the lines plus the preselected shipping option): 422 amount_too_small. " +
+          "Nothing is created on a 4xx, except that when Stripe itself refuses the session the order " +
+          "written before the call is left expired (docs/checkout.md).",
         security: [{ checkoutToken: [] }, {}],
         parameters: [
           {
@@ -193,6 +195,7 @@ function buildDocument(): JsonSchema {
             "shipping_destination_required",
             "shipping_destination_not_covered",
             "tax_code_required",
+            "amount_too_small",
           ]),
         },
       },

@@ -165,24 +165,3 @@ export function priceSession(input: PricingInput): PricedSession {
     amountTotal: amountSubtotal - amountDiscount + amountShipping + exclusiveTax,
   };
 }
-
-/**
- * Stripe's minimum charge amounts (docs.stripe.com/currencies#minimum-and-maximum-charge-amounts),
- * in minor units, for the currencies a shop here is likely to sell in. A currency not listed has
- * no minimum in the stand-in.
- */
-export const minimumChargeAmounts: Readonly<Record<string, number>> = {
-  usd: 50,
-  eur: 50,
-  cad: 50,
-  aud: 50,
-  chf: 50,
-  nzd: 50,
-  sgd: 50,
-  gbp: 30,
-  jpy: 50,
-  dkk: 250,
-  sek: 300,
-  nok: 300,
-  mxn: 1000,
-};

@@ -13,7 +13,8 @@ import { fromFixture } from "./fixtures";
 import type { ParamValue, Params } from "./form";
 import { optionalHash, optionalList, optionalString } from "./form";
 import { stripeId } from "./ids";
-import { minimumChargeAmounts, priceSession } from "./pricing";
+import { priceSession } from "./pricing";
+import { shortOfMinimumCharge } from "../../payments/minimum-charge";
 import { createShippingRate, retrieveShippingRate } from "./shipping-rates";
 import { taxRateFor, type StandInTaxRate } from "./tax-rates";
 import { minorToMajorText } from "../../shared/money";
@@ -263,12 +264,14 @@ const currencySymbols: Record<string, string> = {
   jpy: "¥",
 };
 
-/** Stripe refuses a payment below its minimum charge for the currency (a zero total excepted). */
+/**
+ * Stripe refuses a payment below its minimum charge for the currency (a zero total excepted); the
+ * table is the service's own (src/payments/minimum-charge.ts), so its check and this agree.
+ */
 export function checkMinimumCharge(session: Stripe.Checkout.Session): void {
   const currency = session.currency ?? "usd";
-  const minimum = minimumChargeAmounts[currency];
-  const total = session.amount_total ?? 0;
-  if (minimum === undefined || total === 0 || total >= minimum) return;
+  const minimum = shortOfMinimumCharge(session.amount_total ?? 0, currency);
+  if (minimum === null) return;
   throw stripeErrors.invalidRequest(
     "amount_too_small",
     `The Checkout Session's total amount due must add up to at least ${currencySymbols[currency] ?? ""}${minorToMajorText(minimum, currency)} ${currency}`,

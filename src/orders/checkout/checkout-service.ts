@@ -11,6 +11,7 @@ import { planParcels } from "../../shipping/parcel-plan";
 import { quoteShipping, type RateTable, type ShippingQuote } from "../../shipping/rate-table";
 import { pricingTermsFor, type CheckoutPricingSettings } from "./pricing-terms";
 import { liveQuoted, type CheckoutServiceLiveRates } from "./live-quote";
+import { minimumChargeText, shortOfMinimumCharge } from "../../payments/minimum-charge";
 
 export interface CheckoutResult {
   orderId: string;
@@ -20,7 +21,8 @@ export interface CheckoutResult {
 
 export interface CheckoutService {
   /**
-   * Answers with a payable session, or throws: 4xx for the request, `insufficient_stock` (409),
+   * Answers with a payable session, or throws: 4xx for the request (among them `amount_too_small`,
+   * 422: under Stripe's minimum charge), `insufficient_stock` (409),
    * `idempotency_key_reused` (422), `service_unavailable` (503: Stripe busy or down; retry with the
    * same key), or the database's own error (the HTTP layer answers 503 `database_unavailable` when
    * src/db/unavailable.ts recognises it).
@@ -46,6 +48,37 @@ function definitelyNotCreated(error: unknown): boolean {
     error instanceof Stripe.errors.StripeInvalidRequestError ||
     error instanceof Stripe.errors.StripeAuthenticationError ||
     error instanceof Stripe.errors.StripePermissionError
+  );
+}
+
+/** Stripe refused the session as under its minimum charge: the customer's cart, not an outage. */
+function refusedAsTooSmall(error: unknown): error is Stripe.errors.StripeInvalidRequestError {
+  return error instanceof Stripe.errors.StripeInvalidRequestError && error.code === "amount_too_small";
+}
+
+/**
+ * Refuses (422 `amount_too_small`), before anything is written, a checkout whose amount Stripe
+ * checks at session creation is under the currency's minimum charge. That amount is the one the
+ * session is created with (its `amount_total`): the lines' subtotal, plus the first shipping
+ * option (Checkout preselects it and counts it in the total until the customer picks another).
+ * Nothing else is in it at creation: tax waits for the address the page asks for (and inclusive
+ * tax is inside the prices already), and codes are typed on the page (`allow_promotion_codes`),
+ * never sent with the request. A code that later takes the total under the minimum is Stripe's to
+ * refuse on its page; one that Stripe refuses at creation is answered the same (finish()).
+ */
+function checkMinimumCharge(
+  currency: string,
+  lines: readonly { unitPrice: number; quantity: number }[],
+  shippingOptions: readonly { amount: number }[] | null,
+): void {
+  const subtotal = lines.reduce((sum, line) => sum + line.unitPrice * line.quantity, 0);
+  const amount = subtotal + (shippingOptions?.[0]?.amount ?? 0);
+  const minimum = shortOfMinimumCharge(amount, currency);
+  if (minimum === null) return;
+  throw new AppError(
+    "amount_too_small",
+    `The order total must be at least ${minimumChargeText(minimum, currency)}, the payment provider's minimum charge; add to the order`,
+    { details: { minimum, currency, amount } },
   );
 }
 
@@ -175,6 +208,17 @@ export function createCheckoutService(deps: {
           .catch((abandonError: unknown) =>
             logger.error({ err: abandonError, orderId: order.orderId }, "abandon failed; the sweep will"),
           );
+      }
+      // Under Stripe's minimum though our check passed it (a currency our table lacks): the
+      // customer's cart to change, not a retry; the order was abandoned just above.
+      if (refusedAsTooSmall(error)) {
+        throw new AppError(
+          "amount_too_small",
+          `The payment provider refused the order total: ${error.message}`,
+          {
+            cause: error,
+          },
+        );
       }
       // Otherwise Stripe may have made the session: the same key resumes it, or the sweep expires it.
       throw busy(error, "The payment provider is unavailable");
@@ -324,6 +368,7 @@ export function createCheckoutService(deps: {
         digitalOnly,
         lines,
       })) ?? quoted(request, { digitalOnly, lines });
+    checkMinimumCharge(currency, lines, shippingOptions);
     // Whole seconds: Stripe's expires_at is in seconds, and the hold must end with the session.
     const expiresAt = new Date(Math.floor((now() + deps.sessionTtlMs) / 1000) * 1000);
     let order: CheckoutOrder;
