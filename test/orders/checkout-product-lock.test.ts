@@ -103,4 +103,36 @@ describe("the checkout's lock on its products", () => {
     expect(await stockOf("LOCK-TURN")).toBe(0);
     expect(await database.db.order.count({ where: { customerId: "cus_turn-1" } })).toBe(0);
   });
+
+  it("two checkouts queued behind a stock write both go through once it commits (no deadlock)", async () => {
+    await database.db.product.create({
+      data: { sku: "LOCK-QUEUE", name: "Lock", unitPrice: 1000, currency: "usd", stockOnHand: 10 },
+    });
+    const checkouts = createCheckoutRepository(database.db);
+    // A fulfilment's reservation: its foreign-key check on the product, open until its commit.
+    const keyShare = new Client({ connectionString: database.url });
+    await keyShare.connect();
+    await keyShare.query("BEGIN");
+    await keyShare.query(`SELECT 1 FROM ONLY products x WHERE sku = 'LOCK-QUEUE' FOR KEY SHARE OF x`);
+    await other.query("BEGIN");
+    await other.query(`UPDATE products SET stock_on_hand = stock_on_hand - 1 WHERE sku = 'LOCK-QUEUE'`);
+    let first: Promise<unknown>;
+    let second: Promise<unknown>;
+    try {
+      first = checkouts.createPendingOrder(input("LOCK-QUEUE", "queue-1"));
+      expect(await settledOrWaiting(first)).toBe("waiting");
+      second = checkouts.createPendingOrder(input("LOCK-QUEUE", "queue-2"));
+      for (;;) if ((await waitingOnALock()) >= 2) break;
+    } finally {
+      await other.query("COMMIT");
+    }
+    try {
+      await expect(first).resolves.toMatchObject({ total: 1000 });
+      await expect(second).resolves.toMatchObject({ total: 1000 });
+    } finally {
+      await keyShare.query("COMMIT");
+      await keyShare.end();
+    }
+    expect(await stockOf("LOCK-QUEUE")).toBe(7);
+  });
 });

@@ -185,6 +185,30 @@ type KeyedLookupRow = {
   | { id: null; [column: string]: unknown }
 );
 
+/** PostgreSQL's deadlock_detected: the victim's statement (and with it its transaction) rolled back. */
+const deadlockDetected = "40P01";
+/** Runs of the checkout's statement when PostgreSQL picks it as a deadlock's victim. */
+const checkoutStatementRuns = 3;
+
+/**
+ * Runs the checkout's one statement again when PostgreSQL broke a deadlock by aborting it. Two
+ * checkouts queued behind a stock write on one product, while another transaction holds the product
+ * FOR KEY SHARE (a fulfilment's foreign-key check), deadlock on the row's tuple lock (docs/benchmarks.md,
+ * "NOTIFY's commit lock"; test/orders/checkout-product-lock.test.ts). The statement is its own
+ * transaction and was rolled back whole, so running it again cannot take stock twice or make a
+ * second order; the other checkout has gone through by then. PostgreSQL's own advice for deadlocks.
+ */
+async function retryDeadlockVictim<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== deadlockDetected || attempt >= checkoutStatementRuns)
+        throw error;
+    }
+  }
+}
+
 export function createCheckoutRepository(db: Database): CheckoutRepository {
   // Every checkout creates an order and attaches its session: raw pg, one round trip each.
   const sql = sqlPool(db);
@@ -214,8 +238,9 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
         low: boolean;
       }[];
       try {
-        ({ rows } = await sql.query(
-          `WITH req AS (
+        ({ rows } = await retryDeadlockVictim(() =>
+          sql.query(
+            `WITH req AS (
             SELECT * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::uuid[])
               AS r (sku, name, unit_price, quantity, line_id)
           ),
@@ -269,25 +294,26 @@ export function createCheckoutRepository(db: Database): CheckoutRepository {
                  (SELECT ok FROM verdict) AS ok, (SELECT created_at FROM ord) AS created_at,
                  COALESCE((SELECT t.low FROM taken t WHERE t.sku = r.sku), false) AS low
           FROM req r LEFT JOIN locked l USING (sku) ORDER BY r.sku`,
-          [
-            orderId,
-            lines.map((line) => line.sku),
-            lines.map((line) => line.name),
-            lines.map((line) => line.unitPrice),
-            lines.map((line) => line.quantity),
-            lines.map(() => randomUUID()),
-            input.customerId,
-            input.email,
-            input.currency,
-            total,
-            input.idempotencyKey,
-            input.requestHash,
-            input.expiresAt,
-            JSON.stringify({ total, currency: input.currency, holdUntil: input.expiresAt.toISOString() }),
-            input.destination ? JSON.stringify(input.destination) : null,
-            input.shippingOptions ? JSON.stringify(input.shippingOptions) : null,
-            input.pricingTerms ? JSON.stringify(input.pricingTerms) : null,
-          ],
+            [
+              orderId,
+              lines.map((line) => line.sku),
+              lines.map((line) => line.name),
+              lines.map((line) => line.unitPrice),
+              lines.map((line) => line.quantity),
+              lines.map(() => randomUUID()),
+              input.customerId,
+              input.email,
+              input.currency,
+              total,
+              input.idempotencyKey,
+              input.requestHash,
+              input.expiresAt,
+              JSON.stringify({ total, currency: input.currency, holdUntil: input.expiresAt.toISOString() }),
+              input.destination ? JSON.stringify(input.destination) : null,
+              input.shippingOptions ? JSON.stringify(input.shippingOptions) : null,
+              input.pricingTerms ? JSON.stringify(input.pricingTerms) : null,
+            ],
+          ),
         ));
       } catch (error) {
         const { code, constraint } = error as { code?: unknown; constraint?: unknown };
