@@ -119,9 +119,7 @@ export async function createServices(options: {
     recordRunFailure: (failure) => runFailures.runFailed(failure),
   });
   const webhooks = createWebhooksModule({ ...base, inngest, alerts, publicUrl });
-  // Rows from before decision 0205 hold their secret in clear: sealed once, here.
-  const sealed = await webhooks.endpoints.sealStoredSecrets();
-  if (sealed > 0) logger.info({ sealed }, "webhook endpoint secrets encrypted at rest");
+  await webhooks.sealStoredSecretsAtStart();
   const onTransition = (to: OrderStatus) => metrics.observeOrderTransition(to);
   const notifications = createNotificationsModule({
     ...base,

@@ -65,9 +65,23 @@ export function createWebhooksModule(shared: {
     logger: shared.logger.child({ component: "webhooks" }),
     endpointUrl: (id) => `${shared.publicUrl.replace(/\/+$/, "")}/ops/webhooks#${id}`,
   });
+  const logger = shared.logger.child({ component: "webhooks" });
   return {
     endpoints,
     delivery,
+    /**
+     * Rows from before decision 0205 hold their secret in clear: sealed at start. The app must still
+     * start with the database away (it answers 503 until it is back), and a row in clear keeps
+     * signing, so a failure here waits for the next start.
+     */
+    async sealStoredSecretsAtStart(): Promise<void> {
+      try {
+        const sealed = await endpoints.sealStoredSecrets();
+        if (sealed > 0) logger.info({ sealed }, "webhook endpoint secrets encrypted at rest");
+      } catch (error) {
+        logger.warn({ err: error }, "webhook endpoint secrets not sealed yet; the next start tries again");
+      }
+    },
     /** deliver-webhook's dependencies (WorkflowDependencies.webhooks). */
     workflow: { delivery, retrySchedule: config.WEBHOOK_RETRY_SCHEDULE.split(",") },
     /** For createLifecycleEventsModule: the deliveries' events go with their lifecycle events. */
