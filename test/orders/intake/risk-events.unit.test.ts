@@ -180,11 +180,13 @@ describe("risk events (in-memory database and Stripe)", () => {
     });
     t.db.insert("emailMessage", { orderId: t.order.id, template: "shipped", status: "sent", sentAt: null });
     t.db.insert("emailMessage", { orderId: t.order.id, template: "review", status: "queued", sentAt: null });
+    // Stored before its sibling, the first parcel still comes first (by parcel number).
+    defined(t.db.tables.shipment?.[0]).parcelNumber = 3;
     await t.events.handle(t.at("charge.dispute.created", t.dispute()));
     expect(t.holds).toEqual([]);
     expect(defined(t.notices[0]).title).toBe("Payment disputed");
     expect(defined(t.notices[0]).fields).toMatchObject({
-      trackingNumber: "ups 1Z1, usps 94001",
+      trackingNumber: "usps 94001, ups 1Z1",
       deliveredAt: "2026-11-05T10:00:00.000Z",
       emailsSent: "confirmation 2026-11-01T09:00:00.000Z, shipped",
     });
