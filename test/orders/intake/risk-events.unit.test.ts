@@ -276,6 +276,13 @@ describe("risk events (in-memory database and Stripe)", () => {
     ]);
   });
 
+  it("two open events of the same second: the later delivery lands", async () => {
+    const t = setup();
+    await t.events.handle(t.at("charge.dispute.created", t.dispute(), 10));
+    await t.events.handle(t.at("charge.dispute.updated", t.dispute({ status: "under_review" }), 10));
+    expect(defined(t.row()).status).toBe("under_review");
+  });
+
   it("a closed dispute is not reopened by an open event, even of the same second; a final one still lands", async () => {
     const t = setup();
     await t.events.handle(t.at("charge.dispute.closed", t.dispute({ status: "won" }), 10));
