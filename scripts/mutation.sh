@@ -98,7 +98,7 @@ for group in "${groups[@]}"; do
     # (test/returns/return-steps.unit.test.ts); no database. The records (raw SQL), the request
     # use cases (returns.ts) and the sweep are not in it: the `returns` group above covers them.
     returns-fast) STRYKER_NO_DATABASE=1 run returns-fast "src/inngest/functions/process-return.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/inngest/steps/return-context.ts,src/inngest/steps/return-work.ts,src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/returns/return-policy.ts" \
-      "test/workflow-fast/process-return.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
+      "test/workflow-fast/process-return.test.ts,test/workflow-fast/process-return-paths.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
     # The exchange steps' own work over the same in-memory ports (test/returns/exchange-steps.unit.test.ts),
     # and process-return's exchange path on the step driver; no database. The Checkout payment of the
     # difference (exchange-payment-events.ts, payments/exchange-checkout.ts) stays in `exchanges`.

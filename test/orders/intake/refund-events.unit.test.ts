@@ -354,6 +354,13 @@ describe("refund events (in-memory database and Stripe)", () => {
     }
   });
 
+  it("a delivered order's label is not handed back", async () => {
+    const t = setup({ status: "delivered", shipped: true, voidLabel: true });
+    t.stripe.dashboardRefund(t.intent.id, 5000);
+    await t.events.handle(t.charge());
+    expect(t.voided).toEqual([]);
+  });
+
   it("a booked order in another state is left to its own path", async () => {
     const t = setup({ status: "delivered", shipped: true });
     t.stripe.dashboardRefund(t.intent.id, 5000);

@@ -180,11 +180,13 @@ describe("risk events (in-memory database and Stripe)", () => {
     });
     t.db.insert("emailMessage", { orderId: t.order.id, template: "shipped", status: "sent", sentAt: null });
     t.db.insert("emailMessage", { orderId: t.order.id, template: "review", status: "queued", sentAt: null });
+    // Stored before its sibling, the first parcel still comes first (by parcel number).
+    defined(t.db.tables.shipment?.[0]).parcelNumber = 3;
     await t.events.handle(t.at("charge.dispute.created", t.dispute()));
     expect(t.holds).toEqual([]);
     expect(defined(t.notices[0]).title).toBe("Payment disputed");
     expect(defined(t.notices[0]).fields).toMatchObject({
-      trackingNumber: "ups 1Z1, usps 94001",
+      trackingNumber: "usps 94001, ups 1Z1",
       deliveredAt: "2026-11-05T10:00:00.000Z",
       emailsSent: "confirmation 2026-11-01T09:00:00.000Z, shipped",
     });
@@ -272,6 +274,13 @@ describe("risk events (in-memory database and Stripe)", () => {
       "dp_1:charge.dispute.updated",
       "dp_1:charge.dispute.funds_reinstated",
     ]);
+  });
+
+  it("two open events of the same second: the later delivery lands", async () => {
+    const t = setup();
+    await t.events.handle(t.at("charge.dispute.created", t.dispute(), 10));
+    await t.events.handle(t.at("charge.dispute.updated", t.dispute({ status: "under_review" }), 10));
+    expect(defined(t.row()).status).toBe("under_review");
   });
 
   it("a closed dispute is not reopened by an open event, even of the same second; a final one still lands", async () => {

@@ -21,7 +21,16 @@ export class FakeReturnWorld {
   /** Whether the carrier refuses to book the exchange's parcel (every attempt). */
   refuseExchangeParcel = false;
   /** What the bank says to the exchange's charge. */
-  chargeAnswer: "charged" | "failed" = "charged";
+  chargeAnswer: "charged" | "failed" | "awaiting_payment" = "charged";
+  /**
+   * With `chargeAnswer` awaiting_payment: what the customer does on the Checkout page. `paid`:
+   * the payment is recorded before the second read; `never`: the page expires unpaid; `ended`:
+   * ops end the return while the page is open.
+   */
+  checkout: "paid" | "never" | "ended" = "paid";
+  /** Called on every read of the return (ops acting between two reads). */
+  onRead?: (row: ReturnRow) => void;
+  private paymentReads = 0;
   /** Whether the returned parcel arrives at all (false: every wait ends without it). */
   parcelArrives = true;
   condition: ReturnCondition = "resellable";
@@ -127,6 +136,7 @@ export class FakeReturnWorld {
     };
     return {
       load: async () => {
+        this.onRead?.(row);
         if (row.label_sent_at && row.status === "approved" && this.parcelArrives) {
           this.readsAfterLabel += 1;
           if (this.readsAfterLabel > 1) {
@@ -223,6 +233,10 @@ export class FakeReturnWorld {
         row.exchange_charge_intent_id = "pi_exchange";
         row.exchange_charge_status = this.chargeAnswer;
         this.effects.push(`charge:${amount}:${this.chargeAnswer}`);
+        if (this.chargeAnswer === "awaiting_payment") {
+          this.timeline.push("exchange-charge-failed");
+          return { outcome: "awaiting-payment" as const, amount };
+        }
         if (this.chargeAnswer === "failed") {
           this.timeline.push("exchange-charge-failed");
           this.notices.push("exchange-charge-failed");
@@ -253,13 +267,37 @@ export class FakeReturnWorld {
       },
       // The Checkout page for a difference the bank wants the customer present for: the fake's
       // charge never answers awaiting-payment, so the fast tier never gets here.
-      createExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
-      emailExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
-      exchangePaymentState: async () => ({ charge: row.exchange_charge_status, status: row.status }),
+      createExchangeCheckout: async () => {
+        this.effects.push("checkout");
+        return {
+          checkoutSessionId: "cs_1",
+          url: "https://checkout.example/cs_1",
+          expiresAt: "1970-01-02T00:00:00.000Z",
+        };
+      },
+      emailExchangeCheckout: async (_returnId, _runId, url) => {
+        this.effects.push(`checkout-email:${url}`);
+        return { status: "sent" as const };
+      },
+      exchangePaymentState: async () => {
+        this.paymentReads += 1;
+        if (this.paymentReads > 1 && row.exchange_charge_status === "awaiting_payment") {
+          if (this.checkout === "paid") row.exchange_charge_status = "charged";
+          if (this.checkout === "ended") row.status = "rejected";
+        }
+        return { charge: row.exchange_charge_status, status: row.status };
+      },
       settleExchangeCheckout: async () => ({ outcome: "not-ours" as const }),
       readExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
-      expireExchangeCheckout: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
-      closeUnpaidExchange: () => Promise.reject(new Error("no exchange Checkout in the fast tier")),
+      expireExchangeCheckout: async () => {
+        this.effects.push("checkout-expire");
+        return { outcome: "unpaid" as const };
+      },
+      closeUnpaidExchange: async () => {
+        row.exchange_charge_status = "unpaid";
+        this.effects.push("close-unpaid");
+        return { status: row.status };
+      },
       failExchange: async (_returnId, _runId, reason) => {
         this.timeline.push("exchange-failed");
         this.notices.push("exchange-failed");
