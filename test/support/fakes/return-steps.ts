@@ -7,6 +7,7 @@ import { defined } from "../defined";
 import { captureLog } from "../log-capture";
 import { MoneyDb } from "./money-db";
 import { MoneyStripe } from "./money-stripe";
+import { unsetReturnFields } from "./returns";
 
 /**
  * The return steps' ports in memory (src/returns/work/context.ts's ReturnWorkDeps): the return's
@@ -164,35 +165,7 @@ export function returnRow(orderId: string, fields: Partial<ReturnRow> = {}): Ret
     status: "approved",
     reason: "wrong_item",
     note: null,
-    requested_by: "customer",
-    label_carrier: null,
-    label_tracking_number: null,
-    label_tracking_url: null,
-    label_url: null,
-    label_tracker_status: null,
-    label_refund_status: null,
-    label_sent_at: null,
-    condition: null,
-    received_at: null,
-    refund_amount: null,
-    refunded_at: null,
-    restocked_at: null,
-    written_off_at: null,
-    closed_at: null,
-    exchange_reserved_at: null,
-    exchange_released_at: null,
-    exchange_carrier: null,
-    exchange_tracking_number: null,
-    exchange_tracking_url: null,
-    exchange_sent_at: null,
-    exchange_charge_amount: null,
-    exchange_charge_status: null,
-    exchange_charge_intent_id: null,
-    exchange_charge_error: null,
-    exchange_charged_at: null,
-    exchange_charge_refund_id: null,
-    exchange_checkout_session_id: null,
-    exchange_tracker_status: null,
+    ...unsetReturnFields,
     exchange_delivered_at: null,
     lines: [{ sku: "MUG", quantity: 1, unitPrice: 3000, exchangeSku: null, exchangeUnitPrice: null }],
     ...fields,

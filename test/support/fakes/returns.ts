@@ -3,6 +3,39 @@ import { exchangeCharge, returnRefund, type ReturnCondition } from "../../../src
 import type { ReturnRow, ReturnStatus } from "../../../src/returns/return-records";
 import type { ReturnWork } from "../../../src/returns/return-work";
 
+/** A return row's columns that a new return has not set yet: every fake starts from them. */
+export const unsetReturnFields = {
+  requested_by: "customer",
+  label_carrier: null,
+  label_tracking_number: null,
+  label_tracking_url: null,
+  exchange_checkout_session_id: null,
+  label_url: null,
+  label_tracker_status: null,
+  label_refund_status: null,
+  label_sent_at: null,
+  condition: null,
+  received_at: null,
+  refund_amount: null,
+  refunded_at: null,
+  restocked_at: null,
+  written_off_at: null,
+  closed_at: null,
+  exchange_reserved_at: null,
+  exchange_released_at: null,
+  exchange_carrier: null,
+  exchange_tracking_number: null,
+  exchange_tracking_url: null,
+  exchange_sent_at: null,
+  exchange_charge_amount: null,
+  exchange_charge_status: null,
+  exchange_charge_intent_id: null,
+  exchange_charge_error: null,
+  exchange_charged_at: null,
+  exchange_charge_refund_id: null,
+  exchange_tracker_status: null,
+} as const;
+
 /**
  * process-return's port (src/returns/return-work.ts) in memory, for the fast tier: one return, its
  * stock and the money that moved, each method idempotent the way the real one is (by what the row
@@ -11,6 +44,7 @@ import type { ReturnWork } from "../../../src/returns/return-work";
  * label e-mail still finds it on its way, the next finds it received (as a tracker's delivery
  * between a read and the next would).
  */
+
 export class FakeReturnWorld {
   readonly row: ReturnRow;
   /** Side effects, in order: `label`, `label-email`, `charge`, `reserve`, `ship`, … */
@@ -53,35 +87,7 @@ export class FakeReturnWorld {
       status: options.status ?? "approved",
       reason: "wrong_item",
       note: null,
-      requested_by: "customer",
-      label_carrier: null,
-      label_tracking_number: null,
-      label_tracking_url: null,
-      exchange_checkout_session_id: null,
-      label_url: null,
-      label_tracker_status: null,
-      label_refund_status: null,
-      label_sent_at: null,
-      condition: null,
-      received_at: null,
-      refund_amount: null,
-      refunded_at: null,
-      restocked_at: null,
-      written_off_at: null,
-      closed_at: null,
-      exchange_reserved_at: null,
-      exchange_released_at: null,
-      exchange_carrier: null,
-      exchange_tracking_number: null,
-      exchange_tracking_url: null,
-      exchange_sent_at: null,
-      exchange_charge_amount: null,
-      exchange_charge_status: null,
-      exchange_charge_intent_id: null,
-      exchange_charge_error: null,
-      exchange_charged_at: null,
-      exchange_charge_refund_id: null,
-      exchange_tracker_status: null,
+      ...unsetReturnFields,
       exchange_delivered_at: null,
       lines: options.lines.map((line) => ({
         sku: line.sku,
