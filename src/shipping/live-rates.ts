@@ -129,8 +129,9 @@ export function createEasyPostRateQuoter(options: {
       } catch (error) {
         throw new LiveRatesUnavailable("the EasyPost client could not be made", { cause: error });
       }
-      const perParcel: CarrierRate[][] = [];
-      for (const parcel of parcels) {
+      // The parcels are rated side by side: the customer waits at checkout for the slowest one, not
+      // for all of them in turn. null: EasyPost cannot rate that parcel there.
+      const rateParcel = async (parcel: (typeof parcels)[number]): Promise<CarrierRate[] | null> => {
         let shipment;
         try {
           shipment = await client.Shipment.create({
@@ -151,29 +152,30 @@ export function createEasyPostRateQuoter(options: {
           const status = apiError(error).statusCode;
           // 400/422: EasyPost refuses the request itself (an address it cannot rate). A 401, 403 or
           // 429 says nothing about the destination: the carrier is unavailable to us.
-          if (status === 400 || status === 422) return [];
+          if (status === 400 || status === 422) return null;
           throw new LiveRatesUnavailable(
             `EasyPost could not be asked for rates${status ? ` (${status})` : ""}`,
             { cause: error },
           );
         }
-        perParcel.push(
-          (shipment.rates ?? []).flatMap((rate) => {
-            const amount = Math.round(Number(rate.rate) * 100);
-            if (!Number.isFinite(amount)) return [];
-            const days = rate.delivery_days ?? rate.est_delivery_days ?? null;
-            return [
-              {
-                carrier: rate.carrier,
-                service: rate.service,
-                amount,
-                currency: String(rate.currency ?? "USD").toLowerCase(),
-                deliveryDays: typeof days === "number" ? days : null,
-              },
-            ];
-          }),
-        );
-      }
+        return (shipment.rates ?? []).flatMap((rate) => {
+          const amount = Math.round(Number(rate.rate) * 100);
+          if (!Number.isFinite(amount)) return [];
+          const days = rate.delivery_days ?? rate.est_delivery_days ?? null;
+          return [
+            {
+              carrier: rate.carrier,
+              service: rate.service,
+              amount,
+              currency: String(rate.currency ?? "USD").toLowerCase(),
+              deliveryDays: typeof days === "number" ? days : null,
+            },
+          ];
+        });
+      };
+      const rated = await Promise.all(parcels.map(rateParcel));
+      if (rated.some((rates) => rates === null)) return [];
+      const perParcel = rated as CarrierRate[][];
       return combine(perParcel);
     },
   };
