@@ -7,6 +7,7 @@
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
 # last run of the group (reports/mutation/<group>.incremental.json); STRYKER_FORCE=1 runs them all.
+# STRYKER_MUTATE="src/x.ts:10-40,..." mutates only those files or lines, with the group's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p reports/mutation
@@ -39,7 +40,7 @@ run() {
     console.log(JSON.stringify(c));' "${group}" >"reports/mutation/${group}.stryker.json"
   # timeoutMS is added to 1.5 x the covering tests' own time: a mutant that makes a polling loop
   # spin forever costs this much once, so the fast groups use a short one.
-  STRYKER_TESTS="${tests}" npx stryker run "reports/mutation/${group}.stryker.json" --mutate "${mutate}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
+  STRYKER_TESTS="${tests}" npx stryker run "reports/mutation/${group}.stryker.json" --mutate "${STRYKER_MUTATE:-${mutate}}" --concurrency "${STRYKER_CONCURRENCY:-1}" \
     --timeoutMS "${STRYKER_TIMEOUT_MS:-${timeout}}" \
     --incremental --incrementalFile "reports/mutation/${group}.incremental.json" ${STRYKER_FORCE:+--force} \
     --tempDirName ".stryker-tmp-${group}" \
