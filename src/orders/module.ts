@@ -67,9 +67,18 @@ export function createOrdersModule(shared: {
   // The returns' side of the Stripe webhook (an exchange's difference paid on Checkout), set once
   // the returns are built; the webhook serves nothing before the app is built.
   const exchangePayments: { events?: ExchangeRouting | undefined } = {};
+  const refunds = createRefunds({
+    db,
+    stripe,
+    sender,
+    logger,
+    onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
+    alerts,
+  });
   const intake = createOrderIntake({
     db,
     stripe,
+    refunds,
     exchanges: {
       owns: (event) => exchangePayments.events?.owns(event) ?? false,
       handle: (event) => {
@@ -120,14 +129,6 @@ export function createOrdersModule(shared: {
     ...(config.CHECKOUT_API_TOKEN !== undefined ? { checkoutToken: config.CHECKOUT_API_TOKEN } : {}),
     metrics,
     onTransition,
-  });
-  const refunds = createRefunds({
-    db,
-    stripe,
-    sender,
-    logger,
-    onFullRefund: (orderId) => labels.voidLabel(orderId, "refunded").then(() => undefined),
-    alerts,
   });
   const redrive = createOrderRedrive(db);
   // One object of use cases for both doors: the admin API and the ops console.

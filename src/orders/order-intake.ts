@@ -22,7 +22,7 @@ import { checkoutFactsOf, type CheckoutFacts } from "./intake/stripe-event-plan"
 import { breakdownExpansions } from "../payments/money-breakdown";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake, type StripeIntakeDeps } from "./intake/stripe-intake";
-import { createRefundEvents } from "./intake/refund-events";
+import { createRefundEvents, type RefundEventsDeps } from "./intake/refund-events";
 import { createRiskEvents } from "./intake/risk-events";
 import type { Holds } from "./hold-order";
 import { createOrderRepository } from "./order-repository";
@@ -70,6 +70,8 @@ export function createOrderIntake(deps: {
   sessionTtlMs?: number;
   /** Hands a bought label back to the carrier (src/shipping/label-void.ts), for a full refund at Stripe. */
   voidLabel?: (orderId: string) => Promise<unknown>;
+  /** The refund use case: records our own refund Stripe's webhook reports succeeded (refund-events.ts). */
+  refunds?: RefundEventsDeps["refunds"];
   /** The fulfilment hold, for disputes and Radar reviews. */
   holds?: Pick<Holds, "placeHold" | "releaseHold">;
   metrics?: WebhookObserver;
@@ -100,6 +102,7 @@ export function createOrderIntake(deps: {
       alerts: deps.alerts,
       logger: deps.logger,
       ...(deps.voidLabel ? { voidLabel: deps.voidLabel } : {}),
+      ...(deps.refunds ? { refunds: deps.refunds } : {}),
     }),
     ...(deps.holds
       ? {

@@ -178,6 +178,9 @@ export function createRefunds(deps: RefundOrderDeps) {
           metadata: {
             orderId,
             refundRequestId: refund.id,
+            // Stripe's webhook echoes it: a request that dies after this call is recorded as
+            // its asker's all the same, by the webhook (recordLanded).
+            ...(refund.by ? { requestedBy: refund.by.slice(0, 500) } : {}),
             ...(refund.reason ? { reason: refund.reason.slice(0, 500) } : {}),
           },
         },
@@ -257,6 +260,22 @@ export function createRefunds(deps: RefundOrderDeps) {
     // The fence after the effect: a cancel's cleanup may have refunded "what is left" while this
     // refund was in flight, so the record asks Stripe's own total and the model (refundLanding).
     const atStripe = await refundedAtStripe(orderId, paymentIntentId);
+    await recordIssued(orderId, refund, providerId, atStripe);
+    return providerId;
+  }
+
+  /**
+   * A refund Stripe made, recorded once on its row, the payment and the timeline, and the customer
+   * told: by the request that asked, or by Stripe's webhook when the request died after Stripe's
+   * answer (whichever comes first under the payment row's lock; the other finds it recorded).
+   * False when it was recorded already.
+   */
+  async function recordIssued(
+    orderId: string,
+    refund: PendingRefund,
+    providerId: string,
+    atStripe: number | null,
+  ): Promise<boolean> {
     const over = await db.$transaction(async (tx) => {
       // The payment row's lock orders this write with recordRequest and with other settles.
       const locked = await tx.$queryRaw<{ amount_captured: number; amount_refunded: number }[]>`
@@ -265,11 +284,12 @@ export function createRefunds(deps: RefundOrderDeps) {
         where: { id: refund.id, status: "pending" },
         data: { status: "succeeded", providerId },
       });
-      // Stripe's refund webhook may have settled the row first (it comes as soon as the refund
-      // exists, often before this call's answer): the row is then ours to record all the same,
-      // once. The payment row's lock above makes the timeline check and its entries one turn.
+      // Stripe's refund webhook comes as soon as the refund exists, often before this call's
+      // answer: it records the row through recordLanded (then this finds it recorded), or, from an
+      // intake without it, settles the row bare and leaves it to this to record, once. The payment
+      // row's lock above makes the timeline check and its entries one turn.
       if (updated.count === 0 && !(await settledByWebhookOnly(tx, orderId, refund.id, providerId))) {
-        return null;
+        return false;
       }
       // Requested and issued land together: the timeline shows no request Stripe refused.
       await recordInTransaction(tx, orderId, "refund-requested", {
@@ -313,10 +333,11 @@ export function createRefunds(deps: RefundOrderDeps) {
       });
       return { captured, over };
     });
+    if (over === false) return false;
     if (over) await tellOverRefunded(orderId, refund, providerId, over);
     await notify(orderId, refund);
     logger.info({ orderId, refundId: refund.id, amount: refund.amount, providerId }, "refund issued");
-    return providerId;
+    return true;
   }
 
   /**
@@ -516,6 +537,31 @@ export function createRefunds(deps: RefundOrderDeps) {
   }
 
   return {
+    /**
+     * Stripe's webhook says our request's refund succeeded: recorded as the request would have
+     * (its asker from the refund's metadata), once. A request that died between Stripe's answer and
+     * its record leaves nobody else to do it. False when the row is not this order's request or
+     * was recorded already.
+     */
+    async recordLanded(landed: {
+      orderId: string;
+      requestId: string;
+      providerId: string;
+      by?: string | undefined;
+      atStripe: number | null;
+    }): Promise<boolean> {
+      const row = await db.refund.findFirst({ where: { id: landed.requestId, orderId: landed.orderId } });
+      if (!row || row.status === "failed") return false;
+      const refund: PendingRefund = {
+        id: row.id,
+        amount: row.amount,
+        currency: row.currency,
+        reason: row.reason,
+        by: landed.by ?? "unknown",
+      };
+      return recordIssued(landed.orderId, refund, landed.providerId, landed.atStripe);
+    },
+
     async refund(request: RefundRequest): Promise<RefundOutcome> {
       try {
         return await refundOnce(request);

@@ -153,7 +153,12 @@ describe("refunds (in-memory database and Stripe)", () => {
         params: {
           payment_intent: t.intent.id,
           amount: 2000,
-          metadata: { orderId: t.orderId, refundRequestId: row.id, reason: "scratched" },
+          metadata: {
+            orderId: t.orderId,
+            refundRequestId: row.id,
+            requestedBy: "ops-console",
+            reason: "scratched",
+          },
         },
         idempotencyKey: `refund-${row.id}`,
       },
@@ -709,6 +714,63 @@ describe("refunds (in-memory database and Stripe)", () => {
     await t.ask({ amount: 1500 });
     expect(t.db.timeline(t.orderId)).toEqual([]);
     expect(t.payment().amountRefunded).toBe(0);
+  });
+
+  it("a request that died after Stripe's answer: the webhook's recordLanded records it as its asker's, once", async () => {
+    const t = setup();
+    t.stripe.onRefund = async () => {
+      throw new Error("the process died here");
+    };
+    expect((await refusalOf(t.ask({ amount: 1500, reason: "dented" }))).code).toBe("upstream_unavailable");
+    const row = defined(t.rows()[0]);
+    expect(row.status).toBe("pending");
+    expect(t.db.timeline(t.orderId)).toEqual([]);
+    const landed = {
+      orderId: t.orderId,
+      requestId: String(row.id),
+      providerId: "re_1",
+      by: "ops-console",
+      atStripe: 1500,
+    };
+
+    await expect(t.refunds.recordLanded(landed)).resolves.toBe(true);
+    expect(defined(t.rows()[0])).toMatchObject({ status: "succeeded", providerId: "re_1" });
+    expect(t.payment().amountRefunded).toBe(1500);
+    expect(t.db.timeline(t.orderId).map((e) => [e.kind, e.detail])).toEqual([
+      ["refund-requested", { refundId: row.id, amount: 1500, reason: "dented", by: "ops-console" }],
+      ["refund-issued", { refundId: row.id, stripeRefund: "re_1", amount: 1500, refunded: 1500 }],
+    ]);
+    expect(t.sent.map((m) => m.idempotencyKey)).toEqual([`refund-${row.id}`]);
+    expect(t.messages()).toContain("refund issued");
+
+    // The refund's other events, and the request asked again: recorded already.
+    await expect(t.refunds.recordLanded(landed)).resolves.toBe(false);
+    delete t.stripe.onRefund;
+    await t.ask({ amount: 1500, refundId: landed.requestId });
+    expect(t.db.timeline(t.orderId)).toHaveLength(2);
+    expect(t.sent).toHaveLength(1);
+  });
+
+  it("recordLanded leaves alone another order's row, a failed row, and names no asker it was not told", async () => {
+    const t = setup();
+    t.stripe.onRefund = async () => {
+      throw new Error("the process died here");
+    };
+    await refusalOf(t.ask({ amount: 1000 }));
+    const row = defined(t.rows()[0]);
+    const landed = { orderId: t.orderId, requestId: String(row.id), providerId: "re_1", atStripe: 1000 };
+    await expect(
+      t.refunds.recordLanded({ ...landed, orderId: "00000000-0000-4000-8000-000000000000" }),
+    ).resolves.toBe(false);
+    await expect(
+      t.refunds.recordLanded({ ...landed, requestId: "00000000-0000-4000-8000-000000000001" }),
+    ).resolves.toBe(false);
+    await t.db.refund.updateMany({ where: { id: row.id }, data: { status: "failed" } });
+    await expect(t.refunds.recordLanded(landed)).resolves.toBe(false);
+    expect(t.db.timeline(t.orderId)).toEqual([]);
+    await t.db.refund.updateMany({ where: { id: row.id }, data: { status: "pending" } });
+    await expect(t.refunds.recordLanded(landed)).resolves.toBe(true);
+    expect(defined(t.db.timeline(t.orderId, "refund-requested")[0]).detail).toMatchObject({ by: "unknown" });
   });
 
   it("a mail outage does not turn a refund made into an error", async () => {

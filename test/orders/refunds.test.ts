@@ -335,6 +335,80 @@ describe("POST /api/orders/:id/refund", () => {
     ).toHaveLength(1);
   });
 
+  it("a request that died after Stripe made its refund: the webhook records the request and its outcome, once, and the customer is told once", async () => {
+    const orderId = await capturedOrder(4000);
+    const order = await database.db.order.findUniqueOrThrow({ where: { id: orderId } });
+    const refunds = createRefunds({ db: database.db, stripe, sender, logger });
+    const refundEvents = createRefundEvents({
+      db: database.db,
+      stripe,
+      orders: createOrderRepository(database.db),
+      publisher: { publish: async () => undefined },
+      timeline: createTimeline(database.db),
+      alerts: { notify: async () => undefined },
+      logger,
+      refunds,
+    });
+    const webhook = (n: number) =>
+      refundEvents.handle({
+        id: `evt_crash_${n}_${orderId}`,
+        type: "charge.refunded",
+        data: { object: { object: "charge", payment_intent: order.paymentIntentId } },
+      } as unknown as Stripe.Event);
+    // The process dies once Stripe has made the refund, before its answer is recorded: the
+    // request's row stays pending and nobody asks again.
+    const dying = new Proxy(stripe, {
+      get(target, key, receiver) {
+        if (key !== "refunds") return Reflect.get(target, key, receiver) as unknown;
+        return {
+          ...target.refunds,
+          list: target.refunds.list.bind(target.refunds),
+          create: async (...args: Parameters<Stripe["refunds"]["create"]>) => {
+            await target.refunds.create(...args);
+            throw new Error("the process died here");
+          },
+        };
+      },
+    });
+    const crashed = createRefunds({ db: database.db, stripe: dying, sender, logger });
+    const mailsBefore = sent.length;
+    await expect(
+      crashed.refund({ orderId, amount: 1500, reason: "lid cracked", by: "admin-api" }),
+    ).rejects.toMatchObject({ code: "upstream_unavailable" });
+
+    // Stripe's webhook, twice (charge.refunded and refund.updated come for one refund).
+    await webhook(1);
+    await webhook(2);
+
+    const after = await database.db.order.findUniqueOrThrow({
+      where: { id: orderId },
+      include: { payment: true, refunds: true, timeline: true },
+    });
+    expect(after.payment).toMatchObject({ amountRefunded: 1500 });
+    expect(after.refunds).toEqual([
+      expect.objectContaining({
+        amount: 1500,
+        status: "succeeded",
+        providerId: expect.stringMatching(/^re_/),
+      }),
+    ]);
+    const kinds = after.timeline.map((t) => t.kind).filter((k) => k.startsWith("refund-"));
+    expect(kinds.sort()).toEqual(["refund-issued", "refund-requested"]);
+    expect(after.timeline.find((t) => t.kind === "refund-requested")?.detail).toMatchObject({
+      amount: 1500,
+      reason: "lid cracked",
+      by: "admin-api",
+    });
+    expect(after.timeline.find((t) => t.kind === "refund-issued")?.detail).toMatchObject({
+      refundId: after.refunds[0]?.id,
+      amount: 1500,
+      refunded: 1500,
+    });
+    expect(sent.slice(mailsBefore).map((m) => m.subject)).toEqual([
+      expect.stringMatching(/refund of \$15\.00/),
+    ]);
+  });
+
   it("refuses bad input, unknown orders, orders without a capture and a missing token", async () => {
     const orderId = await capturedOrder(1000);
     expect((await refund(orderId, { amount: 0 })).status).toBe(400);

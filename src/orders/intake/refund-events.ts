@@ -7,6 +7,7 @@ import { refundedOfCaptured } from "../../payments/payment-gateway";
 import type { Timeline } from "../../timeline/timeline";
 import { requestStop } from "../cancel-order";
 import type { OrderRepository, OrderStatus } from "../order-repository";
+import type { Refunds } from "../refund-order";
 
 /** The Stripe events about money given back, whoever gave it (this service, the Dashboard, another system). */
 export const refundEventTypes = ["charge.refunded", "refund.created", "refund.updated", "refund.failed"];
@@ -27,6 +28,11 @@ export interface RefundEventsDeps {
   logger: Logger;
   /** Hands the label back to the carrier; unset, ops are told to stop the parcel. */
   voidLabel?: (orderId: string) => Promise<unknown>;
+  /**
+   * Records a refund this service asked for that Stripe says succeeded, as its request would
+   * have (src/orders/refund-order.ts): the request may have died after Stripe's answer.
+   */
+  refunds?: Pick<Refunds, "recordLanded">;
 }
 
 const idOf = (value: string | { id: string } | null | undefined): string | null =>
@@ -64,9 +70,22 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
   const { db, stripe } = deps;
   const logger = deps.logger.child({ component: "refund-events" });
 
-  async function recordRefund(orderId: string, refund: Stripe.Refund): Promise<boolean> {
+  async function recordRefund(
+    orderId: string,
+    refund: Stripe.Refund,
+    atStripe: number | null,
+  ): Promise<boolean> {
     const status = ourStatus(refund.status);
     const requestId = refund.metadata?.refundRequestId;
+    if (requestId && status === "succeeded" && deps.refunds) {
+      await deps.refunds.recordLanded({
+        orderId,
+        requestId,
+        providerId: refund.id,
+        by: refund.metadata?.requestedBy,
+        atStripe,
+      });
+    }
     if (requestId) {
       const ours = await db.refund.updateMany({
         where: { id: requestId, orderId },
@@ -122,8 +141,12 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
         stripe.paymentIntents.retrieve(intentId, { expand: ["latest_charge"] }),
         stripe.refunds.list({ payment_intent: intentId, limit: 100 }),
       ]);
+      const charge = typeof intent.latest_charge === "object" ? intent.latest_charge : null;
       const recorded: Stripe.Refund[] = [];
-      for (const refund of listed.data) if (await recordRefund(orderId, refund)) recorded.push(refund);
+      const atStripe = charge ? refundedOfCaptured(charge) : null;
+      for (const refund of listed.data) {
+        if (await recordRefund(orderId, refund, atStripe)) recorded.push(refund);
+      }
       for (const refund of recorded) {
         await deps.timeline.record(orderId, "refund-recorded", {
           refundId: refund.id,
@@ -134,7 +157,6 @@ export function createRefundEvents(deps: RefundEventsDeps): RefundEvents {
         });
       }
 
-      const charge = typeof intent.latest_charge === "object" ? intent.latest_charge : null;
       const captured = charge?.amount_captured ?? 0;
       // The captured money given back: a partial capture's released remainder is not a refund.
       const refunded = charge ? refundedOfCaptured(charge) : 0;

@@ -25,6 +25,8 @@ function setup(
     authorized?: number;
     shipped?: boolean;
     voidLabel?: boolean;
+    /** Wire the refund use case's recordLanded (it records what it is handed). */
+    landed?: boolean;
   } = {},
 ) {
   const db = new MoneyDb();
@@ -44,6 +46,7 @@ function setup(
   const notices: OpsNotice[] = [];
   const publisher = new FakePublisher();
   const log = captureLog();
+  const landed: unknown[] = [];
   const orders = {
     markable: true,
     async requestCancellation(orderId: string, from: readonly OrderStatus[]) {
@@ -74,6 +77,16 @@ function setup(
           },
         }
       : {}),
+    ...(options.landed
+      ? {
+          refunds: {
+            recordLanded: async (refund: unknown) => {
+              landed.push(refund);
+              return true;
+            },
+          },
+        }
+      : {}),
   });
   const charge = (paymentIntent: unknown = intent.id) =>
     stripeEvent("charge.refunded", { id: intent.chargeId, object: "charge", payment_intent: paymentIntent });
@@ -89,6 +102,7 @@ function setup(
     cancels,
     flagged,
     voided,
+    landed,
     entries,
     notices,
     publisher,
@@ -222,6 +236,36 @@ describe("refund events (in-memory database and Stripe)", () => {
     ]);
     expect(t.entries).toEqual([]);
     expect(t.payment().amountRefunded).toBe(1200);
+  });
+
+  it("a succeeded refund this service asked for is handed to the refund use case to record, with its asker and Stripe's total", async () => {
+    const t = setup({ landed: true });
+    const ours = t.db.insert("refund", { orderId: t.order.id, amount: 1200, currency: "usd" });
+    const refund = t.stripe.dashboardRefund(t.intent.id, 1200);
+    refund.metadata = { refundRequestId: ours.id as string, requestedBy: "admin-api" };
+    const dashboard = t.stripe.dashboardRefund(t.intent.id, 300);
+    await t.events.handle(t.charge());
+    expect(t.landed).toEqual([
+      { orderId: t.order.id, requestId: ours.id, providerId: refund.id, by: "admin-api", atStripe: 1500 },
+    ]);
+    // The Dashboard's refund is not ours: it gets its own row, as before.
+    expect(t.rows()).toEqual(
+      expect.arrayContaining([expect.objectContaining({ providerId: dashboard.id, amount: 300 })]),
+    );
+  });
+
+  it("a refund of ours Stripe has not settled, or one without our request id, is not handed over", async () => {
+    const t = setup({ landed: true });
+    const ours = t.db.insert("refund", { orderId: t.order.id, amount: 1200, currency: "usd" });
+    const refund = t.stripe.dashboardRefund(t.intent.id, 1200, "pending");
+    refund.metadata = { refundRequestId: ours.id as string };
+    t.stripe.dashboardRefund(t.intent.id, 300);
+    await t.events.handle(t.charge());
+    expect(t.landed).toEqual([]);
+    expect(defined(t.rows().find((row) => row.id === ours.id))).toMatchObject({
+      status: "pending",
+      providerId: refund.id,
+    });
   });
 
   it("a request id naming another order's row is not taken: the refund gets a row of its own", async () => {
