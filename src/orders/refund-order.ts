@@ -94,7 +94,11 @@ export function createRefunds(deps: RefundOrderDeps) {
   async function totals(orderId: string) {
     const payment = await db.payment.findUnique({ where: { orderId } });
     const refunds = await db.refund.findMany({ where: { orderId, status: { not: "failed" } } });
-    const committed = refunds.reduce((sum, refund) => sum + refund.amount, 0);
+    // As recordRequest counts under the lock: a compensation's refund is on the payment row only.
+    const committed = Math.max(
+      refunds.reduce((sum, refund) => sum + refund.amount, 0),
+      payment?.amountRefunded ?? 0,
+    );
     const captured = payment?.amountCaptured ?? 0;
     return { payment, captured, committed, refundable: Math.max(captured - committed, 0) };
   }

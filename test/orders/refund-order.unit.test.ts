@@ -250,7 +250,15 @@ describe("refunds (in-memory database and Stripe)", () => {
     t.intent.refunds.push({ id: "re_comp", amount: 1000, status: "succeeded" } as never);
     const refused = await refusalOf(t.ask({ amount: 4001 }));
     expect(refused.details).toMatchObject({ refunded: 1000, refundable: 4000 });
-    await expect(t.ask({})).resolves.toMatchObject({ amount: 4000, refunded: 5000 });
+    await expect(t.ask({})).resolves.toMatchObject({ amount: 4000, refunded: 5000, refundable: 0 });
+    // Everything is back: the outbound label goes back to the carrier, as after any full refund.
+    expect(t.fullRefunds).toEqual([t.orderId]);
+  });
+
+  it("what is left after a compensation's refund is answered as the lock counts it", async () => {
+    const t = setup({ refunded: 1000 });
+    t.intent.refunds.push({ id: "re_comp", amount: 1000, status: "succeeded" } as never);
+    await expect(t.ask({ amount: 1000 })).resolves.toMatchObject({ refunded: 2000, refundable: 3000 });
   });
 
   it("a refund recorded by another request after the model's look is caught under the payment's lock", async () => {
