@@ -106,6 +106,16 @@ describe("recover-stalled-returns (fast tier)", () => {
     expect(world.notices).toEqual([]);
   });
 
+  it("with no returns wired at all does nothing", async () => {
+    const world = new FakeWorkflowWorld();
+    const fn = createRecoverStalledReturns(new Inngest({ id: "shop", isDev: true }), world.dependencies());
+
+    const outcome = await runFunction(fn, { name: "inngest/scheduled.timer", data: {} });
+
+    expect(outcome).toMatchObject({ status: "completed", result: { started: 0, reAnnounced: 0 }, steps: [] });
+    expect(world.notices).toEqual([]);
+  });
+
   it("with nothing stalled: asks both finders for returns older than the grace, at most 200 each, and sends nothing", async () => {
     const { world, stalled, run } = setup();
 
