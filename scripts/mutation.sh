@@ -97,7 +97,7 @@ for group in "${groups[@]}"; do
     # (test/workflow-fast/process-return.test.ts), and the steps' own work over in-memory records,
     # carrier and mail with the real refund use case on the in-memory database and Stripe
     # (test/returns/return-steps.unit.test.ts); no database. The records (raw SQL), the request
-    # use cases (returns.ts) and the sweep are not in it: the `returns` group above covers them.
+    # use cases (returns.ts) and the sweep are in return-requests-fast below; `returns` covers them too.
     returns-fast) STRYKER_NO_DATABASE=1 run returns-fast "src/inngest/functions/process-return.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/inngest/steps/return-context.ts,src/inngest/steps/return-work.ts,src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/returns/return-policy.ts" \
       "test/workflow-fast/process-return.test.ts,test/workflow-fast/process-return-paths.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
     # The exchange steps' own work over the same in-memory ports (test/returns/exchange-steps.unit.test.ts),
