@@ -2,7 +2,7 @@
 # npm run test:mutation [group...]: StrykerJS over the exactly-once core, one module group at a
 # time with only the test files that exercise it, one test process at a time (the machine is
 # shared). Groups: repositories inventory email intake fulfil returns exchanges reconciliation
-# reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast (default: all). Logs and the
+# reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast return-requests-fast (default: all). Logs and the
 # clear-text report go to reports/mutation/<group>.log; scores are kept in docs/mutation-testing.md.
 # Each group has its own sandbox and reports, so two groups can run side by side.
 # Incremental: a re-run re-tests only the mutants whose code or covering tests changed since the
@@ -15,14 +15,14 @@ mkdir -p reports/mutation
 # One embedded PostgreSQL for the whole pass (scripts/with-test-postgres.ts): otherwise jest's global
 # setup starts one for every mutant's test run. The fast-tier groups (intake, fulfil) need none.
 for group in "$@"; do
-  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes | refunds-disputes-fast | returns-fast | exchanges-fast) ;;
-  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast)" >&2; exit 2 ;;
+  case "$group" in repositories | inventory | email | intake | fulfil | returns | exchanges | reconciliation | reconciliation-fast | label-voids | label-voids-fast | refunds-disputes | refunds-disputes-fast | returns-fast | exchanges-fast | return-requests-fast) ;;
+  *) echo "unknown mutation group '${group}' (groups: repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast return-requests-fast)" >&2; exit 2 ;;
   esac
 done
 needs_database() {
   [ $# -eq 0 ] && return 0
   for group in "$@"; do
-    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast | refunds-disputes-fast | returns-fast | exchanges-fast) ;; *) return 0 ;; esac
+    case "$group" in intake | fulfil | label-voids-fast | reconciliation-fast | refunds-disputes-fast | returns-fast | exchanges-fast | return-requests-fast) ;; *) return 0 ;; esac
   done
   return 1
 }
@@ -48,7 +48,7 @@ run() {
 }
 
 groups=("$@")
-[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast)
+[ ${#groups[@]} -eq 0 ] && groups=(repositories inventory email intake fulfil returns exchanges reconciliation reconciliation-fast label-voids label-voids-fast refunds-disputes refunds-disputes-fast returns-fast exchanges-fast return-requests-fast)
 for group in "${groups[@]}"; do
   case "$group" in
     repositories) run repositories "src/orders/order-repository.ts,src/orders/fulfilment-records.ts,src/orders/redrive-order.ts" \
@@ -97,7 +97,7 @@ for group in "${groups[@]}"; do
     # (test/workflow-fast/process-return.test.ts), and the steps' own work over in-memory records,
     # carrier and mail with the real refund use case on the in-memory database and Stripe
     # (test/returns/return-steps.unit.test.ts); no database. The records (raw SQL), the request
-    # use cases (returns.ts) and the sweep are not in it: the `returns` group above covers them.
+    # use cases (returns.ts) and the sweep are in return-requests-fast below; `returns` covers them too.
     returns-fast) STRYKER_NO_DATABASE=1 run returns-fast "src/inngest/functions/process-return.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/inngest/steps/return-context.ts,src/inngest/steps/return-work.ts,src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/returns/return-policy.ts" \
       "test/workflow-fast/process-return.test.ts,test/workflow-fast/process-return-paths.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
     # The exchange steps' own work over the same in-memory ports (test/returns/exchange-steps.unit.test.ts),
@@ -105,6 +105,12 @@ for group in "${groups[@]}"; do
     # difference (exchange-payment-events.ts, payments/exchange-checkout.ts) stays in `exchanges`.
     exchanges-fast) STRYKER_NO_DATABASE=1 run exchanges-fast "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/work/exchange-charge.ts" \
       "test/returns/exchange-steps.unit.test.ts,test/workflow-fast/process-return.test.ts" 10000 ;;
+    # The return's request use cases (returns.ts: request, approve, reject, receive, close over the
+    # records, the publisher and the timeline; FakeReturnDesk in test/support/fakes/returns.ts) and
+    # the sweep's function on the step driver; no database. The sweep's SQL (stalled-returns.ts)
+    # stays in `returns`: with no database its statements' mutants would all survive.
+    return-requests-fast) STRYKER_NO_DATABASE=1 run return-requests-fast "src/returns/returns.ts,src/inngest/functions/recover-stalled-returns.ts" \
+      "test/returns/return-requests.unit.test.ts,test/workflow-fast/recover-stalled-returns.test.ts" 10000 ;;
     *) echo "unknown group ${group}" >&2; exit 2 ;;
   esac
 done

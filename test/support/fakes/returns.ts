@@ -317,3 +317,160 @@ export class FakeReturnWorld {
     };
   }
 }
+
+/** A transition the desk was asked for, as the use cases called it. */
+export interface TransitionCall {
+  returnId: string;
+  from: ReturnStatus[];
+  to: ReturnStatus;
+  fields: { condition?: ReturnCondition; by?: string; note?: string | undefined; entry?: DeskEntry };
+}
+
+export interface DeskEntry {
+  kind: string;
+  detail: Record<string, unknown>;
+}
+
+/**
+ * The request use cases' ports (src/returns/returns.ts: the records' get, create, transition and
+ * listOpen, the publisher, the timeline) in memory, for their fast tier. `transition` moves a return
+ * only from one of the statuses it is given, as the real conditional UPDATE does (null otherwise),
+ * and writes its `entry` only when it moved; `create` records what it was asked and refuses with
+ * `refuseCreate` when set (the real one checks the order under its lock); the publisher keeps every
+ * event and throws `publishError` when set. `beforeTransition` runs just before a move is tried
+ * (someone else moving the return between the use case's read and its write).
+ */
+export class FakeReturnDesk {
+  readonly rows = new Map<string, ReturnRow>();
+  /** What `create` was asked, in order. */
+  readonly created: NewReturnAsked[] = [];
+  readonly transitions: TransitionCall[] = [];
+  readonly published: { name: string; id: string; data: Record<string, unknown> }[] = [];
+  /** Timeline entries: the use cases' own and those written by a transition's statement. */
+  readonly entries: (DeskEntry & { orderId: string; via: "timeline" | "transition" })[] = [];
+  /** `listOpen`'s limits, as asked. */
+  readonly openLimits: number[] = [];
+  refuseCreate?: Error;
+  publishError?: Error;
+  beforeTransition?: (row: ReturnRow) => void;
+  /** The next move misses with the row left as it is (a move by someone else, undone since). */
+  missNextTransition = false;
+  private sequence = 0;
+
+  constructor(readonly clock = new Date("2026-12-07T10:00:00.000Z")) {}
+
+  /** A stored return: the fake's new rows, or one staged in any state. */
+  put(overrides: Partial<ReturnRow> = {}): ReturnRow {
+    this.sequence += 1;
+    const row: ReturnRow = {
+      id: `00000000-0000-4000-8000-${String(this.sequence).padStart(12, "0")}`,
+      order_id: "00000000-0000-4000-8000-0000000000aa",
+      status: "approved",
+      reason: "wrong_item",
+      note: null,
+      ...unsetReturnFields,
+      exchange_delivered_at: null,
+      lines: [{ sku: "TEE-M", quantity: 1, unitPrice: 2500, exchangeSku: null, exchangeUnitPrice: null }],
+      ...overrides,
+    };
+    this.rows.set(row.id, row);
+    return structuredClone(row);
+  }
+
+  statusOf(returnId: string): ReturnStatus | undefined {
+    return this.rows.get(returnId)?.status;
+  }
+
+  records() {
+    return {
+      get: async (returnId: string) => {
+        const row = this.rows.get(returnId);
+        return row ? structuredClone(row) : null;
+      },
+      create: async (request: NewReturnAsked) => {
+        this.created.push(structuredClone(request));
+        if (this.refuseCreate) throw this.refuseCreate;
+        return this.put({
+          order_id: request.orderId,
+          status: request.approved ? "approved" : "requested",
+          reason: request.reason,
+          note: request.note ?? null,
+          requested_by: request.requestedBy,
+          lines: request.lines.map((line) => ({
+            sku: line.sku,
+            quantity: line.quantity,
+            unitPrice: 2500,
+            exchangeSku: line.exchangeSku ?? null,
+            exchangeUnitPrice: line.exchangeSku ? 2500 : null,
+          })),
+        });
+      },
+      transition: async (
+        returnId: string,
+        from: readonly ReturnStatus[],
+        to: ReturnStatus,
+        fields: TransitionCall["fields"] = {},
+      ) => {
+        this.transitions.push({ returnId, from: [...from], to, fields: structuredClone(fields) });
+        const row = this.rows.get(returnId);
+        if (row) this.beforeTransition?.(row);
+        const missed = this.missNextTransition;
+        this.missNextTransition = false;
+        if (!row || missed || !from.includes(row.status)) return null;
+        row.status = to;
+        if (fields.condition) row.condition = fields.condition;
+        if (to === "received") row.received_at = this.clock;
+        if (to === "closed" || to === "rejected" || to === "cancelled") row.closed_at = this.clock;
+        if (fields.entry)
+          this.entries.push({
+            orderId: row.order_id,
+            kind: fields.entry.kind,
+            detail: JSON.parse(JSON.stringify(fields.entry.detail)) as Record<string, unknown>,
+            via: "transition",
+          });
+        return structuredClone(row);
+      },
+      listOpen: async (limit: number) => {
+        this.openLimits.push(limit);
+        return [...this.rows.values()]
+          .filter((row) => ["requested", "approved", "received"].includes(row.status))
+          .slice(0, limit)
+          .map((row) => structuredClone(row));
+      },
+    };
+  }
+
+  publisher() {
+    return {
+      publish: async (event: { name: string; id: string; data: Record<string, unknown> }) => {
+        if (this.publishError) throw this.publishError;
+        this.published.push(structuredClone(event));
+      },
+    };
+  }
+
+  timeline() {
+    return {
+      record: async (orderId: string, kind: string, detail: Record<string, unknown> = {}) => {
+        this.entries.push({
+          orderId,
+          kind,
+          detail: JSON.parse(JSON.stringify(detail)) as Record<string, unknown>,
+          via: "timeline",
+        });
+      },
+    };
+  }
+}
+
+/** What the request use case hands the records' `create` (src/returns/records/rows.ts's NewReturn). */
+export interface NewReturnAsked {
+  orderId: string;
+  lines: readonly { sku: string; quantity: number; exchangeSku?: string | undefined }[];
+  reason: string;
+  note?: string | undefined;
+  requestedBy: string;
+  approved: boolean;
+  windowMs: number;
+  now: Date;
+}

@@ -15,7 +15,9 @@ import { compileExpression } from "../../../src/dev/inngest-engine/expressions";
  * - `step.sleep` returns at once (recorded with its duration), `step.waitForEvent` resolves with the
  *   scripted event when its name (an event type's, for a typed contract) and `if` expression match (CEL, as Inngest evaluates it), else
  *   `null`, as on timeout;
- * - `onFailure` is called as Inngest calls it, with `inngest/function.failed`'s data.
+ * - `onFailure` is called as Inngest calls it, with `inngest/function.failed`'s data;
+ * - `step.sendEvent`: memoised by id like a step; the events it sent are its record's `detail`
+ *   (through JSON), and it answers their ids as Inngest does.
  *
  * Why not `@inngest/test` (1.0.0, the maintained kit): with inngest 4.24 a step that fails ends its
  * run instead of reaching the handler as a StepError (its mocked step state always has a `data`
@@ -37,8 +39,8 @@ export interface DriverOptions {
 
 export interface StepRecord {
   id: string;
-  kind: "run" | "sleep" | "waitForEvent";
-  /** run: attempts made; sleep: the duration; waitForEvent: its options. */
+  kind: "run" | "sleep" | "waitForEvent" | "sendEvent";
+  /** run: attempts made; sleep: the duration; waitForEvent: its options; sendEvent: the events sent. */
   detail: unknown;
 }
 
@@ -113,6 +115,16 @@ export async function runFunction(
         memo.set(id, { data: null });
         steps.push({ id, kind: "sleep", detail: duration });
       }
+    },
+    sendEvent: async (id: string, payload: { id?: string } | { id?: string }[]) => {
+      if (!memo.has(id)) {
+        const sent = (Array.isArray(payload) ? payload : [payload]).map(
+          (event) => JSON.parse(JSON.stringify(event)) as { id?: string },
+        );
+        memo.set(id, { data: { ids: sent.map((event, index) => event.id ?? `${id}-${index}`) } });
+        steps.push({ id, kind: "sendEvent", detail: sent });
+      }
+      return (memo.get(id) as { data: unknown }).data;
     },
     waitForEvent: async (
       id: string,
