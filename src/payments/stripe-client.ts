@@ -1,4 +1,5 @@
 import Stripe from "stripe";
+import { clientUserAgentOnce } from "../shims/stripe-request";
 
 export type StripeClient = Stripe;
 
@@ -31,7 +32,7 @@ export interface StripeClientOptions {
 export function createStripeClient(options: StripeClientOptions): StripeClient {
   const base = options.apiBase ? new URL(options.apiBase) : undefined;
   const protocol = base?.protocol === "http:" ? "http" : "https";
-  return new Stripe(options.secretKey, {
+  const stripe = new Stripe(options.secretKey, {
     timeout: options.timeoutMs ?? 8_000,
     maxNetworkRetries: options.maxNetworkRetries ?? 0,
     telemetry: false,
@@ -44,4 +45,7 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
         }
       : {}),
   });
+  // Its X-Stripe-Client-User-Agent built once rather than per request (src/shims/stripe-request.ts).
+  clientUserAgentOnce(stripe);
+  return stripe;
 }

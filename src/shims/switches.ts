@@ -5,7 +5,11 @@
  * other change.
  */
 export type ShimName =
-  "express-entry" | "pino-redaction-primitives" | "inngest-cached-headers" | "buffered-response";
+  | "express-entry"
+  | "pino-redaction-primitives"
+  | "inngest-cached-headers"
+  | "buffered-response"
+  | "stripe-request";
 
 const switchedOff = new Set<ShimName>();
 
