@@ -20,7 +20,6 @@ import { createStockHolds } from "../inventory/stock-holds";
 import type { Alerter } from "../alerts";
 import { checkoutFactsOf, type CheckoutFacts } from "./intake/stripe-event-plan";
 import { breakdownExpansions } from "../payments/money-breakdown";
-import { withoutCallerStack } from "../shims/stripe-request";
 import { createIntakeRepository } from "./intake/intake-repository";
 import { createStripeIntake, type StripeIntake, type StripeIntakeDeps } from "./intake/stripe-intake";
 import { createRefundEvents } from "./intake/refund-events";
@@ -156,13 +155,12 @@ export function createOrderIntake(deps: {
  * Stripe's record of a Checkout Session for the intake: one retrieve with the PaymentIntent, the
  * line items (with their products, which carry our SKU) and the chosen shipping rate expanded, so
  * the money breakdown is read from Stripe once. Line items past the expanded list's first page
- * are listed (rarely: a cart of many lines). The retrieve, once per first delivery, skips
- * stripe-node's per-request caller stack (src/shims/stripe-request.ts).
+ * are listed (rarely: a cart of many lines).
  */
 async function lookupCheckout(stripe: Stripe, id: string): Promise<CheckoutFacts> {
-  const session = await withoutCallerStack(() =>
-    stripe.checkout.sessions.retrieve(id, { expand: ["payment_intent", ...breakdownExpansions] }),
-  );
+  const session = await stripe.checkout.sessions.retrieve(id, {
+    expand: ["payment_intent", ...breakdownExpansions],
+  });
   if (!session.line_items?.has_more) return checkoutFactsOf(session);
   const lineItems = await stripe.checkout.sessions
     .listLineItems(id, { limit: 100, expand: ["data.price.product"] })

@@ -1,5 +1,4 @@
 import Stripe from "stripe";
-import { clientUserAgentOnce } from "../shims/stripe-request";
 
 export type StripeClient = Stripe;
 
@@ -32,7 +31,7 @@ export interface StripeClientOptions {
 export function createStripeClient(options: StripeClientOptions): StripeClient {
   const base = options.apiBase ? new URL(options.apiBase) : undefined;
   const protocol = base?.protocol === "http:" ? "http" : "https";
-  const stripe = new Stripe(options.secretKey, {
+  return new Stripe(options.secretKey, {
     timeout: options.timeoutMs ?? 8_000,
     maxNetworkRetries: options.maxNetworkRetries ?? 0,
     telemetry: false,
@@ -45,7 +44,4 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
         }
       : {}),
   });
-  // Its X-Stripe-Client-User-Agent built once rather than per request (src/shims/stripe-request.ts).
-  clientUserAgentOnce(stripe);
-  return stripe;
 }

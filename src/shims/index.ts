@@ -4,7 +4,9 @@
  * path it serves and what it was measured to buy there (`npm run bench:shims`; figures and
  * method in docs/decisions/0030-library-patches-in-one-module-re-measured.md). A patch that buys
  * under 5 % of its path is not kept: skipping stripe-node's caller stack around the webhook's
- * lookup measured 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed.
+ * lookup measured 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed; with the
+ * client user agent built once as well, re-measured 7 Dec 2026 at 20-26 % of the lookup alone,
+ * about 2-3 % of a delivery, and removed again (docs/decisions/0208, commit f9e63ad).
  * test/shims/pinned-versions.test.ts fails when an installed version differs from the one below:
  * re-run the shim's own test and `npm run bench:shims`, then update the version (or drop the shim).
  */
@@ -14,7 +16,6 @@ export { answerBeforeExpress, type EarlyRoute } from "./express-entry";
 export { skipRedactionWalkForPrimitives } from "./pino-redaction";
 export { CachedHeadersInngest } from "./inngest-cached-headers";
 export { BufferedResponse, responseOfBytes } from "./buffered-response";
-export { clientUserAgentOnce, withoutCallerStack } from "./stripe-request";
 export { isShimOn, switchShimsOffForMeasurement, type ShimName } from "./switches";
 
 export interface Shim {
@@ -77,17 +78,5 @@ export const shims: readonly Shim[] = [
     path: `${webhook}; every event send and checkpoint of the Inngest client`,
     measuredGain: "6 % (pairs 15.2, 9.5, 10.3, -12.3 %; median 9.9 %), 2 Dec 2026, load 3-6",
     test: "test/http/keep-alive-fetch.test.ts",
-  },
-  {
-    name: "stripe-request",
-    file: "src/shims/stripe-request.ts",
-    library: "stripe",
-    version: "23.1.0",
-    reachesInto:
-      "Error.stackTraceLimit around StripeResource._makeRequest's caller stack; Stripe#getClientUserAgent, overridden on the instance",
-    path: webhook,
-    measuredGain:
-      "lookup alone 20-26 % of its client CPU (scripts/bench/stripe-lookup-cpu.ts, 3 runs of 30-60 pairs, load 20-22); the delivery not resolved at load 18-22",
-    test: "test/shims/stripe-request.test.ts",
   },
 ];

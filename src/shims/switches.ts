@@ -5,11 +5,7 @@
  * other change.
  */
 export type ShimName =
-  | "express-entry"
-  | "pino-redaction-primitives"
-  | "inngest-cached-headers"
-  | "buffered-response"
-  | "stripe-request";
+  "express-entry" | "pino-redaction-primitives" | "inngest-cached-headers" | "buffered-response";
 
 const switchedOff = new Set<ShimName>();
 
