@@ -76,6 +76,9 @@ function shimsOff(): ShimName[] {
   return names as ShimName[];
 }
 
+/** Read before anything starts, so a wrong name stops the run with nothing to clean up. */
+const shimsSwitchedOff = shimsOff();
+
 function signed(payload: string, pathName: string): LoadRequest {
   return {
     path: pathName,
@@ -143,7 +146,7 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
     // --no-warm-up: the service as it started before the start-up warm-up, for a before/after pair.
     warmUp: !process.argv.includes("--no-warm-up"),
     // --shims-off: the service with those shims of src/shims switched off (the run before one, for a pair).
-    shimsOff: shimsOff(),
+    shimsOff: shimsSwitchedOff,
   });
 
   try {
