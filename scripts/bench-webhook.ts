@@ -1,5 +1,6 @@
 /**
- * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10 --connections 50 --cpu-prof <dir> --no-warm-up]`: signed Stripe
+ * `npm run bench:webhook [-- --orders 6000 --seconds 5 --pool 10 --connections 50 --cpu-prof <dir> --no-warm-up
+ * --shims-off <name>,<name>]`: signed Stripe
  * webhook throughput and latency at 50 connections (by default), side by side with a bare Express route that only reads the raw body
  * (the ceiling on this machine) and with a reference handler doing the same I/O on the thinnest
  * stack (scripts/bench/webhook-reference.ts), interleaved with our route, in one run. Then an open
@@ -27,6 +28,7 @@ import { createTestDatabase } from "../test/support/database";
 import { startEventApiReceiver } from "../test/support/event-api-receiver";
 import { runLoad, runOpenLoop, type LoadRequest, type LoadResult } from "./bench/load-generator";
 import type { TargetOptions } from "./bench/webhook-target";
+import { shims, type ShimName } from "../src/shims";
 
 const webhookSecret = "whsec_bench_secret_0123456789";
 
@@ -59,6 +61,23 @@ function stringFlag(name: string): string | undefined {
   const index = process.argv.indexOf(`--${name}`);
   return index >= 0 ? process.argv[index + 1] : undefined;
 }
+
+/** `--shims-off a,b`: names of src/shims/index.ts; anything else stops the run naming it. */
+function shimsOff(): ShimName[] {
+  const names = stringFlag("shims-off")?.split(",").filter(Boolean) ?? [];
+  const known = shims.map((shim) => shim.name);
+  const unknown = names.filter((name) => !known.includes(name as ShimName));
+  if (unknown.length > 0) {
+    process.stderr.write(
+      `bench:webhook: --shims-off takes names among ${known.join(", ")}; got ${unknown.join(",")}\n`,
+    );
+    process.exit(1);
+  }
+  return names as ShimName[];
+}
+
+/** Read before anything starts, so a wrong name stops the run with nothing to clean up. */
+const shimsSwitchedOff = shimsOff();
 
 function signed(payload: string, pathName: string): LoadRequest {
   return {
@@ -126,6 +145,8 @@ async function run(orderCount: number, seconds: number, logger: pino.Logger): Pr
     poolSize: flag("pool", 10),
     // --no-warm-up: the service as it started before the start-up warm-up, for a before/after pair.
     warmUp: !process.argv.includes("--no-warm-up"),
+    // --shims-off: the service with those shims of src/shims switched off (the run before one, for a pair).
+    shimsOff: shimsSwitchedOff,
   });
 
   try {

@@ -4,7 +4,9 @@
  * path it serves and what it was measured to buy there (`npm run bench:shims`; figures and
  * method in docs/decisions/0030-library-patches-in-one-module-re-measured.md). A patch that buys
  * under 5 % of its path is not kept: skipping stripe-node's caller stack around the webhook's
- * lookup measured 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed.
+ * lookup measured 2.8 % (median 3.1 %, under the control pair's 4.5 %) and was removed; with the
+ * client user agent built once as well, re-measured 7 Dec 2026 at 20-26 % of the lookup alone,
+ * about 2-3 % of a delivery, and removed again (docs/decisions/0208, commit f9e63ad).
  * test/shims/pinned-versions.test.ts fails when an installed version differs from the one below:
  * re-run the shim's own test and `npm run bench:shims`, then update the version (or drop the shim).
  */
