@@ -555,7 +555,9 @@ export function createRefunds(deps: RefundOrderDeps) {
       atStripe: number | null;
     }): Promise<boolean> {
       const row = await db.refund.findFirst({ where: { id: landed.requestId, orderId: landed.orderId } });
-      if (!row || row.status === "failed") return false;
+      // A row Stripe or a request marked failed is left as it is: recordIssued moves only a pending
+      // row, or records one the webhook settled bare.
+      if (!row) return false;
       const refund: PendingRefund = {
         id: row.id,
         amount: row.amount,
