@@ -1871,7 +1871,8 @@ async function main(): Promise<void> {
       lines.push(`  ${what}: pg_stat_statements not loaded`);
       continue;
     }
-    lines.push(...statementLines(`app ${what}`, f.statements, 25));
+    // --statement-texts: every statement down to the smallest (the nested fan-out and trigger lines).
+    lines.push(...statementLines(`app ${what}`, f.statements, args["statement-texts"] ? 80 : 25));
     if (f.ioFloor?.byStatement?.length)
       lines.push(...statementLines(`I/O floor beside it (${what})`, f.ioFloor.byStatement, 5));
   }

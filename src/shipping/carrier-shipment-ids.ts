@@ -1,4 +1,4 @@
-import type { Database } from "../db/client";
+import { sqlPool, type Database } from "../db/client";
 
 /**
  * Which EasyPost shipment a label reference is bought on, recorded before the buy (decision
@@ -14,23 +14,37 @@ export interface CarrierShipmentIds {
   claim(reference: string, shipmentId: string): Promise<string>;
 }
 
+const recordedStatement = `SELECT shipment_id FROM carrier_shipment_ids WHERE reference = $1`;
+/**
+ * Records the id unless one is, and answers the recorded one, in one round trip. The read of an
+ * existing row is in the statement's snapshot: a row another attempt committed while this insert
+ * waited on it is not seen there (the insert does nothing, the read finds nothing), and the
+ * caller reads it again in a new statement.
+ */
+const claimStatement = `WITH ins AS (
+    INSERT INTO carrier_shipment_ids (reference, shipment_id, created_at) VALUES ($1, $2, now())
+    ON CONFLICT (reference) DO NOTHING RETURNING shipment_id
+  )
+  SELECT shipment_id FROM ins
+  UNION ALL
+  SELECT shipment_id FROM carrier_shipment_ids WHERE reference = $1 AND NOT EXISTS (SELECT 1 FROM ins)`;
+
+/**
+ * In PostgreSQL, on the pool under the app's Prisma client: raw statements, as on the other hot
+ * paths (src/db/client.ts). A label costs a lookup and a claim on every order; through Prisma they
+ * were three statements and its per-query cost (decision 0209).
+ */
 export function createPrismaCarrierShipmentIds(db: Database): CarrierShipmentIds {
+  const sql = sqlPool(db);
+  const read = async (reference: string) =>
+    (await sql.query<{ shipment_id: string }>(recordedStatement, [reference])).rows[0]?.shipment_id ?? null;
   return {
-    async recorded(reference) {
-      const row = await db.carrierShipmentId.findUnique({
-        where: { reference },
-        select: { shipmentId: true },
-      });
-      return row?.shipmentId ?? null;
-    },
+    recorded: read,
     async claim(reference, shipmentId) {
-      // INSERT ... ON CONFLICT DO NOTHING, then read the winner: one round trip each, no race.
-      await db.carrierShipmentId.createMany({ data: [{ reference, shipmentId }], skipDuplicates: true });
-      const row = await db.carrierShipmentId.findUniqueOrThrow({
-        where: { reference },
-        select: { shipmentId: true },
-      });
-      return row.shipmentId;
+      const { rows } = await sql.query<{ shipment_id: string }>(claimStatement, [reference, shipmentId]);
+      const winner = rows[0]?.shipment_id ?? (await read(reference));
+      if (winner === null) throw new Error(`carrier shipment id for ${reference}: claimed but not found`);
+      return winner;
     },
   };
 }

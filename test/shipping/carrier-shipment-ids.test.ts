@@ -1,3 +1,4 @@
+import { Client } from "pg";
 import {
   createInMemoryCarrierShipmentIds,
   createPrismaCarrierShipmentIds,
@@ -37,4 +38,46 @@ describe("carrier shipment ids", () => {
       expect(await ids.recorded(`${reference}-2`)).toBeNull();
     },
   );
+
+  it("PostgreSQL: a claim that waits on another attempt's uncommitted record answers that record once it commits", async () => {
+    // The claim's insert finds the other attempt's row after its own statement began: a read in
+    // that statement's snapshot would not see the winner. Decided by states, not time: the claim is
+    // seen waiting on the lock before the other attempt commits.
+    const ids = createPrismaCarrierShipmentIds(database.db);
+    const reference = `order-${Math.random().toString(16).slice(2)}`;
+    const other = new Client({ connectionString: database.url });
+    const watcher = new Client({ connectionString: database.url });
+    await other.connect();
+    await watcher.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query(`INSERT INTO carrier_shipment_ids (reference, shipment_id) VALUES ($1, $2)`, [
+        reference,
+        "shp_first",
+      ]);
+      const claimed = ids.claim(reference, "shp_second");
+      let settled = false;
+      void claimed.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      for (;;) {
+        const { rows } = await watcher.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+          [(other as unknown as { processID: number }).processID],
+        );
+        if ((rows[0]?.n ?? 0) > 0 || settled) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      expect(settled).toBe(false);
+      await other.query("COMMIT");
+      await expect(claimed).resolves.toBe("shp_first");
+      expect(await ids.recorded(reference)).toBe("shp_first");
+    } finally {
+      await other.query("ROLLBACK").catch(() => undefined);
+      await other.end();
+      await watcher.end();
+    }
+  });
 });
