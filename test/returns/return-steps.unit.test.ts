@@ -41,6 +41,14 @@ describe("the return's refund (refund-return.ts)", () => {
     expect(t.stripe.asked).toHaveLength(1);
   });
 
+  it("a return that refunds all that was left of the order leaves the order's shipping label alone", async () => {
+    const t = setup({ fee: { kind: "amount", amount: 0 }, captured: 3000 });
+    await expect(t.work.refund(t.returnId, runId)).resolves.toMatchObject({ amount: 3000 });
+    expect(t.payment()).toMatchObject({ amountRefunded: 3000 });
+    // The parcel was delivered and came back on the return label: its outbound label is used.
+    expect(t.labelVoids).toEqual([]);
+  });
+
   it("a return worth nothing after the fee refunds nothing and asks Stripe nothing", async () => {
     const t = setup({ fee: { kind: "amount", amount: 5000 } });
     await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
@@ -222,6 +230,36 @@ describe("the return's refund (refund-return.ts)", () => {
     });
     expect(t.records.writes).toEqual(["refund 0 fee 300"]);
     expect(t.kinds()).toEqual(["return-refunded-at-stripe"]);
+  });
+
+  it("a chargeback landing before what is left is asked: it is withheld, nothing more leaves", async () => {
+    const t = setup();
+    t.stripe.dashboardRefund(t.intent.id, 4000);
+    t.stripe.onRefund = undefined;
+    const create = t.stripe.client.refunds.create;
+    let asks = 0;
+    t.stripe.client.refunds.create = async (params, options) => {
+      asks += 1;
+      if (asks === 2) t.intent.disputed = true;
+      return create(params, options);
+    };
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
+      amount: 0,
+      fee: 300,
+      refundId: null,
+      withheld: true,
+    });
+    expect(asks).toBe(2);
+    expect(t.intent.refunds.map((r) => r.amount)).toEqual([4000]);
+    expect(t.records.writes).toEqual(["refund 0 fee 300"]);
+    expect(t.entries).toEqual([
+      {
+        orderId: t.order.id,
+        kind: "return-refund-withheld",
+        detail: { returnId: t.returnId, due: 2700, fee: 300, disputes: [] },
+        key: runId,
+      },
+    ]);
   });
 
   it("Stripe's total unknown when it refuses: nothing more is asked", async () => {

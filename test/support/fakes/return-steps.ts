@@ -231,7 +231,10 @@ export function returnStepsWorld(
     },
   };
   const alerts = { notify: async (notice: OpsNotice) => void notices.push(notice) };
+  /** The orders whose shipping label a full refund handed back (refund-order's onFullRefund). */
+  const labelVoids: string[] = [];
   const refunds = createRefunds({
+    onFullRefund: async (orderId) => void labelVoids.push(orderId),
     db: db.asDatabase(),
     stripe: stripe.asStripe(),
     sender: { send: async () => ({ status: "sent" }) } as never,
@@ -278,6 +281,7 @@ export function returnStepsWorld(
     labels,
     ctx,
     work,
+    labelVoids,
     returnId,
     kinds,
     payment,
