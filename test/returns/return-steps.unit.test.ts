@@ -141,10 +141,13 @@ describe("the return's refund (refund-return.ts)", () => {
           due: 2700,
           refundedAtStripe: 5000,
           captured: 5000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
     expect(t.payment()).toMatchObject({ amountRefunded: 5000, status: "refunded" });
+    // Said once per return: the alert is keyed by the return it is about.
+    expect(t.notices[0]?.key).toContain(t.returnId);
   });
 
   it("refunded in part at the Dashboard (its webhook not here): what is left is refunded, the shortfall told once", async () => {
@@ -195,6 +198,7 @@ describe("the return's refund (refund-return.ts)", () => {
           shortfall: 1700,
           refundedAtStripe: 4000,
           captured: 5000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
@@ -232,7 +236,7 @@ describe("the return's refund (refund-return.ts)", () => {
     expect(t.kinds()).toEqual(["return-refunded-at-stripe"]);
   });
 
-  it("a chargeback landing before what is left is asked: it is withheld, nothing more leaves", async () => {
+  it("a chargeback recorded before what is left is asked: it is withheld, naming the dispute; nothing more leaves", async () => {
     const t = setup();
     t.stripe.dashboardRefund(t.intent.id, 4000);
     t.stripe.onRefund = undefined;
@@ -240,7 +244,16 @@ describe("the return's refund (refund-return.ts)", () => {
     let asks = 0;
     t.stripe.client.refunds.create = async (params, options) => {
       asks += 1;
-      if (asks === 2) t.intent.disputed = true;
+      // The dispute's webhook lands while Stripe answers the return's own refund.
+      t.db.insert("dispute", {
+        orderId: t.order.id,
+        providerId: "dp_1",
+        status: "needs_response",
+        amount: 5000,
+        currency: "usd",
+        reason: "fraudulent",
+        eventCreatedAt: new Date(),
+      });
       return create(params, options);
     };
     await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
@@ -249,17 +262,33 @@ describe("the return's refund (refund-return.ts)", () => {
       refundId: null,
       withheld: true,
     });
-    expect(asks).toBe(2);
+    expect(asks).toBe(1);
     expect(t.intent.refunds.map((r) => r.amount)).toEqual([4000]);
     expect(t.records.writes).toEqual(["refund 0 fee 300"]);
     expect(t.entries).toEqual([
       {
         orderId: t.order.id,
         kind: "return-refund-withheld",
-        detail: { returnId: t.returnId, due: 2700, fee: 300, disputes: [] },
+        detail: { returnId: t.returnId, due: 2700, fee: 300, disputes: ["dp_1"] },
         key: runId,
       },
     ]);
+  });
+
+  it("Stripe unavailable when what is left is asked: the step fails for a retry, nothing recorded", async () => {
+    const t = setup();
+    t.stripe.dashboardRefund(t.intent.id, 4000);
+    t.stripe.onRefund = undefined;
+    const create = t.stripe.client.refunds.create;
+    let asks = 0;
+    t.stripe.client.refunds.create = async (params, options) => {
+      asks += 1;
+      if (asks === 2) t.stripe.failCreates.push({ message: "socket hang up" });
+      return create(params, options);
+    };
+    await expect(t.work.refund(t.returnId, runId)).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(t.records.writes).toEqual([]);
+    expect(t.entries).toEqual([]);
   });
 
   it("Stripe's total unknown when it refuses: nothing more is asked", async () => {
@@ -303,6 +332,7 @@ describe("the return's refund (refund-return.ts)", () => {
           returnId: t.returnId,
           due: 2700,
           refundable: 1000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
