@@ -58,8 +58,37 @@ describe("a return's refund (RETURN_RESTOCKING_FEE)", () => {
     expect(returnRefund([up, bigDown], parseRestockingFee("0")).exchangeCredit).toBe(300);
   });
 
+  it("reads the setting as written in the environment: spaces around it, the bounds 0% and 100%", () => {
+    expect(parseRestockingFee(" 15% ")).toEqual({ kind: "percent", percent: 15 });
+    expect(parseRestockingFee(" 500\n")).toEqual({ kind: "amount", amount: 500 });
+    expect(returnRefund(lines, parseRestockingFee("0%"))).toMatchObject({ fee: 0, amount: 5999 });
+    expect(returnRefund(lines, parseRestockingFee("100%"))).toMatchObject({ fee: 5999, amount: 0 });
+  });
+
+  it("prices a line by what it cost the customer when that is known, by its list price otherwise", () => {
+    const worth = ({ sku, quantity }: { sku: string; quantity: number }) =>
+      (sku === "MUG" ? 2000 : 0) * quantity;
+    expect(
+      returnRefund(
+        [
+          { sku: "MUG", unitPrice: 2500, quantity: 2 },
+          { unitPrice: 999, quantity: 1 },
+        ],
+        parseRestockingFee("0"),
+        worth,
+      ),
+    ).toMatchObject({ linesTotal: 4999, amount: 4999 });
+  });
+
+  it("a bad setting stops the service naming the setting and what it takes", () => {
+    expect(() => parseRestockingFee("150%")).toThrow(
+      "RETURN_RESTOCKING_FEE 150%: a percentage from 0% to 100%",
+    );
+    expect(() => parseRestockingFee("5.5")).toThrow("RETURN_RESTOCKING_FEE 5.5: an amount in minor units");
+  });
+
   it("refuses a fee that is no percentage or amount", () => {
-    for (const bad of ["101%", "-5", "ten", "1.5"]) {
+    for (const bad of ["101%", "-5%", "ten%", "-5", "ten", "1.5"]) {
       let error: unknown;
       try {
         parseRestockingFee(bad);

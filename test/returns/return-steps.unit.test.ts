@@ -1,10 +1,6 @@
-import { closeReturnWork } from "../../src/inngest/steps/close-return";
-import { emailReturnLabelWork } from "../../src/inngest/steps/email-return-label";
-import { refundedAtStripeAlertKey, refundReturnWork } from "../../src/inngest/steps/refund-return";
-import { restockReturnWork } from "../../src/inngest/steps/restock-return";
-import { buyReturnLabelWork, handBackReturnLabelWork } from "../../src/inngest/steps/return-label";
-import { writeOffReturnWork } from "../../src/inngest/steps/write-off-return";
-import { createReturnRunWork, restRefundIdOf } from "../../src/returns/return-work";
+import { refundedAtStripeAlertKey } from "../../src/inngest/steps/refund-return";
+import type { ReturnRow } from "../../src/returns/return-records";
+import { restRefundIdOf } from "../../src/returns/return-work";
 import { address, returnStepsWorld as setup, runId } from "../support/fakes/return-steps";
 
 /**
@@ -18,7 +14,7 @@ import { address, returnStepsWorld as setup, runId } from "../support/fakes/retu
 describe("the return's refund (refund-return.ts)", () => {
   it("refunds the lines less the fee once, under the return's id, and records it", async () => {
     const t = setup();
-    const result = await refundReturnWork(t.ctx, t.returnId, runId);
+    const result = await t.work.refund(t.returnId, runId);
     expect(result).toEqual({ amount: 2700, fee: 300, refundId: t.returnId });
     expect(t.stripe.asked).toEqual([
       expect.objectContaining({
@@ -41,13 +37,21 @@ describe("the return's refund (refund-return.ts)", () => {
     expect(t.db.timeline(t.order.id, "refund-requested")[0]?.detail).toMatchObject({ by: "process-return" });
 
     // Replayed after its write committed: the refund made is the answer, no second one.
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual(result);
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual(result);
     expect(t.stripe.asked).toHaveLength(1);
+  });
+
+  it("a return that refunds all that was left of the order leaves the order's shipping label alone", async () => {
+    const t = setup({ fee: { kind: "amount", amount: 0 }, captured: 3000 });
+    await expect(t.work.refund(t.returnId, runId)).resolves.toMatchObject({ amount: 3000 });
+    expect(t.payment()).toMatchObject({ amountRefunded: 3000 });
+    // The parcel was delivered and came back on the return label: its outbound label is used.
+    expect(t.labelVoids).toEqual([]);
   });
 
   it("a return worth nothing after the fee refunds nothing and asks Stripe nothing", async () => {
     const t = setup({ fee: { kind: "amount", amount: 5000 } });
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 3000,
       refundId: null,
@@ -75,7 +79,7 @@ describe("the return's refund (refund-return.ts)", () => {
       reason: "fraudulent",
       eventCreatedAt: new Date(),
     });
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -96,7 +100,7 @@ describe("the return's refund (refund-return.ts)", () => {
   it("a chargeback Stripe knows before us withholds it too, naming no dispute", async () => {
     const t = setup();
     t.intent.disputed = true;
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toMatchObject({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toMatchObject({
       amount: 0,
       withheld: true,
     });
@@ -106,7 +110,7 @@ describe("the return's refund (refund-return.ts)", () => {
   it("refunded in full at the Dashboard (its webhook not here): settled on Stripe's answer, ops told once", async () => {
     const t = setup();
     t.stripe.dashboardRefund(t.intent.id, 5000);
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -137,16 +141,19 @@ describe("the return's refund (refund-return.ts)", () => {
           due: 2700,
           refundedAtStripe: 5000,
           captured: 5000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
     expect(t.payment()).toMatchObject({ amountRefunded: 5000, status: "refunded" });
+    // Said once per return: the alert is keyed by the return it is about.
+    expect(t.notices[0]?.key).toContain(t.returnId);
   });
 
   it("refunded in part at the Dashboard (its webhook not here): what is left is refunded, the shortfall told once", async () => {
     const t = setup();
     t.stripe.dashboardRefund(t.intent.id, 4000);
-    const result = await refundReturnWork(t.ctx, t.returnId, runId);
+    const result = await t.work.refund(t.returnId, runId);
     const rest = restRefundIdOf(t.returnId);
     expect(rest).not.toBe(t.returnId);
     expect(result).toEqual({ amount: 1000, fee: 300, refundId: rest });
@@ -191,13 +198,14 @@ describe("the return's refund (refund-return.ts)", () => {
           shortfall: 1700,
           refundedAtStripe: 4000,
           captured: 5000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
     expect(t.payment()).toMatchObject({ amountRefunded: 5000, status: "refunded" });
 
     // Replayed after its writes committed (the memo lost): the same refund answers, nothing more leaves.
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual(result);
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual(result);
     expect(t.stripe.asked).toHaveLength(2);
     expect(t.records.writes).toEqual(["refund 1000 fee 300", "refund 1000 fee 300"]);
     expect(t.notices.map((n) => n.key)).toEqual([
@@ -219,7 +227,7 @@ describe("the return's refund (refund-return.ts)", () => {
       if (asks === 2) t.stripe.dashboardRefund(t.intent.id, 1000);
       return create(params, options);
     };
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -228,11 +236,66 @@ describe("the return's refund (refund-return.ts)", () => {
     expect(t.kinds()).toEqual(["return-refunded-at-stripe"]);
   });
 
+  it("a chargeback recorded before what is left is asked: it is withheld, naming the dispute; nothing more leaves", async () => {
+    const t = setup();
+    t.stripe.dashboardRefund(t.intent.id, 4000);
+    t.stripe.onRefund = undefined;
+    const create = t.stripe.client.refunds.create;
+    let asks = 0;
+    t.stripe.client.refunds.create = async (params, options) => {
+      asks += 1;
+      // The dispute's webhook lands while Stripe answers the return's own refund.
+      t.db.insert("dispute", {
+        orderId: t.order.id,
+        providerId: "dp_1",
+        status: "needs_response",
+        amount: 5000,
+        currency: "usd",
+        reason: "fraudulent",
+        eventCreatedAt: new Date(),
+      });
+      return create(params, options);
+    };
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
+      amount: 0,
+      fee: 300,
+      refundId: null,
+      withheld: true,
+    });
+    expect(asks).toBe(1);
+    expect(t.intent.refunds.map((r) => r.amount)).toEqual([4000]);
+    expect(t.records.writes).toEqual(["refund 0 fee 300"]);
+    expect(t.entries).toEqual([
+      {
+        orderId: t.order.id,
+        kind: "return-refund-withheld",
+        detail: { returnId: t.returnId, due: 2700, fee: 300, disputes: ["dp_1"] },
+        key: runId,
+      },
+    ]);
+  });
+
+  it("Stripe unavailable when what is left is asked: the step fails for a retry, nothing recorded", async () => {
+    const t = setup();
+    t.stripe.dashboardRefund(t.intent.id, 4000);
+    t.stripe.onRefund = undefined;
+    const create = t.stripe.client.refunds.create;
+    let asks = 0;
+    t.stripe.client.refunds.create = async (params, options) => {
+      asks += 1;
+      if (asks === 2) t.stripe.failCreates.push({ message: "socket hang up" });
+      return create(params, options);
+    };
+    await expect(t.work.refund(t.returnId, runId)).rejects.toMatchObject({ code: "upstream_unavailable" });
+    expect(t.records.writes).toEqual([]);
+    expect(t.entries).toEqual([]);
+  });
+
   it("Stripe's total unknown when it refuses: nothing more is asked", async () => {
     const t = setup();
     t.stripe.dashboardRefund(t.intent.id, 4000);
     t.stripe.failRetrieves = 1;
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -244,7 +307,7 @@ describe("the return's refund (refund-return.ts)", () => {
     const t = setup();
     t.stripe.dashboardRefund(t.intent.id, 5000);
     t.stripe.failRetrieves = 1;
-    await refundReturnWork(t.ctx, t.returnId, runId);
+    await t.work.refund(t.returnId, runId);
     expect(t.entries[0]?.detail).toMatchObject({ refundedAtStripe: 0, captured: 5000 });
     expect(t.notices[0]?.fields).toMatchObject({ refundedAtStripe: 0, captured: 5000 });
   });
@@ -253,7 +316,7 @@ describe("the return's refund (refund-return.ts)", () => {
     const t = setup({ captured: 5000 });
     t.payment().amountRefunded = 4000;
     t.stripe.dashboardRefund(t.intent.id, 4000);
-    const result = await refundReturnWork(t.ctx, t.returnId, runId);
+    const result = await t.work.refund(t.returnId, runId);
     expect(result).toEqual({ amount: 1000, fee: 300, refundId: t.returnId });
     expect(t.records.writes).toEqual(["refund 1000 fee 300"]);
     expect(t.entries[0]).toMatchObject({
@@ -269,6 +332,7 @@ describe("the return's refund (refund-return.ts)", () => {
           returnId: t.returnId,
           due: 2700,
           refundable: 1000,
+          action: expect.stringMatching(/\w/),
         }),
       },
     ]);
@@ -277,7 +341,7 @@ describe("the return's refund (refund-return.ts)", () => {
   it("all refunded by other means (recorded): nothing more, the return settles with what was due", async () => {
     const t = setup();
     t.payment().amountRefunded = 5000;
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.refund(t.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -298,14 +362,14 @@ describe("the return's refund (refund-return.ts)", () => {
     const disputed = setup();
     disputed.payment().amountRefunded = 4000;
     disputed.intent.disputed = true;
-    await expect(refundReturnWork(disputed.ctx, disputed.returnId, runId)).resolves.toMatchObject({
+    await expect(disputed.work.refund(disputed.returnId, runId)).resolves.toMatchObject({
       withheld: true,
     });
 
     const back = setup();
     back.payment().amountRefunded = 4000;
     back.stripe.dashboardRefund(back.intent.id, 5000);
-    await expect(refundReturnWork(back.ctx, back.returnId, runId)).resolves.toEqual({
+    await expect(back.work.refund(back.returnId, runId)).resolves.toEqual({
       amount: 0,
       fee: 300,
       refundId: null,
@@ -315,7 +379,7 @@ describe("the return's refund (refund-return.ts)", () => {
     const down = setup();
     down.payment().amountRefunded = 4000;
     down.stripe.failCreates.push({ message: "socket hang up" });
-    await expect(refundReturnWork(down.ctx, down.returnId, runId)).rejects.toMatchObject({
+    await expect(down.work.refund(down.returnId, runId)).rejects.toMatchObject({
       code: "upstream_unavailable",
     });
     expect(down.records.writes).toEqual([]);
@@ -324,7 +388,7 @@ describe("the return's refund (refund-return.ts)", () => {
   it("Stripe unavailable: the step fails for a retry, nothing recorded", async () => {
     const t = setup();
     t.stripe.failCreates.push({ message: "socket hang up" });
-    await expect(refundReturnWork(t.ctx, t.returnId, runId)).rejects.toMatchObject({
+    await expect(t.work.refund(t.returnId, runId)).rejects.toMatchObject({
       code: "upstream_unavailable",
     });
     expect(t.records.writes).toEqual([]);
@@ -335,7 +399,7 @@ describe("the return's refund (refund-return.ts)", () => {
 describe("the return label (return-label.ts, work/labels.ts)", () => {
   it("bought once from the order's address with the lines' weights, recorded and on the timeline", async () => {
     const t = setup();
-    await expect(buyReturnLabelWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.buyLabel(t.returnId, runId)).resolves.toEqual({
       trackingNumber: "RT1",
       created: true,
     });
@@ -363,7 +427,7 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
         key: runId,
       },
     ]);
-    await expect(buyReturnLabelWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.buyLabel(t.returnId, runId)).resolves.toEqual({
       trackingNumber: "RT1",
       created: false,
     });
@@ -373,12 +437,12 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
   it("weights unknown are left to the carrier's default; no address is an error", async () => {
     const t = setup();
     t.records.destinationAnswer = { shipping_address: address, weights: null };
-    await buyReturnLabelWork(t.ctx, t.returnId, runId);
+    await t.work.buyLabel(t.returnId, runId);
     expect((t.labels.bought[0] as { lines: { weightOz: unknown }[] }).lines[0]?.weightOz).toBeNull();
 
     const lost = setup();
     lost.records.destinationAnswer = null;
-    await expect(buyReturnLabelWork(lost.ctx, lost.returnId, runId)).rejects.toThrow(
+    await expect(lost.work.buyLabel(lost.returnId, runId)).rejects.toThrow(
       `Order ${lost.order.id} has no address to send a return label from`,
     );
   });
@@ -388,7 +452,7 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
     t.records.afterLabel = () => {
       t.records.row.status = "cancelled";
     };
-    await expect(buyReturnLabelWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.buyLabel(t.returnId, runId)).resolves.toEqual({
       trackingNumber: "RT1",
       created: true,
       handedBack: "submitted",
@@ -417,7 +481,7 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
       t.records.afterLabel = () => {
         t.records.row.status = "rejected";
       };
-      await buyReturnLabelWork(t.ctx, t.returnId, runId);
+      await t.work.buyLabel(t.returnId, runId);
       expect(t.notices).toEqual([
         {
           key: `unwanted-return-label-${t.returnId}`,
@@ -435,30 +499,30 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
     t.records.afterLabel = () => {
       t.records.row.status = "closed";
     };
-    await buyReturnLabelWork(t.ctx, t.returnId, runId);
+    await t.work.buyLabel(t.returnId, runId);
     expect(t.records.writes).toEqual(["label RT1"]);
     expect(t.notices).toEqual([]);
   });
 
   it("the undo hands back an unused label only", async () => {
     const none = setup();
-    await expect(handBackReturnLabelWork(none.ctx, none.returnId, runId)).resolves.toEqual({
+    await expect(none.work.handBackLabel(none.returnId, runId)).resolves.toEqual({
       outcome: "no-label",
     });
 
     const received = setup({ row: { label_tracking_number: "RT1", received_at: new Date() } });
-    await expect(handBackReturnLabelWork(received.ctx, received.returnId, runId)).resolves.toEqual({
+    await expect(received.work.handBackLabel(received.returnId, runId)).resolves.toEqual({
       outcome: "used",
     });
     const moving = setup({ row: { label_tracking_number: "RT1", label_tracker_status: "in_transit" } });
-    await expect(handBackReturnLabelWork(moving.ctx, moving.returnId, runId)).resolves.toEqual({
+    await expect(moving.work.handBackLabel(moving.returnId, runId)).resolves.toEqual({
       outcome: "used",
     });
     expect(moving.labels.handedBack).toEqual([]);
 
     for (const tracker of [null, "unknown", "pre_transit"]) {
       const t = setup({ row: { label_tracking_number: "RT1", label_tracker_status: tracker } });
-      await expect(handBackReturnLabelWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+      await expect(t.work.handBackLabel(t.returnId, runId)).resolves.toEqual({
         outcome: "submitted",
       });
       expect(t.labels.handedBack).toEqual([[t.returnId]]);
@@ -474,7 +538,7 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
     }
     const unknown = setup({ row: { label_tracking_number: "RT1" } });
     unknown.labels.handBackAnswer = "not-found";
-    await expect(handBackReturnLabelWork(unknown.ctx, unknown.returnId, runId)).resolves.toEqual({
+    await expect(unknown.work.handBackLabel(unknown.returnId, runId)).resolves.toEqual({
       outcome: "not-found",
     });
     expect(unknown.records.writes).toEqual([]);
@@ -498,7 +562,7 @@ describe("the label e-mail (email-return-label.ts)", () => {
         ],
       },
     });
-    await expect(emailReturnLabelWork(t.ctx, t.returnId, runId)).resolves.toEqual({ status: "sent" });
+    await expect(t.work.emailLabel(t.returnId, runId)).resolves.toEqual({ status: "sent" });
     expect(t.sent).toEqual([
       expect.objectContaining({
         idempotencyKey: `return-label-${t.returnId}`,
@@ -532,47 +596,47 @@ describe("the label e-mail (email-return-label.ts)", () => {
 
   it("a label without its own tracking link gets the carrier's", async () => {
     const t = setup({ row: { ...labelled, label_tracking_url: null } });
-    await emailReturnLabelWork(t.ctx, t.returnId, runId);
+    await t.work.emailLabel(t.returnId, runId);
     expect(t.entries[0]?.detail.trackingUrl).toBe("https://carrier/RT1");
   });
 
   it("no label yet is an error; a label handed back as the return ended is not sent", async () => {
     const none = setup({ row: { label_url: "https://label/RT1" } });
-    await expect(emailReturnLabelWork(none.ctx, none.returnId, runId)).rejects.toThrow(
+    await expect(none.work.emailLabel(none.returnId, runId)).rejects.toThrow(
       `Return ${none.returnId} has no label yet`,
     );
     const noUrl = setup({ row: { label_tracking_number: "RT1" } });
-    await expect(emailReturnLabelWork(noUrl.ctx, noUrl.returnId, runId)).rejects.toThrow("has no label yet");
+    await expect(noUrl.work.emailLabel(noUrl.returnId, runId)).rejects.toThrow("has no label yet");
 
     const ended = setup({ row: { ...labelled, status: "cancelled", label_refund_status: "submitted" } });
-    await expect(emailReturnLabelWork(ended.ctx, ended.returnId, runId)).resolves.toEqual({
+    await expect(ended.work.emailLabel(ended.returnId, runId)).resolves.toEqual({
       status: "skipped",
     });
     expect(ended.sent).toEqual([]);
     // Ended but the label not handed back (yet): the customer still gets it.
     const kept = setup({ row: { ...labelled, status: "cancelled" } });
-    await expect(emailReturnLabelWork(kept.ctx, kept.returnId, runId)).resolves.toEqual({ status: "sent" });
+    await expect(kept.work.emailLabel(kept.returnId, runId)).resolves.toEqual({ status: "sent" });
     const handedBackButOpen = setup({ row: { ...labelled, label_refund_status: "rejected" } });
-    await expect(
-      emailReturnLabelWork(handedBackButOpen.ctx, handedBackButOpen.returnId, runId),
-    ).resolves.toEqual({ status: "sent" });
+    await expect(handedBackButOpen.work.emailLabel(handedBackButOpen.returnId, runId)).resolves.toEqual({
+      status: "sent",
+    });
   });
 });
 
 describe("restock, write-off, close and expiry", () => {
   it("restocks once through the records, with the run", async () => {
     const t = setup();
-    await expect(restockReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({
+    await expect(t.work.restock(t.returnId, runId)).resolves.toEqual({
       movements: [{ sku: "MUG", quantity: 1 }],
     });
-    await expect(restockReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({ movements: [] });
+    await expect(t.work.restock(t.returnId, runId)).resolves.toEqual({ movements: [] });
     expect(t.records.writes).toEqual([`restock ${runId}`]);
   });
 
   it("writes off once, on the timeline only for the write that landed", async () => {
     const t = setup();
-    await expect(writeOffReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({ writtenOff: true });
-    await expect(writeOffReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({ writtenOff: false });
+    await expect(t.work.writeOff(t.returnId, runId)).resolves.toEqual({ writtenOff: true });
+    await expect(t.work.writeOff(t.returnId, runId)).resolves.toEqual({ writtenOff: false });
     expect(t.entries).toEqual([
       {
         orderId: t.order.id,
@@ -585,8 +649,8 @@ describe("restock, write-off, close and expiry", () => {
 
   it("closes a received return once; another status stays as it is", async () => {
     const t = setup({ row: { status: "received" } });
-    await expect(closeReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({ status: "closed" });
-    await expect(closeReturnWork(t.ctx, t.returnId, runId)).resolves.toEqual({ status: "closed" });
+    await expect(t.work.close(t.returnId, runId)).resolves.toEqual({ status: "closed" });
+    await expect(t.work.close(t.returnId, runId)).resolves.toEqual({ status: "closed" });
     expect(t.entries).toEqual([
       {
         orderId: t.order.id,
@@ -596,7 +660,7 @@ describe("restock, write-off, close and expiry", () => {
       },
     ]);
     const rejected = setup({ row: { status: "rejected" } });
-    await expect(closeReturnWork(rejected.ctx, rejected.returnId, runId)).resolves.toEqual({
+    await expect(rejected.work.close(rejected.returnId, runId)).resolves.toEqual({
       status: "rejected",
     });
     expect(rejected.entries).toEqual([]);
@@ -605,7 +669,7 @@ describe("restock, write-off, close and expiry", () => {
   it("a return whose parcel never came is cancelled once; an ended one is left", async () => {
     for (const status of ["requested", "approved"] as const) {
       const t = setup({ row: { status } });
-      const work = createReturnRunWork(t.ctx.deps);
+      const work = t.work;
       await expect(work.expire(t.returnId, runId)).resolves.toEqual({ status: "cancelled" });
       expect(t.records.writes).toEqual(["cancelled (no parcel within the return period)"]);
       expect(t.entries).toEqual([
@@ -618,7 +682,7 @@ describe("restock, write-off, close and expiry", () => {
       ]);
     }
     const closed = setup({ row: { status: "received" } });
-    await expect(createReturnRunWork(closed.ctx.deps).expire(closed.returnId, runId)).resolves.toEqual({
+    await expect(closed.work.expire(closed.returnId, runId)).resolves.toEqual({
       status: "received",
     });
     expect(closed.entries).toEqual([]);
@@ -629,14 +693,14 @@ describe("restock, write-off, close and expiry", () => {
     await expect(t.ctx.load("00000000-0000-4000-8000-00000000dead")).rejects.toThrow(
       "Return 00000000-0000-4000-8000-00000000dead does not exist",
     );
-    await expect(createReturnRunWork(t.ctx.deps).load(t.returnId)).resolves.toMatchObject({ id: t.returnId });
+    await expect(t.work.load(t.returnId)).resolves.toMatchObject({ id: t.returnId });
   });
 });
 
 describe("the exchange that failed (work/exchange-shipping.ts)", () => {
   it("an exchange is a return with a line asking for another item", () => {
     const t = setup();
-    const work = createReturnRunWork(t.ctx.deps);
+    const work = t.work;
     expect(work.isExchange(t.records.row)).toBe(false);
     expect(
       work.isExchange({
@@ -651,7 +715,7 @@ describe("the exchange that failed (work/exchange-shipping.ts)", () => {
 
   it("says on the timeline and to ops, once per return, what was undone", async () => {
     const t = setup({ row: { exchange_released_at: new Date(), exchange_charge_status: "refunded" } });
-    const work = createReturnRunWork(t.ctx.deps);
+    const work = t.work;
     const detail = await work.failExchange(t.returnId, runId, "no rates");
     expect(detail).toEqual({
       returnId: t.returnId,
@@ -673,8 +737,94 @@ describe("the exchange that failed (work/exchange-shipping.ts)", () => {
       },
     ]);
     const plain = setup();
-    const none = await createReturnRunWork(plain.ctx.deps).failExchange(plain.returnId, runId, "x");
+    const none = await plain.work.failExchange(plain.returnId, runId, "x");
     expect(none).toMatchObject({ released: false, chargeStatus: null });
     expect(plain.notices[0]?.fields.chargeStatus).toBe("none");
+  });
+});
+
+describe("the port production builds (src/inngest/steps/return-work.ts, work/context.ts)", () => {
+  const exchange: ReturnRow["lines"] = [
+    { sku: "MUG", quantity: 1, unitPrice: 3000, exchangeSku: "MUG-XL", exchangeUnitPrice: 3700 },
+    { sku: "CUP", quantity: 2, unitPrice: 500, exchangeSku: "CUP-L", exchangeUnitPrice: 500 },
+    { sku: "PLATE", quantity: 1, unitPrice: 800, exchangeSku: null, exchangeUnitPrice: null },
+  ];
+
+  it("each exchange method does its own step's work: charge, refund, reserve, release", async () => {
+    const t = setup({ row: { lines: exchange } });
+    await expect(t.work.chargeExchange(t.returnId, runId)).resolves.toEqual({
+      outcome: "charged",
+      amount: 700,
+      paymentIntentId: "pi_exchange",
+    });
+    expect(t.payments.charges).toEqual([expect.objectContaining({ key: `exchange-charge-${t.returnId}` })]);
+    await expect(t.work.refundExchangeCharge(t.returnId, runId)).resolves.toEqual({
+      outcome: "refunded",
+      amount: 700,
+      refundId: "re_exchange",
+    });
+    expect(t.payments.refunds).toEqual([expect.objectContaining({ paymentIntentId: "pi_exchange" })]);
+    await expect(t.work.reserveExchange(t.returnId, runId)).resolves.toEqual({
+      movements: [
+        { sku: "MUG-XL", delta: -1 },
+        { sku: "CUP-L", delta: -2 },
+      ],
+    });
+    await expect(t.work.releaseExchange(t.returnId, runId)).resolves.toEqual({
+      movements: [
+        { sku: "MUG-XL", delta: 1 },
+        { sku: "CUP-L", delta: 2 },
+      ],
+    });
+    expect(t.records.writes).toEqual([
+      "exchange-charge charged 700",
+      "exchange-charge-refund re_exchange",
+      `reserve ${runId}`,
+      `release ${runId}`,
+    ]);
+  });
+
+  it("ships the exchange and e-mails it, its lines named from the catalog (an unknown one by its sku)", async () => {
+    const t = setup({ row: { lines: exchange } });
+    t.db.insert("product", { sku: "MUG-XL", name: "Mug XL" });
+    await expect(t.work.shipExchange(t.returnId, runId)).resolves.toEqual({
+      trackingNumber: "EX1",
+      created: true,
+    });
+    expect(t.labels.shipped).toHaveLength(1);
+    await expect(t.work.emailExchange(t.returnId, runId)).resolves.toEqual({ status: "sent" });
+    expect(t.sent).toEqual([
+      expect.objectContaining({ template: "exchangeShipped", to: "buyer@example.com" }),
+    ]);
+    expect(t.entries.find((e) => e.kind === "exchange-sent")?.detail.lines).toEqual([
+      { name: "Mug XL", quantity: 1 },
+      { name: "CUP-L", quantity: 2 },
+    ]);
+    expect(t.records.writes).toEqual(["exchange-label EX1", "exchange-sent"]);
+  });
+
+  it("every method on a return that does not exist fails naming it, and changes nothing", async () => {
+    const t = setup();
+    const missing = "00000000-0000-4000-8000-00000000dead";
+    const methods = [
+      "buyLabel",
+      "handBackLabel",
+      "emailLabel",
+      "refund",
+      "writeOff",
+      "close",
+      "chargeExchange",
+      "refundExchangeCharge",
+      "shipExchange",
+      "emailExchange",
+    ] as const;
+    for (const method of methods) {
+      await expect(t.work[method](missing, runId)).rejects.toThrow(`Return ${missing} does not exist`);
+    }
+    await expect(t.work.load(missing)).rejects.toThrow(`Return ${missing} does not exist`);
+    expect(t.records.writes).toEqual([]);
+    expect(t.entries).toEqual([]);
+    expect(t.stripe.asked).toEqual([]);
+    expect(t.payments.charges).toEqual([]);
   });
 });

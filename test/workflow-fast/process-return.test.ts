@@ -1,5 +1,6 @@
 import { Inngest } from "inngest";
 import { createProcessReturn, returnUndos } from "../../src/inngest/functions/process-return";
+import { refundReturn } from "../../src/inngest/steps/refund-return";
 import { FakeWorkflowWorld } from "../support/fakes/workflow";
 import { FakeReturnWorld } from "../support/fakes/returns";
 import { runFunction, type RunOutcome } from "../support/fakes/step-driver";
@@ -230,5 +231,25 @@ describe("process-return (fast tier)", () => {
       "refund-exchange-charge",
       "refund-return-label",
     ]);
+  });
+
+  it("a return step run without its return, or where returns are not wired, fails and changes nothing", async () => {
+    const returns = new FakeReturnWorld({ lines: [shirt], stock: { "TEE-M": 4 } });
+    const world = new FakeWorkflowWorld();
+    const step = { run: async (_id: string, work: () => unknown) => work() } as never;
+    const base = { step, orderId: returns.orderId, runId: "run-1" };
+    const wired = { ...world.dependencies(), returns: returns.dependencies() };
+    const refusal = "process-return runs without its return or the returns' wiring";
+    await expect(refundReturn.invoke({ ...base, deps: wired })).rejects.toThrow(refusal);
+    await expect(
+      refundReturn.invoke({ ...base, returnId: returns.returnId, deps: world.dependencies() }),
+    ).rejects.toThrow(refusal);
+    expect(returns.effects).toEqual([]);
+    await expect(
+      refundReturn.invoke({ ...base, returnId: returns.returnId, deps: wired }),
+    ).resolves.toMatchObject({
+      amount: 2500,
+    });
+    expect(returns.effects).toEqual(["refund:2500"]);
   });
 });

@@ -1,5 +1,6 @@
 import type { OpsNotice } from "../../../src/alerts";
 import type { SendEmailRequest } from "../../../src/notifications/email-sender";
+import { createReturnWork } from "../../../src/inngest/steps/return-work";
 import { createRefunds } from "../../../src/orders/refund-order";
 import type { ReturnRecords, ReturnRow, ReturnStatus } from "../../../src/returns/return-records";
 import { createWorkContext, type ReturnWorkDeps } from "../../../src/returns/return-work";
@@ -230,7 +231,10 @@ export function returnStepsWorld(
     },
   };
   const alerts = { notify: async (notice: OpsNotice) => void notices.push(notice) };
+  /** The orders whose shipping label a full refund handed back (refund-order's onFullRefund). */
+  const labelVoids: string[] = [];
   const refunds = createRefunds({
+    onFullRefund: async (orderId) => void labelVoids.push(orderId),
     db: db.asDatabase(),
     stripe: stripe.asStripe(),
     sender: { send: async () => ({ status: "sent" }) } as never,
@@ -259,6 +263,8 @@ export function returnStepsWorld(
     trackUrl: (trackingNumber: string) => `https://carrier/${trackingNumber}`,
   } as unknown as ReturnWorkDeps;
   const ctx = createWorkContext(deps);
+  /** The work as production builds it (src/inngest/steps/return-work.ts): the port the steps call. */
+  const work = createReturnWork(deps);
   const returnId = records.row.id;
   const kinds = () => entries.map((e) => e.kind);
   const payment = () => defined(db.tables.payment?.find((row) => row.orderId === order.id));
@@ -274,6 +280,8 @@ export function returnStepsWorld(
     sent,
     labels,
     ctx,
+    work,
+    labelVoids,
     returnId,
     kinds,
     payment,
