@@ -71,8 +71,8 @@ for group in "${groups[@]}"; do
     # and with --mutate "<file>:<lines>" for the lines a change touched.
     returns) run returns "src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/inngest/steps/return-work.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/returns/return-records.ts,src/returns/returns.ts,src/returns/return-policy.ts,src/returns/stalled-returns.ts,src/inngest/functions/process-return.ts,src/inngest/functions/recover-stalled-returns.ts" \
       "test/returns/return-policy.test.ts,test/returns/return-refund-alerts.test.ts,test/returns/late-exchange-payment.test.ts,test/workflow-fast/process-return.test.ts,test/workflow/returns.test.ts,test/workflow/replayed-return-steps.test.ts,test/workflow/return-recovery.test.ts,test/workflow/disputes-stop-refunds.test.ts" 180000 ;;
-    exchanges) run exchanges "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts" \
-      "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts" 240000 ;;
+    exchanges) run exchanges "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts,src/returns/work/exchange-checkout.ts" \
+      "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts,test/returns/late-exchange-payment.test.ts" 240000 ;;
     reconciliation) run reconciliation "src/reconciliation/reconcile.ts,src/reconciliation/label-voids.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts" \
       "test/reconciliation/every-mismatch-kind.test.ts,test/reconciliation/stock-ledger-check.test.ts" 30000 ;;
     # Its fast tier: the day's label voids over an in-memory database that answers as Prisma does
@@ -101,10 +101,11 @@ for group in "${groups[@]}"; do
     returns-fast) STRYKER_NO_DATABASE=1 run returns-fast "src/inngest/functions/process-return.ts,src/inngest/steps/return-label.ts,src/inngest/steps/email-return-label.ts,src/inngest/steps/refund-return.ts,src/inngest/steps/restock-return.ts,src/inngest/steps/write-off-return.ts,src/inngest/steps/close-return.ts,src/inngest/steps/return-context.ts,src/inngest/steps/return-work.ts,src/returns/return-work.ts,src/returns/work/context.ts,src/returns/work/settlement.ts,src/returns/work/labels.ts,src/returns/work/exchange-shipping.ts,src/returns/return-policy.ts" \
       "test/workflow-fast/process-return.test.ts,test/workflow-fast/process-return-paths.test.ts,test/returns/return-steps.unit.test.ts,test/returns/return-policy.test.ts" 10000 ;;
     # The exchange steps' own work over the same in-memory ports (test/returns/exchange-steps.unit.test.ts),
-    # and process-return's exchange path on the step driver; no database. The Checkout payment of the
-    # difference (exchange-payment-events.ts, payments/exchange-checkout.ts) stays in `exchanges`.
-    exchanges-fast) STRYKER_NO_DATABASE=1 run exchanges-fast "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/work/exchange-charge.ts" \
-      "test/returns/exchange-steps.unit.test.ts,test/workflow-fast/process-return.test.ts" 10000 ;;
+    # and process-return's exchange path on the step driver; the Checkout payment of the difference
+    # (its page, settlement, expiry and webhook) over the same records and an in-memory Stripe
+    # (test/support/fakes/checkout-stripe.ts); no database. The group above stays the end-to-end check.
+    exchanges-fast) STRYKER_NO_DATABASE=1 run exchanges-fast "src/inngest/steps/charge-exchange.ts,src/inngest/steps/reserve-exchange.ts,src/inngest/steps/ship-exchange.ts,src/inngest/steps/email-exchange.ts,src/returns/work/exchange-charge.ts,src/returns/work/exchange-checkout.ts,src/returns/exchange-payment-events.ts,src/payments/exchange-checkout.ts" \
+      "test/returns/exchange-steps.unit.test.ts,test/workflow-fast/process-return.test.ts,test/returns/exchange-checkout-work.unit.test.ts,test/returns/exchange-payment-events.unit.test.ts,test/payments/exchange-checkout.unit.test.ts" 10000 ;;
     # The return's request use cases (returns.ts: request, approve, reject, receive, close over the
     # records, the publisher and the timeline; FakeReturnDesk in test/support/fakes/returns.ts) and
     # the sweep's function on the step driver; no database. The sweep's SQL (stalled-returns.ts)

@@ -145,6 +145,8 @@ describe("the exchange's charge (charge-exchange.ts)", () => {
           returnId: t.returnId,
           amount: 700,
           reason: "card declined: insufficient funds",
+          // What ops are to do: settle with the customer, then close the return.
+          action: expect.stringContaining("then close the return"),
         }),
       },
     ]);
@@ -204,6 +206,18 @@ describe("the exchange's charge (charge-exchange.ts)", () => {
     ]);
     expect(t.notices).toEqual([]);
     expect(t.sent).toEqual([]);
+
+    // A plain decline is no Checkout page, wired or not: the customer and ops are told.
+    const declined = setup();
+    declined.ctx.deps.checkouts = { sessions: {} as never, windowMs: 1000 };
+    declined.payments.chargeAnswer = new PaymentRejectedError("declined", "insufficient funds");
+    await expect(chargeExchangeWork(declined.ctx, declined.returnId, runId)).resolves.toEqual({
+      outcome: "failed",
+      amount: 700,
+    });
+    expect(declined.records.writes).toEqual(["exchange-charge failed 700"]);
+    expect(declined.notices.map((n) => n.key)).toEqual([`exchange-charge-failed-${declined.returnId}`]);
+    expect(declined.sent.map((m) => m.template)).toEqual(["exchangeChargeFailed"]);
 
     const without = setup();
     without.payments.chargeAnswer = new PaymentRejectedError("authentication_required", "3DS");
@@ -318,6 +332,8 @@ describe("the charge's undo (refundExchangeChargeWork)", () => {
           orderId: t.order.id,
           returnId: t.returnId,
           paymentIntentId: "pi_x",
+          // What ops are to do: answer the dispute at Stripe, then close the return.
+          action: expect.stringContaining("then close the return"),
         }),
       },
     ]);
