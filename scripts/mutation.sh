@@ -78,8 +78,8 @@ for group in "${groups[@]}"; do
     # Its fast tier: the day's label voids over an in-memory database that answers as Prisma does
     # (test/reconciliation/label-voids.unit.test.ts) and the shop's calendar day, no database; the
     # group above stays the end-to-end check of the report.
-    reconciliation-fast) STRYKER_NO_DATABASE=1 run reconciliation-fast "src/reconciliation/label-voids.ts,src/reconciliation/shop-day.ts" \
-      "test/reconciliation/label-voids.unit.test.ts,test/reconciliation/shop-day.test.ts" 10000 ;;
+    reconciliation-fast) STRYKER_NO_DATABASE=1 run reconciliation-fast "src/reconciliation/reconcile.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts,src/reconciliation/label-voids.ts,src/reconciliation/shop-day.ts" \
+      "test/reconciliation/reconcile.unit.test.ts,test/reconciliation/ledgers.unit.test.ts,test/reconciliation/label-voids.unit.test.ts,test/reconciliation/shop-day.test.ts" 10000 ;;
     label-voids) run label-voids "src/shipping/label-void.ts" \
       "test/workflow/label-void.test.ts,test/workflow/cancellation.test.ts" 120000 ;;
     # The same module's fast tier: LabelVoids over in-memory ports (test/shipping/label-void.test.ts),
