@@ -516,6 +516,16 @@ describe("reconciliation, in memory: refunds", () => {
     ]);
   });
 
+  it("refund_not_recorded on an order with no payment recorded says it refunded nothing", async () => {
+    const w = world();
+    const unpaid = w.order("pi_unpaid", undefined, { status: "cancelled" });
+    w.stripe.refundOf("re_unpaid", "pi_unpaid", 700);
+    const report = await w.run();
+    expect(w.of(report, "refund_not_recorded")).toMatchObject([
+      { orderId: unpaid, ours: { refunded: 0, status: "cancelled" } },
+    ]);
+  });
+
   it("refund_differs: a cent apart, or failed on our side; a pending one agrees but is not counted", async () => {
     const w = world();
     const order = w.order("pi_refunds", 5000);
@@ -672,7 +682,13 @@ describe("reconciliation, in memory: refunds", () => {
       if (i !== 0 && i !== 499 && i !== 500 && i !== 1000) w.stripe.refunds.set(id, { id } as Stripe.Refund);
     }
     const report = await w.run();
-    expect(refs(w.of(report, "refund_not_at_stripe"))).toEqual(["re_0000", "re_0499", "re_0500", "re_1000"]);
+    // In the report in the order read: by id, page after page.
+    expect(w.of(report, "refund_not_at_stripe").map((m) => m.reference)).toEqual([
+      "re_0000",
+      "re_0499",
+      "re_0500",
+      "re_1000",
+    ]);
     expect(w.stripe.refundsAsked).toHaveLength(1001);
   });
 });
@@ -700,7 +716,7 @@ describe("reconciliation, in memory: disputes", () => {
       stripeDispute("dp_direct", "pi_direct", { evidence_details: { due_by: due } }),
       stripeDispute("dp_via", "pi_via", { status: "warning_under_review", amount: 1200 }),
       stripeDispute("dp_stranger", "pi_stranger"),
-      stripeDispute("dp_bare", null),
+      stripeDispute("dp_bare", null, { evidence_details: undefined }),
     );
     for (const id of ["dp_direct", "dp_via", "dp_stranger", "dp_bare"])
       w.stripe.disputes.set(id, stripeDispute(id, null));
@@ -728,6 +744,7 @@ describe("reconciliation, in memory: disputes", () => {
       ours: { status: "on_hold" },
       theirs: { evidenceDueBy: null, amount: 1200, status: "warning_under_review" },
     });
+    expect(rows.find((m) => m.reference === "dp_bare")?.theirs).toMatchObject({ evidenceDueBy: null });
     for (const stranger of ["dp_stranger", "dp_bare"])
       expect(rows.find((m) => m.reference === stranger)).toMatchObject({
         orderId: null,

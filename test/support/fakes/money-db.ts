@@ -212,8 +212,9 @@ export class MoneyDb {
 
   private sorted(rows: Row[], orderBy: unknown): Row[] {
     const keys = (Array.isArray(orderBy) ? orderBy : orderBy ? [orderBy] : []) as Record<string, string>[];
-    if (keys.length === 0) return this.unorderedReads === "reversed" ? [...rows].reverse() : rows;
+    // `orderBy: {}` names no field: no order, as none given.
     const fields = keys.flatMap((key) => Object.entries(key));
+    if (fields.length === 0) return this.unorderedReads === "reversed" ? [...rows].reverse() : rows;
     for (const [field, direction] of fields) {
       if (direction !== "asc" && direction !== "desc") {
         throw new PrismaError("P2009", `Invalid orderBy direction ${JSON.stringify(direction)} for ${field}`);
