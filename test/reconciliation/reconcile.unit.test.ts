@@ -769,7 +769,7 @@ describe("reconciliation, in memory: disputes", () => {
       });
     dispute("dp_forged", "needs_response", noon);
     dispute("dp_old_open", "under_review", new Date(noon.getTime() - 30 * 86_400_000));
-    dispute("dp_closed_today", "won", noon);
+    dispute("dp_closed_today", "won", new Date(noon.getTime() + 1000));
     // Twins: Stripe has it; closed before the day; recorded after the day; each closed status.
     dispute("dp_real", "needs_response", noon);
     w.stripe.disputes.set("dp_real", stripeDispute("dp_real", "pi_disputed", { status: "won" }));
@@ -778,7 +778,8 @@ describe("reconciliation, in memory: disputes", () => {
     dispute("dp_tomorrow", "needs_response", new Date("2026-12-06T00:00:00Z"));
     const report = await w.run();
     const rows = w.of(report, "dispute_not_at_stripe");
-    expect(refs(rows)).toEqual(["dp_closed_today", "dp_forged", "dp_old_open"]);
+    // Oldest first.
+    expect(rows.map((m) => m.reference)).toEqual(["dp_old_open", "dp_forged", "dp_closed_today"]);
     expect(rows.find((m) => m.reference === "dp_forged")).toEqual({
       kind: "dispute_not_at_stripe",
       orderId: order,
@@ -1080,7 +1081,8 @@ describe("reconciliation, in memory: labels handed back and not refunded", () =>
     const w = world();
     const order = w.order("pi_voids", 5000);
     handedBack(w, order, "TRK-GONE-REJ", { via: "label-refund-rejected" });
-    handedBack(w, order, "TRK-GONE", {});
+    // Another order's label, gone at the carrier too, whose refund we never heard refused.
+    handedBack(w, w.order("pi_other", 5000), "TRK-GONE", {});
     const report = await w.run();
     const rows = w.of(report, "void_not_refunded");
     expect(rows).toEqual([
@@ -1131,6 +1133,9 @@ describe("reconciliation, in memory: labels handed back and not refunded", () =>
       false,
     );
     earlier("TRK-E-GONE", "shp_e_gone", "rejected");
+    // The carrier no longer says anything of its refund: not a refusal.
+    earlier("TRK-E-SILENT", "shp_e_silent", "rejected");
+    w.carrier.label({ id: "shp_e_silent", trackingCode: "TRK-E-SILENT", refundStatus: null }, [], false);
     for (const [index, ours] of ["submitted", "refunded", null].entries()) {
       earlier(`TRK-E-${index}`, `shp_e_${index}`, ours);
       w.carrier.label(
@@ -1142,6 +1147,7 @@ describe("reconciliation, in memory: labels handed back and not refunded", () =>
     const report = await w.run();
     const rows = w.of(report, "void_not_refunded");
     expect(refs(rows)).toEqual(["shp_e_rej", "shp_e_scanned"]);
+    expect(rows.map((m) => m.orderId)).toEqual([order, order]);
     expect(rows.find((m) => m.reference === "shp_e_rej")?.ours).toEqual({
       voided: true,
       trackingNumber: "TRK-E-REJ",
@@ -1241,6 +1247,10 @@ describe("reconciliation, in memory: labels handed back and not refunded", () =>
       via: "return-label-refund-requested",
       refundStatus: "submitted",
     });
+    expect(rows.find((m) => m.reference === "shp_ret_before")).toMatchObject({
+      orderId: order,
+      ours: { trackingNumber: "TRK-RET-BEFORE", refundStatus: "submitted" },
+    });
     expect(rows.find((m) => m.reference === "shp_ret_untracked")?.ours).toMatchObject({
       trackingNumber: `return-${untracked}`,
       via: "return-label-refund-requested",
@@ -1271,6 +1281,14 @@ describe("reconciliation, in memory: labels handed back and not refunded", () =>
       trackingNumber: "TRK-TWICE-ALIAS",
       labelRefundStatus: "rejected",
     });
+    // Kept without the carrier's id, asked by its tracking number: the carrier answers the same label.
+    w.db.insert("shipment", {
+      orderId: order,
+      providerId: null,
+      trackingNumber: "TRK-TWICE-CODE",
+      labelRefundStatus: "rejected",
+    });
+    w.carrier.byLookup.set("TRK-TWICE-CODE", defined(w.carrier.byLookup.get("shp_twice_old")));
     const report = await w.run();
     expect(refs(w.of(report, "void_not_refunded"))).toEqual(["shp_twice", "shp_twice_old"]);
     // The day's void bought another day is asked once, not again among the earlier rejections;
