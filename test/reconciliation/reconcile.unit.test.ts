@@ -1350,6 +1350,10 @@ describe("reconciliation, in memory: the recorded money breakdown", () => {
     const taxed = w.order("pi_taxed", 5400, { checkoutSessionId: "cs_taxed", moneyBreakdown: recorded(400) });
     w.stripe.sessions.set("cs_taxed", session("cs_taxed", 401));
     w.stripe.charge("pi_taxed", 5400);
+    // The twin: recorded as Stripe's session says.
+    w.order("pi_agreed", 5400, { checkoutSessionId: "cs_agreed", moneyBreakdown: recorded(400) });
+    w.stripe.sessions.set("cs_agreed", session("cs_agreed", 400));
+    w.stripe.charge("pi_agreed", 5400);
     const report = await w.run();
     expect(w.of(report, "breakdown_differs")).toEqual([
       {
