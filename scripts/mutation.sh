@@ -75,11 +75,13 @@ for group in "${groups[@]}"; do
       "test/workflow-fast/process-return.test.ts,test/workflow/exchange-charge.test.ts,test/workflow/replayed-return-steps.test.ts,test/returns/late-exchange-payment.test.ts" 240000 ;;
     reconciliation) run reconciliation "src/reconciliation/reconcile.ts,src/reconciliation/label-voids.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts" \
       "test/reconciliation/every-mismatch-kind.test.ts,test/reconciliation/stock-ledger-check.test.ts" 30000 ;;
-    # Its fast tier: the day's label voids over an in-memory database that answers as Prisma does
-    # (test/reconciliation/label-voids.unit.test.ts) and the shop's calendar day, no database; the
-    # group above stays the end-to-end check of the report.
-    reconciliation-fast) STRYKER_NO_DATABASE=1 run reconciliation-fast "src/reconciliation/label-voids.ts,src/reconciliation/shop-day.ts" \
-      "test/reconciliation/label-voids.unit.test.ts,test/reconciliation/shop-day.test.ts" 10000 ;;
+    # Its fast tier, no database: the whole reconciliation (reconcile.ts) over an in-memory database
+    # that answers as Prisma does (test/support/fakes/money-db.ts) and in-memory Stripe and carrier
+    # ledgers, one planted case per mismatch kind (test/reconciliation/reconcile.unit.test.ts); the
+    # two ledgers over in-memory Stripe and EasyPost clients (ledgers.unit.test.ts); the day's label
+    # voids and the shop's calendar day. The group above stays the end-to-end check of the report.
+    reconciliation-fast) STRYKER_NO_DATABASE=1 run reconciliation-fast "src/reconciliation/reconcile.ts,src/reconciliation/stripe-ledger.ts,src/reconciliation/carrier-ledger.ts,src/reconciliation/label-voids.ts,src/reconciliation/shop-day.ts" \
+      "test/reconciliation/reconcile.unit.test.ts,test/reconciliation/ledgers.unit.test.ts,test/reconciliation/label-voids.unit.test.ts,test/reconciliation/shop-day.test.ts" 10000 ;;
     label-voids) run label-voids "src/shipping/label-void.ts" \
       "test/workflow/label-void.test.ts,test/workflow/cancellation.test.ts" 120000 ;;
     # The same module's fast tier: LabelVoids over in-memory ports (test/shipping/label-void.test.ts),

@@ -25,9 +25,11 @@ type Where = Record<string, unknown>;
 
 interface Relation {
   model: string;
-  /** The related row's field that holds this row's id. */
+  /** The related row's field that holds this row's id (or this row's `local` field). */
   foreign: string;
   one: boolean;
+  /** This row's field the related rows' `foreign` field names (default: its id). */
+  local?: string;
 }
 
 const relations: Record<string, Record<string, Relation>> = {
@@ -38,6 +40,9 @@ const relations: Record<string, Record<string, Relation>> = {
     lines: { model: "orderLine", foreign: "orderId", one: false },
     refunds: { model: "refund", foreign: "orderId", one: false },
   },
+  orderLine: { product: { model: "product", foreign: "sku", local: "sku", one: true } },
+  return: { order: { model: "order", foreign: "id", local: "orderId", one: true } },
+  reconciliationRun: { mismatches: { model: "reconciliationMismatch", foreign: "runId", one: false } },
 };
 
 const uniques: Record<string, string[]> = {
@@ -50,6 +55,9 @@ const uniques: Record<string, string[]> = {
   emailMessage: ["id"],
   orderLine: ["id"],
   product: ["sku"],
+  return: ["id"],
+  reconciliationRun: ["id", "day"],
+  reconciliationMismatch: ["id"],
 };
 
 export class PrismaError extends Error {
@@ -78,11 +86,19 @@ export class MoneyDb {
     emailMessage: [],
     orderLine: [],
     product: [],
+    return: [],
+    reconciliationRun: [],
+    reconciliationMismatch: [],
   };
   /** Every statement asked, by model and method (`refund.create`, `$queryRaw`, …). */
   readonly calls: string[] = [];
   /** Earlier returns' settled units by sku, as return-money.ts's query answers them. */
   settledReturnUnits: { sku: string; units: number }[] = [];
+  /**
+   * "reversed": a read without `orderBy` hands its rows back last stored first, as PostgreSQL may
+   * (it promises no order without ORDER BY), so a dropped sort shows. Unset: stored order.
+   */
+  unorderedReads?: "reversed";
   /** Runs once, before the next transaction starts. */
   beforeNextTransaction?: () => Promise<void> | void;
   private readonly hooks = new Map<string, () => void>();
@@ -101,6 +117,7 @@ export class MoneyDb {
     hook();
   }
   private clock = Date.parse("2026-12-01T10:00:00Z");
+  private sequence = 0;
 
   /** A strictly later time for each row written: `createdAt` orders as insertion does. */
   now(): Date {
@@ -113,6 +130,8 @@ export class MoneyDb {
     if (model === "refund")
       return { ...base, status: "pending", providerId: null, error: null, reason: null };
     if (model === "shipment") return { ...base, supersededAt: null, deliveredAt: null };
+    // A BigInt autoincrement key: its order is the order the rows were written in.
+    if (model === "reconciliationMismatch") return { ...base, id: BigInt(++this.sequence) };
     return base;
   }
 
@@ -143,8 +162,17 @@ export class MoneyDb {
       const relation = relations[model]?.[field];
       if (relation) {
         const related = this.related(row, relation);
+        const list = condition as { some?: Where; none?: Where; every?: Where };
         if (relation.one) {
           if (!related[0] || !this.matches(relation.model, related[0], condition as Where)) return false;
+        } else if ("some" in list || "none" in list || "every" in list) {
+          // A to-many relation's filters: `some`, `none` and `every` of the related rows.
+          if (list.some && !related.some((each) => this.matches(relation.model, each, list.some)))
+            return false;
+          if (list.none && related.some((each) => this.matches(relation.model, each, list.none)))
+            return false;
+          if (list.every && !related.every((each) => this.matches(relation.model, each, list.every)))
+            return false;
         } else if (!related.some((each) => this.matches(relation.model, each, condition as Where)))
           return false;
         continue;
@@ -176,27 +204,29 @@ export class MoneyDb {
   }
 
   private related(row: Row, relation: Relation): Row[] {
-    return defined(this.tables[relation.model]).filter((other) => other[relation.foreign] === row.id);
+    const own = row[relation.local ?? "id"];
+    return defined(this.tables[relation.model]).filter(
+      (other) => own !== null && own !== undefined && other[relation.foreign] === own,
+    );
   }
 
   private sorted(rows: Row[], orderBy: unknown): Row[] {
     const keys = (Array.isArray(orderBy) ? orderBy : orderBy ? [orderBy] : []) as Record<string, string>[];
-    if (keys.length === 0) return rows;
+    // `orderBy: {}` names no field: no order, as none given.
+    const fields = keys.flatMap((key) => Object.entries(key));
+    if (fields.length === 0) return this.unorderedReads === "reversed" ? [...rows].reverse() : rows;
+    for (const [field, direction] of fields) {
+      if (direction !== "asc" && direction !== "desc") {
+        throw new PrismaError("P2009", `Invalid orderBy direction ${JSON.stringify(direction)} for ${field}`);
+      }
+    }
     return [...rows].sort((a, b) => {
-      for (const key of keys) {
-        for (const [field, direction] of Object.entries(key)) {
-          if (direction !== "asc" && direction !== "desc") {
-            throw new PrismaError(
-              "P2009",
-              `Invalid orderBy direction ${JSON.stringify(direction)} for ${field}`,
-            );
-          }
-          const x = comparable(a[field]);
-          const y = comparable(b[field]);
-          if (x === y) continue;
-          const less = x < y ? -1 : 1;
-          return direction === "desc" ? -less : less;
-        }
+      for (const [field, direction] of fields) {
+        const x = comparable(a[field]);
+        const y = comparable(b[field]);
+        if (x === y) continue;
+        const less = x < y ? -1 : 1;
+        return direction === "desc" ? -less : less;
       }
       return 0;
     });
@@ -238,11 +268,19 @@ export class MoneyDb {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the model's methods read the store they belong to
     const db = this;
     const table = () => defined(db.tables[model]);
-    const find = (args: { where?: Where; orderBy?: unknown; take?: number } = {}) => {
+    const find = (
+      args: { where?: Where; orderBy?: unknown; take?: number; cursor?: Where; skip?: number } = {},
+    ) => {
       let found = db.sorted(
         table().filter((row) => db.matches(model, row, args.where)),
         args.orderBy,
       );
+      // Prisma's cursor: the rows from the one it names on (that row too unless `skip`), in order.
+      if (args.cursor) {
+        const from = found.findIndex((row) => db.matches(model, row, args.cursor));
+        found = from < 0 ? [] : found.slice(from);
+      }
+      if (args.skip !== undefined) found = found.slice(args.skip);
       if (args.take !== undefined) found = found.slice(0, args.take);
       return found;
     };
@@ -280,7 +318,15 @@ export class MoneyDb {
         return row ? db.shaped(model, row, args) : null;
       },
       async findMany(
-        args: { where?: Where; select?: Row; include?: Row; orderBy?: unknown; take?: number } = {},
+        args: {
+          where?: Where;
+          select?: Row;
+          include?: Row;
+          orderBy?: unknown;
+          take?: number;
+          cursor?: Where;
+          skip?: number;
+        } = {},
       ) {
         log("findMany");
         return find(args).map((row) => db.shaped(model, row, args));
@@ -303,6 +349,24 @@ export class MoneyDb {
       async create(args: { data: Row; select?: Row }) {
         log("create");
         return db.shaped(model, db.insert(model, args.data), args);
+      },
+      async createMany(args: { data: Row[] }) {
+        log("createMany");
+        // A field given as undefined is not written: the nullable column reads back null.
+        for (const data of args.data)
+          db.insert(
+            model,
+            Object.fromEntries(Object.entries(data).map(([field, value]) => [field, value ?? null])),
+          );
+        return { count: args.data.length };
+      },
+      async upsert(args: { where: Where; create: Row; update: Row; select?: Row; include?: Row }) {
+        log("upsert");
+        unique(args.where);
+        const row = find(args)[0];
+        if (!row) return db.shaped(model, db.insert(model, args.create), args);
+        apply(row, args.update);
+        return db.shaped(model, row, args);
       },
       async update(args: { where: Where; data: Row; select?: Row }) {
         log("update");
@@ -333,6 +397,11 @@ export class MoneyDb {
   readonly dispute = this.model("dispute");
   readonly orderTimelineEntry = this.model("orderTimelineEntry");
   readonly product = this.model("product");
+  readonly shipment = this.model("shipment");
+  readonly orderLine = this.model("orderLine");
+  readonly return = this.model("return");
+  readonly reconciliationRun = this.model("reconciliationRun");
+  readonly reconciliationMismatch = this.model("reconciliationMismatch");
 
   /** All or nothing: a throw inside puts every table back. */
   async $transaction<T>(fn: (tx: MoneyDb) => Promise<T>): Promise<T> {
