@@ -23,7 +23,7 @@ export interface CarrierLedger {
   shipment(idOrReference: string): Promise<CarrierShipment | null>;
 }
 
-interface EasyPostShipmentShape {
+export interface EasyPostShipmentShape {
   id: string;
   reference?: string | null;
   tracking_code?: string | null;

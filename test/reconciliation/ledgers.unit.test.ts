@@ -1,5 +1,5 @@
 import type Stripe from "stripe";
-import { createEasyPostLedger } from "../../src/reconciliation/carrier-ledger";
+import { createEasyPostLedger, type EasyPostShipmentShape } from "../../src/reconciliation/carrier-ledger";
 import type { ShopDay } from "../../src/reconciliation/shop-day";
 import { createStripeLedger } from "../../src/reconciliation/stripe-ledger";
 import type { EasyPost } from "../../src/shipping/easypost-carrier";
@@ -158,15 +158,7 @@ describe("the Stripe ledger", () => {
   });
 });
 
-interface Shape {
-  id: string;
-  reference?: string | null;
-  tracking_code?: string | null;
-  selected_rate?: { rate: string; currency: string } | null;
-  refund_status?: string | null;
-  fees?: { type: string; charged: boolean }[];
-  created_at: string;
-}
+type Shape = EasyPostShipmentShape;
 
 function fakeEasyPost(shipments: Shape[], options: { endWith?: "error" | "empty" } = {}) {
   const asked: { all: unknown[]; next: unknown[]; retrieve: string[]; clients: number } = {
