@@ -75,3 +75,14 @@ export function firstAnswers(deliveries: readonly Delivery[]): Record<string, nu
   }
   return counts;
 }
+
+/**
+ * The deliveries Stripe would retry: their last answer (the latest redelivery's, else the first
+ * delivery's) is not a 2xx. Indices into `deliveries`.
+ */
+export function owedRetry(deliveries: readonly Delivery[]): number[] {
+  return deliveries.flatMap((delivery, index) => {
+    const last = delivery.redeliveries.at(-1) ?? delivery.first;
+    return last !== undefined && last.status >= 200 && last.status < 300 ? [] : [index];
+  });
+}

@@ -1,4 +1,10 @@
-import { answerOf, differences, firstAnswers, type Delivery } from "../../scripts/bench/exactly-once";
+import {
+  answerOf,
+  differences,
+  firstAnswers,
+  owedRetry,
+  type Delivery,
+} from "../../scripts/bench/exactly-once";
 
 // bench:webhook once printed 1,565 first deliveries sent against 1,564 announced and accepted, and
 // nothing to say which order or why: it now names the orders on which the counts part.
@@ -70,6 +76,15 @@ describe("the exactly-once check of bench:webhook", () => {
       "503": 1,
       unanswered: 1,
     });
+  });
+
+  it("retries, as Stripe does, a delivery whose last answer was not a 2xx", () => {
+    const healed = { ...delivery("b", answerOf(503, "")), redeliveries: [answerOf(200, "")] };
+    const stillFailing = { ...delivery("c", answerOf(200, "")), redeliveries: [answerOf(500, "")] };
+    const unanswered = { orderId: "d", row: "open loop, webhook (1)", redeliveries: [] };
+    expect(
+      owedRetry([delivery("a"), healed, stillFailing, unanswered, delivery("e", answerOf(400, ""))]),
+    ).toEqual([2, 3, 4]);
   });
 
   it("keeps a long answer's first 200 characters", () => {
