@@ -4,6 +4,11 @@ export interface LoadRequest {
   path: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * Told the answer's status and body once it has arrived (the body is read only for a request
+   * that has this): the exactly-once check of bench:webhook keeps what each delivery was answered.
+   */
+  answered?: (status: number, body: string) => void;
 }
 
 export interface LoadResult {
@@ -32,8 +37,20 @@ function post(agent: Agent, url: URL, load: LoadRequest): Promise<number> {
         headers: { ...load.headers, "content-length": Buffer.byteLength(load.body) },
       },
       (res) => {
-        res.resume();
-        res.on("end", () => resolve(res.statusCode ?? 0));
+        const status = res.statusCode ?? 0;
+        const { answered } = load;
+        if (answered) {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (chunk: string) => (body += chunk));
+          res.on("end", () => {
+            answered(status, body);
+            resolve(status);
+          });
+        } else {
+          res.resume();
+          res.on("end", () => resolve(status));
+        }
         res.on("error", reject);
       },
     );
