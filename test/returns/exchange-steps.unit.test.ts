@@ -427,7 +427,7 @@ describe("the exchange's stock, parcel and e-mail", () => {
     expect(t.notices.map((n) => [n.key, n.title])).toEqual([
       [
         `unwanted-exchange-label-${t.returnId}`,
-        "A exchange label bought for an ended return was not taken back",
+        "An exchange label bought for an ended return was not taken back",
       ],
     ]);
   });

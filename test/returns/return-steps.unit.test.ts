@@ -385,6 +385,22 @@ describe("the return's refund (refund-return.ts)", () => {
     expect(down.records.writes).toEqual([]);
   });
 
+  it("an order with nothing captured: the use case's refusal fails the step as it is, nothing recorded", async () => {
+    const t = setup();
+    t.payment().amountCaptured = 0;
+    // refund-order refuses without details (no Stripe answer to read): the step does not treat
+    // it as Stripe's "already refunded" and fails with the refusal itself.
+    const refusal: unknown = await t.work.refund(t.returnId, runId).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: "order_not_refundable" });
+    expect((refusal as Error).message).toBe(
+      `Order ${t.order.id} cannot be refunded: nothing was captured: an authorisation is released by a cancel`,
+    );
+    expect(t.stripe.asked).toEqual([]);
+    expect(t.records.writes).toEqual([]);
+    expect(t.entries).toEqual([]);
+    expect(t.notices).toEqual([]);
+  });
+
   it("Stripe unavailable: the step fails for a retry, nothing recorded", async () => {
     const t = setup();
     t.stripe.failCreates.push({ message: "socket hang up" });
@@ -472,6 +488,18 @@ describe("the return label (return-label.ts, work/labels.ts)", () => {
       key: runId,
     });
     expect(t.notices).toEqual([]);
+  });
+
+  it("the parcel received by hand while the label was bought: the unused label goes back, its e-mail is not sent", async () => {
+    const t = setup();
+    t.records.afterLabel = () => {
+      t.records.row.status = "received";
+    };
+    await expect(t.work.buyLabel(t.returnId, runId)).resolves.toMatchObject({ handedBack: "submitted" });
+    expect(t.labels.handedBack).toEqual([[t.returnId, "return"]]);
+    expect(t.entries[1]?.detail).toMatchObject({ why: "the return was received as it was bought" });
+    await expect(t.work.emailLabel(t.returnId, runId)).resolves.toEqual({ status: "skipped" });
+    expect(t.sent).toEqual([]);
   });
 
   it("an unwanted label the carrier will not take back goes to ops; one it does not know is not recorded", async () => {
@@ -801,6 +829,51 @@ describe("the port production builds (src/inngest/steps/return-work.ts, work/con
       { name: "CUP-L", quantity: 2 },
     ]);
     expect(t.records.writes).toEqual(["exchange-label EX1", "exchange-sent"]);
+  });
+
+  it("the return ended as the exchange's parcel was booked: its label goes back, the return label's record untouched", async () => {
+    for (const answer of ["submitted", "rejected"] as const) {
+      const t = setup({ row: { lines: exchange } });
+      t.labels.handBackAnswer = answer;
+      t.records.afterExchange = () => {
+        t.records.row.status = "rejected";
+      };
+      await t.work.shipExchange(t.returnId, runId);
+      expect(t.labels.handedBack).toEqual([[t.returnId, "exchange"]]);
+      // Only a return label's hand-back is recorded on the return's label fields.
+      expect(t.records.writes).toEqual(["exchange-label EX1"]);
+      expect(t.records.row.label_refund_status).toBeNull();
+      expect(t.entries.filter((e) => e.kind === "return-label-refund-requested")).toEqual([
+        {
+          orderId: t.order.id,
+          kind: "return-label-refund-requested",
+          detail: {
+            returnId: t.returnId,
+            status: answer,
+            label: "exchange",
+            trackingNumber: "EX1",
+            why: "the return was rejected as it was bought",
+          },
+          key: `${runId}/exchange`,
+        },
+      ]);
+      expect(t.notices).toEqual(
+        answer === "rejected"
+          ? [
+              {
+                key: `unwanted-exchange-label-${t.returnId}`,
+                title: "An exchange label bought for an ended return was not taken back",
+                fields: {
+                  orderId: t.order.id,
+                  returnId: t.returnId,
+                  trackingNumber: "EX1",
+                  action: "Ask the carrier to refund the label; make sure no parcel is sent on it",
+                },
+              },
+            ]
+          : [],
+      );
+    }
   });
 
   it("every method on a return that does not exist fails naming it, and changes nothing", async () => {

@@ -1,4 +1,5 @@
-import { Inngest } from "inngest";
+import { Inngest, type InngestFunction } from "inngest";
+import { compileExpression } from "../../src/dev/inngest-engine/expressions";
 import { createProcessReturn } from "../../src/inngest/functions/process-return";
 import { FakeWorkflowWorld } from "../support/fakes/workflow";
 import { FakeReturnWorld } from "../support/fakes/returns";
@@ -16,11 +17,20 @@ const dearer = { ...shirt, exchangeSku: "TEE-XL", exchangeUnitPrice: 3000 };
 function setup(
   returns: FakeReturnWorld,
   events: Record<string, { name: string; data: Record<string, unknown> }> = {},
+  options: { exchangeShips?: "on_receipt" | "at_once"; started?: string[]; unwired?: boolean } = {},
 ) {
   const world = new FakeWorkflowWorld();
+  const wired = returns.dependencies(options.exchangeShips);
+  const started = options.started;
+  if (started)
+    wired.stalled = {
+      markRunStarted: async (returnId: string) => {
+        started.push(returnId);
+      },
+    } as unknown as NonNullable<typeof wired.stalled>;
   const fn = createProcessReturn(new Inngest({ id: "shop", isDev: true }), {
     ...world.dependencies(),
-    returns: returns.dependencies(),
+    ...(options.unwired ? {} : { returns: wired }),
   });
   const run = () =>
     runFunction(
@@ -28,7 +38,15 @@ function setup(
       { name: "shop/return.requested", data: { returnId: returns.returnId, orderId: returns.orderId } },
       { events },
     );
-  return { world, run };
+  return { world, run, fn };
+}
+
+/** What the SDK registers with Inngest for the function (the sync payload). */
+function registeredConfig(fn: InngestFunction.Any) {
+  const internals = fn as unknown as {
+    getConfig(options: { baseUrl: URL; appPrefix: string }): Record<string, unknown>[];
+  };
+  return internals.getConfig({ baseUrl: new URL("http://localhost:3000/api/inngest"), appPrefix: "shop" });
 }
 
 const stepIds = (run: RunOutcome) => run.steps.map((step) => step.id);
@@ -185,5 +203,199 @@ describe("process-return's other paths (fast tier)", () => {
       "exchange-failed",
     ]);
     expect(returns.row.exchange_charge_status).toBe("refunded");
+  });
+});
+
+describe("process-return (fast tier): what Inngest is told", () => {
+  const requested = { data: { returnId: "ret-1", orderId: "order-1" } };
+
+  it("runs once per return on shop/return.requested, retries 5 times, and a failure alerts ops", () => {
+    const { fn } = setup(new FakeReturnWorld({ lines: [shirt] }));
+    const [config, failureHandler] = registeredConfig(fn);
+    expect(config).toMatchObject({
+      id: "shop-process-return",
+      name: "Process a return",
+      triggers: [{ event: "shop/return.requested" }],
+      steps: { step: { retries: { attempts: 5 } } },
+    });
+    expect(compileExpression(String(config?.idempotency)).key({ event: requested })).toBe("ret-1");
+    expect(failureHandler).toMatchObject({ id: "shop-process-return-failure" });
+  });
+
+  it("is cancelled by this return's shop/return.cancelled, not another return's", () => {
+    const { fn } = setup(new FakeReturnWorld({ lines: [shirt] }));
+    const [config] = registeredConfig(fn);
+    expect(config?.cancel).toEqual([
+      { event: "shop/return.cancelled", if: "async.data.returnId == event.data.returnId" },
+    ]);
+    const [cancel] = config?.cancel as { if: string }[];
+    const cancels = compileExpression(String(cancel?.if));
+    expect(cancels.matches({ event: requested, async: { data: { returnId: "ret-1" } } })).toBe(true);
+    expect(cancels.matches({ event: requested, async: { data: { returnId: "ret-2" } } })).toBe(false);
+  });
+
+  it("a run that fails for good tells ops which function, run and order, with the error", async () => {
+    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    returns.refuseExchangeParcel = true;
+    const { world, run } = setup(returns);
+    const outcome = await run();
+    expect(outcome.status).toBe("failed");
+    expect(world.runFailures).toEqual([
+      {
+        functionId: "shop-process-return",
+        runId: outcome.runId,
+        orderId: returns.orderId,
+        error: { name: "Error", message: "EasyPost: 500 Internal Server Error" },
+      },
+    ]);
+  });
+
+  it("a deployment without returns wired fails the run at once, naming why, and touches nothing", async () => {
+    const returns = new FakeReturnWorld({ lines: [shirt] });
+    const outcome = await setup(returns, {}, { unwired: true }).run();
+    expect(outcome.status).toBe("failed");
+    if (outcome.status === "failed")
+      expect(outcome.error.message).toBe("returns are not wired in this deployment");
+    expect(outcome.steps).toEqual([]);
+    expect(returns.effects).toEqual([]);
+  });
+});
+
+describe("process-return (fast tier): the run's edges", () => {
+  it("marks the return's run started once, at its first read, so the stalled-returns sweep leaves it alone", async () => {
+    const returns = new FakeReturnWorld({ status: "requested", lines: [shirt] });
+    const started: string[] = [];
+    /** How many marks each read of the return found made before it. */
+    const marksAtRead: number[] = [];
+    returns.onRead = (row) => {
+      marksAtRead.push(started.length);
+      if (marksAtRead.length === 3 && row.status === "requested") row.status = "approved";
+    };
+    const outcome = await setup(returns, {}, { started }).run();
+    expect(outcome).toMatchObject({ status: "completed", result: { outcome: "closed" } });
+    // Three approval reads, then the parcel's two: marked before the first read, never again.
+    expect(stepIds(outcome)).toContain("check-approval-2");
+    expect(stepIds(outcome)).toContain("check-parcel-1");
+    expect(marksAtRead).toEqual([1, 1, 1, 1, 1]);
+    expect(started).toEqual([returns.returnId]);
+  });
+
+  it("ended by ops as cancelled or closed while the parcel is awaited: the label goes back, the run ends so", async () => {
+    for (const status of ["cancelled", "closed"] as const) {
+      const returns = new FakeReturnWorld({ lines: [shirt] });
+      returns.parcelArrives = false;
+      returns.onRead = (row) => {
+        if (row.label_sent_at) row.status = status;
+      };
+      const outcome = await setup(returns).run();
+      expect(outcome).toMatchObject({ status: "completed", result: { outcome: status } });
+      expect(stepIds(outcome).slice(-2)).toEqual(["check-parcel-0", "refund-return-label"]);
+      expect(returns.effects).toEqual(["label", "label-email", "label-hand-back"]);
+    }
+  });
+
+  it("a Checkout session Stripe answers without a URL: nothing is e-mailed, the payment is still awaited", async () => {
+    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    returns.chargeAnswer = "awaiting_payment";
+    returns.checkoutUrl = null;
+    const outcome = await setup(returns).run();
+    expect(outcome).toMatchObject({ status: "completed", result: { outcome: "closed" } });
+    const ids = stepIds(outcome);
+    expect(ids).not.toContain("email-exchange-checkout");
+    expect(ids.slice(ids.indexOf("create-exchange-checkout"), ids.indexOf("ship-exchange"))).toEqual([
+      "create-exchange-checkout",
+      "check-exchange-payment-0",
+      "wait-exchange-payment-0",
+      "check-exchange-payment-1",
+    ]);
+    expect(returns.effects.some((effect) => effect.startsWith("checkout-email"))).toBe(false);
+  });
+
+  it("ended by ops as cancelled or closed while the page is open, or the page recorded expired: released, nothing closed unpaid", async () => {
+    const cases = [
+      { checkout: "ended" as const, endedAs: "cancelled" as const },
+      { checkout: "ended" as const, endedAs: "closed" as const },
+      { checkout: "expired" as const, endedAs: "rejected" as const },
+    ];
+    for (const { checkout, endedAs } of cases) {
+      const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+      returns.chargeAnswer = "awaiting_payment";
+      returns.checkout = checkout;
+      returns.endedAs = endedAs;
+      const outcome = await setup(returns).run();
+      expect(outcome).toMatchObject({ status: "completed", result: { outcome: "ended" } });
+      expect(stepIds(outcome).slice(-2)).toEqual(["check-exchange-payment-1", "release-exchange"]);
+      expect(returns.effects).not.toContain("close-unpaid");
+      expect(returns.effects).not.toContain("checkout-expire");
+      expect(returns.stock.get("TEE-XL")).toBe(3);
+    }
+  });
+
+  it("the exchange's charge finds the return ended (before or after charging): nothing reserved or shipped, the run ends", async () => {
+    for (const ended of ["ended", "refunded"] as const) {
+      const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+      returns.chargeEnded = ended;
+      const outcome = await setup(returns).run();
+      expect(outcome).toMatchObject({ status: "completed", result: { outcome: "ended" } });
+      expect(stepIds(outcome).slice(-1)).toEqual(["charge-exchange-difference"]);
+      expect(returns.effects).not.toContain("reserve");
+      expect(returns.effects).not.toContain("close");
+      expect(returns.stock.get("TEE-XL")).toBe(3);
+    }
+  });
+
+  it("EXCHANGE_SHIPS=at_once and the return comes back: the exchange is charged, shipped and e-mailed once", async () => {
+    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    const outcome = await setup(returns, {}, { exchangeShips: "at_once" }).run();
+    expect(outcome).toMatchObject({ status: "completed", result: { outcome: "closed" } });
+    expect(stepIds(outcome)).toEqual([
+      "check-approval-0",
+      "create-return-label",
+      "email-return-label",
+      "charge-exchange-difference",
+      "reserve-exchange",
+      "ship-exchange",
+      "email-exchange-tracking",
+      "check-parcel-0",
+      "wait-parcel-0",
+      "check-parcel-1",
+      "refund-return",
+      "restock-return",
+      "close-return",
+    ]);
+    expect(returns.effects.filter((effect) => effect === "ship")).toHaveLength(1);
+  });
+
+  it("EXCHANGE_SHIPS=at_once and the bank refuses the difference: the run stops there, the parcel not awaited", async () => {
+    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    returns.chargeAnswer = "failed";
+    const outcome = await setup(returns, {}, { exchangeShips: "at_once" }).run();
+    expect(outcome).toMatchObject({ status: "completed", result: { outcome: "exchange-charge-failed" } });
+    expect(stepIds(outcome).slice(-1)).toEqual(["charge-exchange-difference"]);
+    expect(returns.effects).toEqual(["label", "label-email", "charge:500:failed"]);
+  });
+
+  it("an even exchange whose parcel cannot be booked: the items released, no charge to refund", async () => {
+    const even = { ...shirt, exchangeSku: "TEE-XL", exchangeUnitPrice: 2500 };
+    const returns = new FakeReturnWorld({ lines: [even], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    returns.refuseExchangeParcel = true;
+    const outcome = await setup(returns).run();
+    expect(outcome.status).toBe("failed");
+    expect(stepIds(outcome).slice(-3)).toEqual(["ship-exchange", "release-exchange", "exchange-failed"]);
+    expect(returns.effects).not.toContain("charge-refund");
+  });
+
+  it("charged off-session, then the parcel cannot be booked: the charge refunded once", async () => {
+    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
+    returns.refuseExchangeParcel = true;
+    const outcome = await setup(returns).run();
+    expect(outcome.status).toBe("failed");
+    expect(stepIds(outcome).slice(-4)).toEqual([
+      "ship-exchange",
+      "release-exchange",
+      "refund-exchange-charge",
+      "exchange-failed",
+    ]);
+    expect(returns.effects.filter((effect) => effect === "charge-refund")).toHaveLength(1);
   });
 });

@@ -69,6 +69,8 @@ describe("process-return (fast tier)", () => {
       "close-return",
     ]);
     expect(returns.stock.get("TEE-M")).toBe(4);
+    expect(returns.effects).toEqual(["label", "label-email", "refund:2500", "write-off", "close"]);
+    expect(outcome.steps.find((step) => step.id === "write-off-return")?.detail).toBe(1);
   });
 
   it("a cheaper exchange: nothing charged, the difference in the one refund, the new item reserved, shipped and e-mailed", async () => {

@@ -24,7 +24,7 @@ export async function handBackUnwanted(
   if (status === "not-voidable" || status === "rejected") {
     await deps.alerts.notify({
       key: `unwanted-${label}-label-${row.id}`,
-      title: `A ${label} label bought for an ended return was not taken back`,
+      title: `${label === "exchange" ? "An" : "A"} ${label} label bought for an ended return was not taken back`,
       fields: {
         orderId: row.order_id,
         returnId: row.id,

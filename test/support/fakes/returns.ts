@@ -61,7 +61,16 @@ export class FakeReturnWorld {
    * the payment is recorded before the second read; `never`: the page expires unpaid; `ended`:
    * ops end the return while the page is open.
    */
-  checkout: "paid" | "never" | "ended" = "paid";
+  checkout: "paid" | "never" | "ended" | "expired" = "paid";
+  /** With `checkout` ended: the status ops end the return with. */
+  endedAs: ReturnStatus = "rejected";
+  /** The Checkout page's URL as Stripe answers it (null: a session without one). */
+  checkoutUrl: string | null = "https://checkout.example/cs_1";
+  /**
+   * What the charge step answers when the return changed under it: `ended` (ops ended the return
+   * before the charge) or `refunded` (ended after it, the charge given back). Unset: `chargeAnswer`.
+   */
+  chargeEnded?: "ended" | "refunded";
   /** Called on every read of the return (ops acting between two reads). */
   onRead?: (row: ReturnRow) => void;
   private paymentReads = 0;
@@ -225,6 +234,14 @@ export class FakeReturnWorld {
         };
       },
       chargeExchange: async () => {
+        if (this.chargeEnded === "ended")
+          return { outcome: "ended" as const, amount: exchangeCharge(row.lines) };
+        if (this.chargeEnded === "refunded")
+          return {
+            outcome: "refunded" as const,
+            amount: exchangeCharge(row.lines),
+            refund: { outcome: "not-charged" as const },
+          };
         if (row.exchange_charge_status === "failed")
           return { outcome: "failed" as const, amount: row.exchange_charge_amount ?? 0 };
         if (row.exchange_charge_status)
@@ -277,7 +294,7 @@ export class FakeReturnWorld {
         this.effects.push("checkout");
         return {
           checkoutSessionId: "cs_1",
-          url: "https://checkout.example/cs_1",
+          url: this.checkoutUrl,
           expiresAt: "1970-01-02T00:00:00.000Z",
         };
       },
@@ -289,7 +306,9 @@ export class FakeReturnWorld {
         this.paymentReads += 1;
         if (this.paymentReads > 1 && row.exchange_charge_status === "awaiting_payment") {
           if (this.checkout === "paid") row.exchange_charge_status = "charged";
-          if (this.checkout === "ended") row.status = "rejected";
+          if (this.checkout === "ended") row.status = this.endedAs;
+          // The webhook recorded the page expired before the run looked again.
+          if (this.checkout === "expired") row.exchange_charge_status = "unpaid";
         }
         return { charge: row.exchange_charge_status, status: row.status };
       },

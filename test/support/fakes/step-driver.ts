@@ -6,6 +6,9 @@ import { compileExpression } from "../../../src/dev/inngest-engine/expressions";
  * Runs an Inngest function's handler in-process, without an engine, for the fast tier of workflow
  * tests (test/workflow-fast) and mutation testing. The thinnest driver that keeps the semantics the
  * saga relies on, as Inngest's executor and the v4 SDK have them (the team notes' inngest-v4.md; docs/checkpointing.md):
+ * - an id used a second time in one pass of the handler is made unique as the SDK makes it
+ *   (engine.js `resolveStepIdCollision`: `id:1`, `id:2`, …), so code that reaches a step twice runs
+ *   it twice, as in production, instead of finding the first one's memo;
  * - `step.run`: memoised by id for the rest of the run; its result goes through JSON (`undefined`
  *   becomes `null`, a Date a string); a throwing step is retried up to the function's `retries`
  *   (a `NonRetriableError` is not), and once it fails for good the handler sees a `StepError`
@@ -85,9 +88,17 @@ export async function runFunction(
   );
   const steps: StepRecord[] = [];
   const triggerEvent = { ...event, id: `evt-${runId}`, ts: Date.now() };
+  /** The ids used in this pass of the handler, and the next suffix of each. */
+  let used = new Map<string, number>();
+  const unique = (id: string) => {
+    const next = used.get(id);
+    used.set(id, (next ?? 0) + 1);
+    return next === undefined ? id : `${id}:${next}`;
+  };
 
   const step = {
-    run: async (id: string, body: () => unknown) => {
+    run: async (userId: string, body: () => unknown) => {
+      const id = unique(userId);
       let state = memo.get(id);
       if (!state) {
         let attempt = 0;
@@ -110,13 +121,15 @@ export async function runFunction(
       if ("error" in state) throw new StepError(id, state.error);
       return state.data;
     },
-    sleep: async (id: string, duration: string) => {
+    sleep: async (userId: string, duration: string) => {
+      const id = unique(userId);
       if (!memo.has(id)) {
         memo.set(id, { data: null });
         steps.push({ id, kind: "sleep", detail: duration });
       }
     },
-    sendEvent: async (id: string, payload: { id?: string } | { id?: string }[]) => {
+    sendEvent: async (userId: string, payload: { id?: string } | { id?: string }[]) => {
+      const id = unique(userId);
       if (!memo.has(id)) {
         const sent = (Array.isArray(payload) ? payload : [payload]).map(
           (event) => JSON.parse(JSON.stringify(event)) as { id?: string },
@@ -127,9 +140,10 @@ export async function runFunction(
       return (memo.get(id) as { data: unknown }).data;
     },
     waitForEvent: async (
-      id: string,
+      userId: string,
       waitFor: { event: string | { name: string }; timeout: string; if?: string },
     ) => {
+      const id = unique(userId);
       if (!memo.has(id)) {
         // As the SDK sends it to Inngest: an event type (a contract) goes by its name.
         const opts = {
@@ -150,6 +164,7 @@ export async function runFunction(
   };
 
   for (let attempt = 0; ; attempt++) {
+    used = new Map();
     try {
       const result = await internals.fn({
         event: triggerEvent,
@@ -163,6 +178,7 @@ export async function runFunction(
       const failedForGood = isNonRetriable(error) || error instanceof StepError || attempt >= retries;
       if (failedForGood) {
         const failure = error instanceof Error ? error : new Error(String(error));
+        used = new Map();
         await internals.onFailureFn?.({
           event: {
             name: "inngest/function.failed",
