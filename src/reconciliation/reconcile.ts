@@ -157,14 +157,12 @@ function stripeDashboardUrl(reference: string, livemode: boolean): string | null
 interface OrderRef {
   id: string;
   status: string;
-  currency: string;
   checkoutSessionId?: string | null;
   moneyBreakdown?: unknown;
 }
 
 interface PaymentRef {
   orderId: string;
-  status: string;
   currency: string;
   amountCaptured: number;
   amountRefunded: number;
@@ -190,7 +188,6 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
       select: {
         providerId: true,
         orderId: true,
-        status: true,
         currency: true,
         amountCaptured: true,
         amountRefunded: true,
@@ -201,7 +198,6 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
       select: {
         id: true,
         status: true,
-        currency: true,
         paymentIntentId: true,
         checkoutSessionId: true,
         moneyBreakdown: true,
@@ -222,7 +218,6 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
         orderId: true,
         exchangeChargeIntentId: true,
         exchangeChargeAmount: true,
-        exchangeChargeStatus: true,
         exchangeChargeRefundId: true,
         order: { select: { currency: true } },
       },
@@ -237,7 +232,7 @@ async function ourRecordsFor(db: Database, transactions: Stripe.BalanceTransacti
       (
         await db.order.findMany({
           where: { id: { in: missingOrders } },
-          select: { id: true, status: true, currency: true },
+          select: { id: true, status: true },
         })
       ).map((order) => [order.id, order]),
     );

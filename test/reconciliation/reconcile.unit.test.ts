@@ -358,6 +358,21 @@ describe("reconciliation, in memory: Stripe's charges", () => {
     ]);
   });
 
+  it("an order found by its PaymentIntent and one found only through its payment, on one page, are both ours", async () => {
+    const w = world();
+    const named = w.order("pi_named", 5000);
+    const viaPayment = w.order(null, 5000);
+    defined(w.db.tables.payment?.find((p) => p.orderId === viaPayment)).providerId = "pi_unnamed";
+    w.stripe.charge("pi_named", 4900);
+    w.stripe.charge("pi_unnamed", 4800);
+    const report = await w.run();
+    expect(w.of(report, "charge_without_order")).toEqual([]);
+    expect(w.of(report, "capture_differs").map((m) => [m.reference, m.orderId])).toEqual([
+      ["ch_pi_named", named],
+      ["ch_pi_unnamed", viaPayment],
+    ]);
+  });
+
   it("a dearer exchange's difference is checked against the return that charged it", async () => {
     const w = world();
     const exchanged = w.order("pi_order", 5000, { currency: " USD " });
@@ -467,6 +482,48 @@ describe("reconciliation, in memory: Stripe's charges", () => {
       fees: 4,
       net: -6804,
     });
+  });
+});
+
+describe("reconciliation, in memory: what a page of the ledger reads", () => {
+  /** How many times the run asked `call` (`order.findMany`), beyond what a run over an empty ledger asks. */
+  async function extraReads(w: ReturnType<typeof world>, call: string): Promise<number> {
+    const empty = world();
+    await empty.run();
+    await w.run();
+    const count = (calls: string[]) => calls.filter((each) => each === call).length;
+    return count(w.db.calls) - count(empty.db.calls);
+  }
+
+  it("reads the orders' timeline only for a page with a refund and an order of ours", async () => {
+    // Charges of an order of ours and no refund.
+    const charged = world();
+    charged.order("pi_charged", 5000);
+    charged.stripe.charge("pi_charged", 5000);
+    expect(await extraReads(charged, "orderTimelineEntry.findMany")).toBe(0);
+    // A refund of no order of ours, beside a dispute of one: a dispute's PaymentIntent is not looked up.
+    const stranger = world();
+    stranger.order("pi_disputed", 5000);
+    stranger.stripe.refundOf("re_stranger", "pi_stranger", 300);
+    stranger.stripe.other(-5000, { object: "dispute", id: "dp_page", payment_intent: "pi_disputed" });
+    expect(await extraReads(stranger, "orderTimelineEntry.findMany")).toBe(0);
+    // A refund of an order of ours: once.
+    const refunded = world();
+    refunded.order("pi_refunded", 5000);
+    refunded.stripe.refundOf("re_ours", "pi_refunded", 300);
+    expect(await extraReads(refunded, "orderTimelineEntry.findMany")).toBe(1);
+  });
+
+  it("reads orders by id only when a payment's order row does not name its PaymentIntent", async () => {
+    const named = world();
+    named.order("pi_named", 5000);
+    named.stripe.charge("pi_named", 5000);
+    expect(await extraReads(named, "order.findMany")).toBe(0);
+    const unnamed = world();
+    const viaPayment = unnamed.order(null, 5000);
+    defined(unnamed.db.tables.payment?.find((p) => p.orderId === viaPayment)).providerId = "pi_unnamed";
+    unnamed.stripe.charge("pi_unnamed", 5000);
+    expect(await extraReads(unnamed, "order.findMany")).toBe(1);
   });
 });
 
@@ -1383,6 +1440,8 @@ describe("reconciliation, in memory: the recorded money breakdown", () => {
       ["discount", { amountDiscount: 1 }],
       ["tax", { amountTax: 1 }],
       ["total", { amountTotal: 5001 }],
+      // Tax 4005 and total 400 run together as tax 400 and total 5400 do ("4005400").
+      ["runTogether", { amountTax: 4005, amountTotal: 400 }],
       ["sku", { sku: "ZED" }],
     ];
     for (const [name, line] of cases) {
@@ -1392,7 +1451,7 @@ describe("reconciliation, in memory: the recorded money breakdown", () => {
     }
     const report = await w.run();
     const details = Object.fromEntries(w.of(report, "breakdown_differs").map((m) => [m.reference, m.detail]));
-    for (const name of ["quantity", "subtotal", "discount", "tax", "total"])
+    for (const name of ["quantity", "subtotal", "discount", "tax", "total", "runTogether"])
       expect(details[`ch_pi_${name}`]).toBe(
         `The recorded line MUG differ from Stripe's Checkout Session cs_${name}`,
       );

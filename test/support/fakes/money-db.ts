@@ -13,6 +13,8 @@ import type { Database } from "../../../src/db/client";
  *   (`detail: { path, equals }`); `select` returns only the fields named (relations with their own
  *   `where`, `orderBy`, `take`, `select`), `include` adds relations; rows come in stored order unless
  *   `orderBy` says otherwise.
+ * - Prisma's query validation before any row is read: an empty `select` (its own or a relation's)
+ *   and a null in an `in` or `notIn` list are refused (P2009 here; PrismaClientValidationError there).
  * - unique columns (a refund's id and Stripe id, a dispute's Stripe id, a payment's order) refuse a
  *   second row with P2002; `update` of a row that is not there fails with P2025.
  * - `$transaction(fn)` commits all or nothing: a throw puts every table back as it was.
@@ -232,12 +234,45 @@ export class MoneyDb {
     });
   }
 
+  /**
+   * Prisma's query validation, before any row is read (so with no rows too): a `select` naming no
+   * field ("The `select` statement for type Refund must not be empty", or "needs at least one truthy
+   * value" when all are false), a relation's own empty `select` likewise (`order: {}` is allowed:
+   * the related row with all its fields), and a null in an `in` or `notIn` list ("Argument `in`:
+   * Invalid value provided"), which PostgreSQL's `IN (NULL)` would otherwise match nothing for.
+   */
+  validate(model: string, args: { where?: Where; select?: Row; include?: Row }): void {
+    const checkSelect = (at: string, select: Row | undefined, include: Row | undefined) => {
+      if (select && !Object.values(select).some(Boolean)) {
+        const type = `${at.charAt(0).toUpperCase()}${at.slice(1)}`;
+        throw new PrismaError("P2009", `The \`select\` statement for type ${type} must not be empty`);
+      }
+      for (const [field, spec] of Object.entries(select ?? include ?? {})) {
+        const relation = relations[at]?.[field];
+        if (!relation || !spec || spec === true) continue;
+        const nested = spec as { where?: Where; select?: Row; include?: Row };
+        checkSelect(relation.model, nested.select, nested.include);
+        checkWhere(nested.where);
+      }
+    };
+    const checkWhere = (where: unknown): void => {
+      if (Array.isArray(where)) return where.forEach(checkWhere);
+      if (where === null || typeof where !== "object" || where instanceof Date) return;
+      for (const [key, value] of Object.entries(where as Row)) {
+        if (key === "equals" || key === "path") continue;
+        if ((key === "in" || key === "notIn") && Array.isArray(value) && value.some((item) => item == null)) {
+          throw new PrismaError("P2009", `Argument \`${key}\`: Invalid value provided (a null in the list)`);
+        }
+        checkWhere(value);
+      }
+    };
+    checkSelect(model, args.select, args.include);
+    checkWhere(args.where);
+  }
+
   /** A row as Prisma hands it back: `select`'s fields only, or all with `include`'s relations. */
   shaped(model: string, row: Row, args: { select?: Row; include?: Row }): Row {
     const pick = args.select ?? args.include;
-    if (args.select && !Object.values(args.select).some(Boolean)) {
-      throw new PrismaError("P2009", `The select statement for type ${model} must not be empty`);
-    }
     const out: Row = args.select ? {} : { ...row };
     for (const [field, spec] of Object.entries(pick ?? {})) {
       if (!spec) continue;
@@ -284,9 +319,10 @@ export class MoneyDb {
       if (args.take !== undefined) found = found.slice(0, args.take);
       return found;
     };
-    const log = (method: string) => {
+    const log = (method: string, args: { where?: Where; select?: Row; include?: Row } = {}) => {
       db.calls.push(`${model}.${method}`);
       db.runHook(`${model}.${method}`);
+      db.validate(model, args);
     };
     /** Prisma refuses a findUnique or update whose where names no unique field. */
     const unique = (where: Where | undefined) => {
@@ -300,20 +336,20 @@ export class MoneyDb {
     };
     return {
       async findUnique(args: { where: Where; select?: Row; include?: Row }) {
-        log("findUnique");
+        log("findUnique", args);
         unique(args.where);
         const row = find(args)[0];
         return row ? db.shaped(model, row, args) : null;
       },
       async findUniqueOrThrow(args: { where: Where; select?: Row; include?: Row }) {
-        log("findUniqueOrThrow");
+        log("findUniqueOrThrow", args);
         unique(args.where);
         const row = find(args)[0];
         if (!row) throw new PrismaError("P2025", `No ${model} found`);
         return db.shaped(model, row, args);
       },
       async findFirst(args: { where?: Where; select?: Row; include?: Row; orderBy?: unknown } = {}) {
-        log("findFirst");
+        log("findFirst", args);
         const row = find(args)[0];
         return row ? db.shaped(model, row, args) : null;
       },
@@ -328,15 +364,15 @@ export class MoneyDb {
           skip?: number;
         } = {},
       ) {
-        log("findMany");
+        log("findMany", args);
         return find(args).map((row) => db.shaped(model, row, args));
       },
       async count(args: { where?: Where } = {}) {
-        log("count");
+        log("count", args);
         return find(args).length;
       },
       async aggregate(args: { where?: Where; _sum: Record<string, boolean> }) {
-        log("aggregate");
+        log("aggregate", args);
         const found = find(args);
         const _sum: Record<string, number | null> = {};
         for (const [field, wanted] of Object.entries(args._sum)) {
@@ -347,7 +383,7 @@ export class MoneyDb {
         return { _sum };
       },
       async create(args: { data: Row; select?: Row }) {
-        log("create");
+        log("create", args);
         return db.shaped(model, db.insert(model, args.data), args);
       },
       async createMany(args: { data: Row[] }) {
@@ -361,7 +397,7 @@ export class MoneyDb {
         return { count: args.data.length };
       },
       async upsert(args: { where: Where; create: Row; update: Row; select?: Row; include?: Row }) {
-        log("upsert");
+        log("upsert", args);
         unique(args.where);
         const row = find(args)[0];
         if (!row) return db.shaped(model, db.insert(model, args.create), args);
@@ -369,7 +405,7 @@ export class MoneyDb {
         return db.shaped(model, row, args);
       },
       async update(args: { where: Where; data: Row; select?: Row }) {
-        log("update");
+        log("update", args);
         unique(args.where);
         const row = find(args)[0];
         if (!row) throw new PrismaError("P2025", `Record to update not found (${model})`);
@@ -377,13 +413,13 @@ export class MoneyDb {
         return db.shaped(model, row, args);
       },
       async updateMany(args: { where?: Where; data: Row }) {
-        log("updateMany");
+        log("updateMany", args);
         const found = find(args);
         for (const row of found) apply(row, args.data);
         return { count: found.length };
       },
       async deleteMany(args: { where?: Where } = {}) {
-        log("deleteMany");
+        log("deleteMany", args);
         const found = new Set(find(args));
         db.tables[model] = table().filter((row) => !found.has(row));
         return { count: found.size };
