@@ -5,7 +5,7 @@ import { createDatabase } from "../db/client";
 import { isAppError } from "../errors";
 import { createStockLedger } from "../inventory/stock-ledger";
 import { createLogger } from "../logger";
-import { createStripeClient } from "../payments/stripe-client";
+import { createStripeClient, stripeKeyIsLive } from "../payments/stripe-client";
 import { createEasyPostLedger, createReconciliation, createStripeLedger } from "../reconciliation";
 import { durationMs } from "../shared/duration";
 import { lazyEasyPostClient, publicBaseUrl } from "../shipping";
@@ -50,6 +50,7 @@ async function main(): Promise<void> {
           secretKey: config.STRIPE_SECRET_KEY as string,
           apiBase: config.STRIPE_API_BASE,
         }),
+        { livemode: stripeKeyIsLive(config.STRIPE_SECRET_KEY) },
       ),
       ...(config.EASYPOST_API_KEY
         ? {

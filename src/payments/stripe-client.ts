@@ -45,3 +45,8 @@ export function createStripeClient(options: StripeClientOptions): StripeClient {
       : {}),
   });
 }
+
+/** A live-mode secret or restricted key (`sk_live_…`, `rk_live_…`); test keys and none are not. */
+export function stripeKeyIsLive(secretKey: string | undefined): boolean {
+  return /^(sk|rk)_live_/.test(secretKey ?? "");
+}

@@ -5,6 +5,7 @@ import type { Database } from "../db/client";
 import { createStockLedger } from "../inventory/stock-ledger";
 import type { Logger } from "../logger";
 import { durationMs } from "../shared/duration";
+import { stripeKeyIsLive } from "../payments/stripe-client";
 import { lazyEasyPostClient } from "../shipping";
 import { reconciliationAdminRoutes } from "./admin-routes";
 import { createEasyPostLedger } from "./carrier-ledger";
@@ -33,7 +34,7 @@ export function createReconciliationModule(shared: {
   const { config, db, easyPost, urls } = shared;
   const reconciliation = createReconciliation({
     db,
-    stripe: createStripeLedger(shared.stripe),
+    stripe: createStripeLedger(shared.stripe, { livemode: stripeKeyIsLive(config.STRIPE_SECRET_KEY) }),
     ...(easyPost ? { carrier: createEasyPostLedger(lazyEasyPostClient(easyPost)) } : {}),
     alerts: shared.alerts,
     logger: shared.logger,

@@ -700,7 +700,7 @@ export function createReconciliation(deps: ReconciliationDeps): Reconciliation {
       ? deps.orderUrl(mismatch.orderId)
       : mismatch.kind === "stock_ledger_differs"
         ? (deps.productUrl?.(mismatch.reference) ?? "")
-        : (stripeDashboardUrl(mismatch.reference, false) ?? "");
+        : (stripeDashboardUrl(mismatch.reference, deps.stripe.livemode ?? false) ?? "");
 
   type RunRow = NonNullable<Awaited<ReturnType<typeof db.reconciliationRun.findUnique>>>;
   const summaryOf = (row: RunRow): ReconciliationSummary => ({

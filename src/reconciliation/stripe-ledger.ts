@@ -5,6 +5,11 @@ import type { ShopDay } from "./shop-day";
 /** What the reconciliation reads from Stripe: the day's ledger, page by page, and open disputes. */
 export interface StripeLedger {
   /**
+   * A live account (`stripeKeyIsLive`): the report's rows without an order link its live Dashboard
+   * pages; unset or false, its test-mode ones.
+   */
+  readonly livemode?: boolean;
+  /**
    * The balance transactions created in the day, newest first, one page (at most 100) at a time
    * with their sources expanded: a day of thousands is never held in memory at once.
    */
@@ -35,8 +40,9 @@ const openStatuses: readonly Stripe.Dispute.Status[] = [
 
 const unix = (date: Date) => Math.floor(date.getTime() / 1000);
 
-export function createStripeLedger(stripe: Stripe): StripeLedger {
+export function createStripeLedger(stripe: Stripe, options: { livemode?: boolean } = {}): StripeLedger {
   return {
+    livemode: options.livemode ?? false,
     async *transactionPages(day) {
       let startingAfter: string | undefined;
       for (;;) {

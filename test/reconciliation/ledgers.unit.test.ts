@@ -112,6 +112,12 @@ describe("the Stripe ledger", () => {
     expect(calls).toBe(1);
   });
 
+  it("is live only when told so (the wiring reads it off the secret key)", () => {
+    const { stripe } = fakeStripe(0);
+    expect(createStripeLedger(stripe).livemode).toBe(false);
+    expect(createStripeLedger(stripe, { livemode: true }).livemode).toBe(true);
+  });
+
   it("a refund, a dispute and a session by id; null when Stripe has none; any other failure thrown", async () => {
     const { stripe, asked } = fakeStripe(0);
     const ledger = createStripeLedger(stripe);

@@ -14,6 +14,7 @@ import type { ShopDay } from "../../src/reconciliation/shop-day";
 import type { StripeLedger } from "../../src/reconciliation/stripe-ledger";
 import { defined } from "../support/defined";
 import { MoneyDb } from "../support/fakes/money-db";
+import { stripeKeyIsLive } from "../../src/payments/stripe-client";
 
 /**
  * The reconciliation (src/reconciliation/reconcile.ts) over an in-memory database that answers as
@@ -31,6 +32,7 @@ const dayBefore = new Date(noon.getTime() - 86_400_000);
 
 /** Stripe's side of the day, in memory, and what the reconciliation asked of it. */
 class FakeStripeLedger implements StripeLedger {
+  livemode = false;
   /** The day's balance transactions, in pages as Stripe hands them. */
   pages: Stripe.BalanceTransaction[][] = [[]];
   readonly refunds = new Map<string, Stripe.Refund>();
@@ -275,6 +277,23 @@ describe("reconciliation, in memory: Stripe's charges", () => {
     expect(report.mismatches.some((m) => m.orderId === known)).toBe(false);
     expect(report.totals.usd?.stripe.charges).toBe(9200);
     expect(report.totals.usd?.ours.captured).toBe(5000);
+  });
+
+  it("a live account's rows without an order link to Stripe's live Dashboard, not its test one", async () => {
+    const w = world();
+    w.stripe.livemode = true;
+    const nobody = w.stripe.charge("pi_nobody", 3000);
+    const report = await w.run();
+    expect(w.of(report, "charge_without_order").find((m) => m.reference === nobody)?.link).toBe(
+      `https://dashboard.stripe.com/payments/${nobody}`,
+    );
+  });
+
+  it("an account is live by its key's prefix: a secret or restricted live key; test keys and none are not", () => {
+    expect(["sk_live_1", "rk_live_1"].map(stripeKeyIsLive)).toEqual([true, true]);
+    expect(["sk_test_1", "rk_test_1", "pk_live_1", "xsk_live_1", "", undefined].map(stripeKeyIsLive)).toEqual(
+      [false, false, false, false, false, false],
+    );
   });
 
   it("capture_not_recorded: Stripe captured for an order with no payment, or one captured 0", async () => {
