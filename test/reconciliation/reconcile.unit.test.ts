@@ -32,7 +32,8 @@ const dayBefore = new Date(noon.getTime() - 86_400_000);
 
 /** Stripe's side of the day, in memory, and what the reconciliation asked of it. */
 class FakeStripeLedger implements StripeLedger {
-  livemode = false;
+  /** Unset as a ledger that does not say (the report links test-mode pages); true: a live account. */
+  livemode?: boolean;
   /** The day's balance transactions, in pages as Stripe hands them. */
   pages: Stripe.BalanceTransaction[][] = [[]];
   readonly refunds = new Map<string, Stripe.Refund>();
