@@ -384,18 +384,4 @@ describe("process-return (fast tier): the run's edges", () => {
     expect(stepIds(outcome).slice(-3)).toEqual(["ship-exchange", "release-exchange", "exchange-failed"]);
     expect(returns.effects).not.toContain("charge-refund");
   });
-
-  it("charged off-session, then the parcel cannot be booked: the charge refunded once", async () => {
-    const returns = new FakeReturnWorld({ lines: [dearer], stock: { "TEE-M": 4, "TEE-XL": 3 } });
-    returns.refuseExchangeParcel = true;
-    const outcome = await setup(returns).run();
-    expect(outcome.status).toBe("failed");
-    expect(stepIds(outcome).slice(-4)).toEqual([
-      "ship-exchange",
-      "release-exchange",
-      "refund-exchange-charge",
-      "exchange-failed",
-    ]);
-    expect(returns.effects.filter((effect) => effect === "charge-refund")).toHaveLength(1);
-  });
 });
